@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * memlog: a partition's bounded in-memory message log. One writer and reader: the
+ * worker lcore that owns the partition. The memory is handed in by the caller
+ * (hugepage memory from rte_malloc in sluiced, plain memory in unit tests).
+ *
+ * Messages get consecutive ids starting at 1 and a logical queue offset: the offset of
+ * message n+1 is the offset of message n plus SL_MEMLOG_REC_SIZE(len of n). The logical
+ * offset never counts wrap padding, so it is the same value the disk queue will use.
+ *
+ * Memory layout of the region: [index: idx_slots x u64][record area]. The record area
+ * is a ring of records, each (host byte order, 8-byte aligned):
+ *   off size field
+ *     0    4 magic_len   upper 8 bits 0xA5 (record) or 0x5A (wrap pad), low 24 bits: len
+ *     4    4 reserved (0)
+ *     8    8 id
+ *    16    8 timestamp_ns
+ *    24    8 trace_id
+ *    32  len data, then zero padding to a multiple of 8
+ * A wrap pad record fills the tail of the ring when the next record does not fit;
+ * readers skip it. The index maps id % idx_slots to the record's ring position.
+ * A log is full when the ring has no room for a record, or the index has no free slot
+ * (more than idx_slots messages retained): appends then fail with -SL_E_FULL and write
+ * nothing.
+ */
+#ifndef SL_MEMLOG_H
+#define SL_MEMLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL_MEMLOG_REC_HDR 32
+#define SL_MEMLOG_REC_SIZE(len) (SL_MEMLOG_REC_HDR + (((uint64_t)(len) + 7) & ~(uint64_t)7))
+#define SL_MEMLOG_MAX_MSG ((1u << 24) - 1)
+
+struct sl_memlog_conf {
+	void *mem;		/* region, 8-byte aligned, owned by the caller */
+	size_t mem_len;		/* >= 4096 */
+	uint32_t avg_msg_hint;	/* expected message size, sizes the index; 0 = 64 */
+};
+
+/* Where a message landed / what a read returns. */
+struct sl_memlog_rec {
+	uint64_t id;
+	uint64_t offset;	/* logical queue offset */
+	uint64_t timestamp_ns;
+	uint64_t trace_id;
+	uint32_t len;
+	const uint8_t *data;	/* points into the log: valid until the message is trimmed */
+};
+
+struct sl_memlog;
+
+/**
+ * Open a log over conf->mem. Returns NULL with errno set (EINVAL) on a bad conf.
+ * The handle itself is malloc'ed (control path). Calling context: any thread, before
+ * the log is handed to its owner lcore.
+ */
+struct sl_memlog *
+sl_memlog_open(const struct sl_memlog_conf *conf);
+
+/** Free the handle (not conf->mem). */
+void
+sl_memlog_close(struct sl_memlog *log);
+
+/**
+ * Append one message. On success fills *pos (id, offset, timestamp) and returns 0;
+ * -SL_E_FULL when it does not fit (nothing written), -SL_E_TOO_BIG when len exceeds
+ * SL_MEMLOG_MAX_MSG or the ring. Owner lcore.
+ */
+int
+sl_memlog_append(struct sl_memlog *log, const void *data, uint32_t len, uint64_t ts_ns,
+		 uint64_t trace_id, struct sl_memlog_rec *pos);
+
+/**
+ * Append n messages all or none (MPUB). datas[i]/lens[i]. On success *first describes
+ * the first message (ids are first->id .. first->id + n - 1). Owner lcore.
+ */
+int
+sl_memlog_append_batch(struct sl_memlog *log, uint32_t n, const void *const *datas,
+		       const uint32_t *lens, uint64_t ts_ns, uint64_t trace_id,
+		       struct sl_memlog_rec *first);
+
+/** Read message id. Returns 0, or -ENOENT if trimmed or not yet written. Owner lcore. */
+int
+sl_memlog_read(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *out);
+
+/** Release every message with an id < id (all channels have confirmed them). Owner. */
+void
+sl_memlog_trim(struct sl_memlog *log, uint64_t id);
+
+/** Remove every message with id >= id (replication rollback). Owner. */
+void
+sl_memlog_truncate(struct sl_memlog *log, uint64_t id);
+
+/* Positions. first_id: oldest retained id (== end_id + 1 when empty). end_id: last
+ * written id (0 when nothing was ever written). end_offset: offset after the last. */
+uint64_t
+sl_memlog_first_id(const struct sl_memlog *log);
+uint64_t
+sl_memlog_end_id(const struct sl_memlog *log);
+uint64_t
+sl_memlog_end_offset(const struct sl_memlog *log);
+/** Logical offset of message id (first_id <= id <= end_id + 1; end_id+1 gives
+ * end_offset). Returns 0 and *off, or -ENOENT. */
+int
+sl_memlog_offset_of(const struct sl_memlog *log, uint64_t id, uint64_t *off);
+
+/** id of the message at logical offset off (must be a message boundary, or end_offset
+ * which gives end_id + 1). Returns 0 or -ENOENT / -EINVAL. Binary search. */
+int
+sl_memlog_find_offset(const struct sl_memlog *log, uint64_t off, uint64_t *id);
+
+/** First retained id with timestamp >= ts (end_id + 1 if none). Binary search. */
+uint64_t
+sl_memlog_find_time(const struct sl_memlog *log, uint64_t ts_ns);
+
+/** Bytes used by retained records and capacity, for stats. */
+uint64_t
+sl_memlog_used(const struct sl_memlog *log);
+uint64_t
+sl_memlog_capacity(const struct sl_memlog *log);
+
+#endif /* SL_MEMLOG_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * libsluice: the sluice client library. One API over two transports:
+ *  - SL_XPORT_UDP: a kernel UDP socket (any application);
+ *  - SL_XPORT_DPDK: a DPDK port the application has initialised and started
+ *    (kernel-bypass applications); the library does Ethernet/ARP/IPv4/UDP itself.
+ *
+ * A client is single-threaded: every call on one struct sl_client comes from the same
+ * thread. Nothing happens in the background: sl_client_poll() (and the blocking calls,
+ * which poll internally) receive answers, run callbacks, retransmit requests whose
+ * answer is late (same session and sequence, so the broker never executes a retry twice)
+ * and send heartbeats. On SL_E_SESSION (the broker forgot the session) the client opens
+ * a new session and re-subscribes; requests in flight then fail with SL_E_SESSION.
+ */
+#ifndef SL_CLIENT_H
+#define SL_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+enum sl_xport_kind {
+	SL_XPORT_UDP = 0,
+	SL_XPORT_DPDK = 1,
+};
+
+struct sl_client_conf {
+	enum sl_xport_kind xport;
+	const char *broker_ip;		/* "a.b.c.d" */
+	uint16_t broker_port;		/* 0 = SL_WIRE_UDP_PORT */
+	uint32_t window;		/* max requests in flight (<= broker's); 0 = broker's */
+	uint32_t retry_ms;		/* first retransmit timeout; 0 = 20 ms, doubles, max 1 s */
+	uint32_t timeout_ms;		/* give up on a request after this; 0 = 5000 */
+	/* SL_XPORT_DPDK only */
+	uint16_t dpdk_port;		/* started port, 1 rx and 1 tx queue used */
+	uint16_t dpdk_queue;		/* rx/tx queue index */
+	struct rte_mempool *dpdk_pool;	/* mbufs for transmit */
+	const char *local_ip;		/* our address on that port */
+	uint16_t local_port;		/* our UDP port; 0 = 40000 + queue */
+};
+
+/* Result of a publish. */
+struct sl_pub_result {
+	int err;		/* 0 or -SL_E_* / -errno */
+	uint16_t partition;
+	uint32_t count;
+	uint64_t id;		/* first message id */
+	uint64_t offset;	/* first message queue offset */
+};
+
+typedef void (*sl_pub_cb_t)(void *arg, const struct sl_pub_result *res);
+
+/* A delivered message. data is valid only during the callback. */
+struct sl_client_msg {
+	uint64_t sub_id;
+	uint16_t partition;
+	uint16_t attempts;
+	uint64_t id;
+	uint64_t offset;
+	uint64_t timestamp_ns;
+	uint64_t trace_id;
+	uint32_t len;
+	const uint8_t *data;
+};
+
+/* Return 0 from the callback to FIN the message automatically, 1 to leave it in
+ * flight (the application calls sl_client_fin/req/touch itself later). */
+typedef int (*sl_msg_cb_t)(void *arg, const struct sl_client_msg *m);
+
+struct sl_client;
+
+/** Open a client and its session (sends HELLO, waits for WELCOME up to timeout_ms).
+ * Returns NULL with errno set (negative SL_E_* values in errno are positive codes). */
+struct sl_client *
+sl_client_open(const struct sl_client_conf *conf);
+
+/** Close the session (CLS) and free everything. */
+void
+sl_client_close(struct sl_client *c);
+
+/** Session parameters from WELCOME. */
+const struct sl_wire_welcome *
+sl_client_welcome(const struct sl_client *c);
+
+/** Blocking publish of one message. partition may be SL_WIRE_PART_ANY. Returns 0 or a
+ * negative error; *res (may be NULL) gets the answer. */
+int
+sl_client_pub(struct sl_client *c, const char *topic, uint16_t partition, const void *data,
+	      uint32_t len, struct sl_pub_result *res);
+
+/** Blocking multi-publish: all or none, count <= SL_WIRE_MPUB_MAX, one datagram. */
+int
+sl_client_mpub(struct sl_client *c, const char *topic, uint16_t partition, uint32_t count,
+	       const void *const *datas, const uint32_t *lens, struct sl_pub_result *res);
+
+/**
+ * Pipelined publish: queue one message and return at once; cb runs from a later poll
+ * with the answer. Blocks (polling) only while the window is full. Returns 0 or a
+ * negative error (nothing queued). count > 1 makes it an MPUB.
+ */
+int
+sl_client_pub_async(struct sl_client *c, const char *topic, uint16_t partition,
+		    uint32_t count, const void *const *datas, const uint32_t *lens,
+		    sl_pub_cb_t cb, void *arg);
+
+/** Poll until every pipelined request is answered or failed, up to timeout_ms. Returns
+ * 0, or -SL_E_TIMEOUT. */
+int
+sl_client_flush(struct sl_client *c, uint32_t timeout_ms);
+
+/** Requests in flight. */
+uint32_t
+sl_client_in_flight(const struct sl_client *c);
+
+/**
+ * Subscribe to (topic, partition, channel). flags: SL_WIRE_SUB_ORDERED, _EPHEMERAL.
+ * rdy: credit (messages in flight to this subscription). Blocking until the broker
+ * answers. Returns the subscription id (> 0) or a negative error.
+ */
+int64_t
+sl_client_sub(struct sl_client *c, const char *topic, uint16_t partition,
+	      const char *channel, uint8_t flags, uint32_t rdy, sl_msg_cb_t cb, void *arg);
+
+/** Change a subscription's credit. */
+int
+sl_client_rdy(struct sl_client *c, uint64_t sub_id, uint32_t rdy);
+
+/** Finish / requeue (delay in ms) / touch a message of a subscription. Not blocking:
+ * the request is retried until answered. */
+int
+sl_client_fin(struct sl_client *c, uint64_t sub_id, uint64_t msg_id);
+int
+sl_client_req(struct sl_client *c, uint64_t sub_id, uint64_t msg_id, uint32_t delay_ms);
+int
+sl_client_touch(struct sl_client *c, uint64_t sub_id, uint64_t msg_id);
+
+/** Set a subscription's channel consume position (kind: enum sl_wire_off_kind).
+ * Blocking; returns 0 or a negative error. */
+int
+sl_client_set_offset(struct sl_client *c, uint64_t sub_id, uint8_t kind, uint64_t value);
+
+/** Unsubscribe (CLS of that address). Blocking. */
+int
+sl_client_unsub(struct sl_client *c, uint64_t sub_id);
+
+/**
+ * Receive and handle whatever arrived, retransmit late requests, send a heartbeat when
+ * due. Waits up to timeout_us for the first packet (0 = do not wait). Returns the number
+ * of frames handled, or a negative error.
+ */
+int
+sl_client_poll(struct sl_client *c, uint32_t timeout_us);
+
+/* Counters for tools and benchmarks. */
+struct sl_client_stats {
+	uint64_t tx_frames;
+	uint64_t rx_frames;
+	uint64_t retries;
+	uint64_t errors;	/* ERR answers */
+	uint64_t timeouts;	/* requests given up */
+	uint64_t msgs;		/* MSG frames delivered to callbacks */
+	uint64_t dup_msgs;	/* MSG frames for ids already being handled */
+	uint64_t bad_frames;	/* undecodable frames received */
+};
+
+void
+sl_client_get_stats(const struct sl_client *c, struct sl_client_stats *st);
+
+#endif /* SL_CLIENT_H */
