@@ -78,7 +78,11 @@ sl_net_parse(const uint8_t *frame, uint32_t len, const struct sl_net_if *nif,
  * Turn a received UDP frame (parsed into info) into the answer in place: swap MACs,
  * IPs and ports, write a new payload length payload_len (payload already written at
  * info->payload_off), fix IPv4 total length, TTL 64, checksums (per tx_flags).
- * Returns the new frame length. Any thread.
+ * The reply always has the layout of sl_net_udp_build(): a fresh 20-byte IPv4 header
+ * (no options, id 0, DF, TOS 0) and the payload at SL_NET_HDRS_LEN. If the request
+ * carried IP options (info->payload_off > SL_NET_HDRS_LEN), the payload is moved down
+ * with memmove; so TX offload metadata is always l2 14, l3 20.
+ * Returns the new frame length (0 if payload_len > 65507). Any thread.
  */
 uint32_t
 sl_net_udp_reply(uint8_t *frame, const struct sl_net_info *info, uint16_t payload_len,

@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+#include <urcu-qsbr.h>
+
+#include "admin.h"
+#include "err.h"
+#include "wire.h"
+
+#define SNAP_MAX 4096		/* partitions in the telemetry snapshot */
+
+struct snap_part {
+	char topic[SL_COORD_NAME_MAX + 1];
+	uint16_t part;
+	struct sl_part_info info;
+};
+
+/*
+ * DPDK 22.11 telemetry callbacks take no user argument, so the telemetry side needs one
+ * file-scope handle to reach the broker; it is set once at registration and only read
+ * under snap_lock (a control-plane mutex, never taken by a worker lcore).
+ */
+static struct admin {
+	struct sl_broker *b;
+	struct sl_persist *persist;
+	uint64_t start_tsc;
+	uint64_t next_snap_tsc;
+	pthread_mutex_t snap_lock;
+	uint32_t nsnap;
+	struct snap_part *snap;
+	struct snap_part *building;
+	uint32_t nbuilding;
+} adm = {.snap_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *const op_names[16] = {
+	NULL, "hello", "pub", "mpub", "sub", "rdy", "fin", "req", "touch", "cls", "nop",
+	"set_offset",
+};
+
+/* ---- helpers ---- */
+
+static int
+parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+json_ip(struct sl_json *j, const char *key, uint32_t ip_be)
+{
+	const uint8_t *b = (const uint8_t *)&ip_be;
+	char s[16];
+
+	snprintf(s, sizeof(s), "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+	sl_json_str(j, key, s);
+}
+
+static void
+json_mac(struct sl_json *j, const char *key, const uint8_t *m)
+{
+	char s[18];
+
+	snprintf(s, sizeof(s), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
+		 m[5]);
+	sl_json_str(j, key, s);
+}
+
+/* ---- status ---- */
+
+static void
+json_ports(struct sl_json *out, const struct sl_broker_conf *c, int with_stats)
+{
+	uint16_t i;
+
+	sl_json_arr_open(out, "ports");
+	for (i = 0; i < c->nports; i++) {
+		const struct sl_broker_port *p = &c->ports[i];
+		struct rte_eth_stats st;
+
+		sl_json_obj_open(out, NULL);
+		sl_json_str(out, "name", p->name);
+		sl_json_u64(out, "port_id", p->port_id);
+		json_ip(out, "ip", p->nif.ip);
+		json_mac(out, "mac", p->nif.mac);
+		sl_json_u64(out, "udp_port", p->nif.udp_port_lo);
+		sl_json_u64(out, "mtu", p->mtu);
+		sl_json_u64(out, "rx_queues", p->nrxq);
+		sl_json_bool(out, "tx_cksum_offload", p->tx_flags != 0);
+		sl_json_bool(out, "rx_cksum_offload", p->rx_flags != 0);
+		if (with_stats && rte_eth_stats_get(p->port_id, &st) == 0) {
+			sl_json_u64(out, "rx_packets", st.ipackets);
+			sl_json_u64(out, "tx_packets", st.opackets);
+			sl_json_u64(out, "rx_bytes", st.ibytes);
+			sl_json_u64(out, "tx_bytes", st.obytes);
+			sl_json_u64(out, "rx_missed", st.imissed);
+			sl_json_u64(out, "rx_errors", st.ierrors);
+			sl_json_u64(out, "tx_errors", st.oerrors);
+			sl_json_u64(out, "rx_nombuf", st.rx_nombuf);
+		}
+		sl_json_obj_close(out);
+	}
+	sl_json_arr_close(out);
+}
+
+static int
+cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	const struct sl_broker_conf *c = sl_broker_get_conf(b);
+	uint16_t w;
+
+	sl_json_str(out, "version", "0.1.0");
+	sl_json_u64(out, "node_id", c->node_id);
+	sl_json_u64(out, "uptime_s", (rte_get_tsc_cycles() - adm.start_tsc) / rte_get_tsc_hz());
+	sl_json_str(out, "idle", c->idle == SL_IDLE_BUSY ? "busy" : "adaptive");
+	sl_json_str(out, "durability", "memory");
+	sl_json_u64(out, "topics", sl_coord_topic_count(sl_broker_coord(b)));
+	sl_json_u64(out, "sessions", sl_session_count(sl_broker_sessions(b)));
+	sl_json_u64(out, "max_sessions", c->max_sessions);
+	sl_json_u64(out, "max_msg", c->max_msg);
+	sl_json_u64(out, "window", c->window);
+	sl_json_u64(out, "log_bytes_per_partition", c->log_bytes);
+	sl_json_bool(out, "auto_create", c->auto_create);
+	sl_json_obj_open(out, "lcores");
+	sl_json_u64(out, "control", rte_get_main_lcore());
+	sl_json_arr_open(out, "workers");
+	for (w = 0; w < c->nworkers; w++)
+		sl_json_u64(out, NULL, sl_broker_worker_lcore(b, w));
+	sl_json_arr_close(out);
+	sl_json_obj_close(out);
+	json_ports(out, c, 0);
+	return 0;
+}
+
+/* ---- topics ---- */
+
+static int
+topic_list_cb(void *arg, struct sl_topic *t)
+{
+	struct sl_json *out = arg;
+
+	sl_json_obj_open(out, NULL);
+	sl_json_strn(out, "name", t->name, t->name_len);
+	sl_json_u64(out, "partitions", t->nparts);
+	sl_json_bool(out, "auto_created", !!(t->flags & SL_COORD_TOPIC_AUTO));
+	sl_json_obj_close(out);
+	return 0;
+}
+
+static void
+json_chan(struct sl_json *out, const struct sl_chan_info *ci)
+{
+	sl_json_obj_open(out, NULL);
+	sl_json_str(out, "name", ci->name);
+	sl_json_bool(out, "ordered", ci->ordered);
+	sl_json_bool(out, "ephemeral", ci->ephemeral);
+	sl_json_u64(out, "subscribers", ci->nsubs);
+	sl_json_u64(out, "confirmed_count", ci->confirmed_id - 1);
+	sl_json_u64(out, "confirmed_offset", ci->confirmed_offset);
+	sl_json_u64(out, "next_id", ci->cursor_id);
+	sl_json_u64(out, "depth", ci->depth);
+	sl_json_u64(out, "in_flight", ci->st.in_flight);
+	sl_json_u64(out, "requeued_now", ci->st.requeued_now);
+	sl_json_u64(out, "delivered", ci->st.delivered);
+	sl_json_u64(out, "finished", ci->st.finished);
+	sl_json_u64(out, "requeued", ci->st.requeued);
+	sl_json_u64(out, "timed_out", ci->st.timed_out);
+	sl_json_obj_close(out);
+}
+
+static void
+json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int chans)
+{
+	uint32_t c;
+
+	sl_json_u64(out, "partition", p);
+	sl_json_u64(out, "worker", in->owner);
+	sl_json_u64(out, "first_id", in->first_id);
+	sl_json_u64(out, "message_count", in->end_id);
+	sl_json_u64(out, "end_offset", in->end_offset);
+	sl_json_u64(out, "log_used_bytes", in->log_used);
+	sl_json_u64(out, "log_capacity_bytes", in->log_capacity);
+	sl_json_u64(out, "publishes", in->pubs);
+	sl_json_u64(out, "messages_in", in->msgs_in);
+	sl_json_u64(out, "bytes_in", in->bytes_in);
+	sl_json_u64(out, "full_errors", in->full_errs);
+	sl_json_u64(out, "deliveries", in->deliveries);
+	if (!chans)
+		return;
+	sl_json_arr_open(out, "channels");
+	for (c = 0; c < in->nchans; c++)
+		json_chan(out, &in->chans[c]);
+	sl_json_arr_close(out);
+}
+
+static int
+topic_info(struct sl_broker *b, const char *name, struct sl_json *out)
+{
+	struct sl_topic *t = sl_coord_topic_find(sl_broker_coord(b), name, strlen(name));
+	struct sl_part_info *info;
+	const struct sl_part_meta *m;
+	uint16_t p;
+	int rc = 0;
+
+	if (t == NULL) {
+		sl_ctl_set_error(out, "unknown topic '%s'", name);
+		return -SL_E_TOPIC;
+	}
+	info = malloc(sizeof(*info));
+	if (info == NULL)
+		return -ENOMEM;
+	sl_json_strn(out, "name", t->name, t->name_len);
+	sl_json_u64(out, "partitions", t->nparts);
+	sl_json_arr_open(out, "partition_info");
+	for (p = 0; p < t->nparts && rc == 0; p++) {
+		rc = sl_broker_part_info(b, name, p, info);
+		if (rc != 0)
+			break;
+		sl_json_obj_open(out, NULL);
+		json_part(out, p, info, 1);
+		m = rcu_dereference(t->parts[p].meta);
+		sl_json_u64(out, "leader", m->leader);
+		sl_json_u64(out, "epoch", m->epoch);
+		sl_json_obj_close(out);
+	}
+	sl_json_arr_close(out);
+	free(info);
+	return rc;
+}
+
+static int
+cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	long parts = 1;
+	int rc;
+
+	if (argc >= 2 && strcmp(argv[1], "list") == 0) {
+		sl_json_arr_open(out, "topics");
+		sl_coord_foreach(sl_broker_coord(b), topic_list_cb, out);
+		sl_json_arr_close(out);
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "create") == 0) {
+		if (argc >= 4 && parse_int(argv[3], 1, SL_COORD_MAX_PARTS, &parts) != 0) {
+			sl_ctl_set_error(out, "partitions must be 1..%d", SL_COORD_MAX_PARTS);
+			return -SL_E_INVAL;
+		}
+		rc = sl_broker_topic_create(b, argv[2], (uint16_t)parts, 0);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "topic '%s': %s", argv[2], sl_strerror(rc));
+			return rc;
+		}
+		sl_json_str(out, "created", argv[2]);
+		sl_json_u64(out, "partitions", (uint64_t)parts);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "delete") == 0) {
+		rc = sl_broker_topic_delete(b, argv[2]);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "topic '%s': %s", argv[2], sl_strerror(rc));
+			return rc;
+		}
+		sl_json_str(out, "deleted", argv[2]);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "info") == 0)
+		return topic_info(b, argv[2], out);
+	sl_ctl_set_error(out, "usage: topic create <name> [partitions] | topic list | "
+			      "topic info <name> | topic delete <name>");
+	return -EINVAL;
+}
+
+/* ---- channels ---- */
+
+static int
+chan_list(struct sl_broker *b, const char *topic, struct sl_json *out)
+{
+	struct sl_topic *t = sl_coord_topic_find(sl_broker_coord(b), topic, strlen(topic));
+	struct sl_part_info *info;
+	uint16_t p;
+	uint32_t c;
+	int rc = 0;
+
+	if (t == NULL) {
+		sl_ctl_set_error(out, "unknown topic '%s'", topic);
+		return -SL_E_TOPIC;
+	}
+	info = malloc(sizeof(*info));
+	if (info == NULL)
+		return -ENOMEM;
+	sl_json_str(out, "topic", topic);
+	sl_json_arr_open(out, "channels");
+	for (p = 0; p < t->nparts; p++) {
+		rc = sl_broker_part_info(b, topic, p, info);
+		if (rc != 0)
+			break;
+		for (c = 0; c < info->nchans; c++) {
+			sl_json_obj_open(out, NULL);
+			sl_json_u64(out, "partition", p);
+			sl_json_arr_open(out, "channel");
+			json_chan(out, &info->chans[c]);
+			sl_json_arr_close(out);
+			sl_json_obj_close(out);
+		}
+	}
+	sl_json_arr_close(out);
+	free(info);
+	return rc;
+}
+
+/* Pull "--partition N" and "--ordered" out of argv; returns the new argc. */
+static int
+take_flags(int argc, char **argv, long *part, int *ordered, int *bad)
+{
+	int i, n = 0;
+
+	*part = -1;
+	*ordered = 0;
+	*bad = 0;
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--ordered") == 0) {
+			*ordered = 1;
+		} else if (strcmp(argv[i], "--partition") == 0 && i + 1 < argc) {
+			if (parse_int(argv[++i], 0, SL_COORD_MAX_PARTS - 1, part) != 0)
+				*bad = 1;
+		} else {
+			argv[n++] = argv[i];
+		}
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+static int
+cmd_channel(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	long part;
+	int ordered, bad, rc;
+
+	argc = take_flags(argc, argv, &part, &ordered, &bad);
+	if (bad) {
+		sl_ctl_set_error(out, "--partition needs a partition number");
+		return -EINVAL;
+	}
+	if (argc == 3 && strcmp(argv[1], "list") == 0)
+		return chan_list(b, argv[2], out);
+	if (argc == 4 && strcmp(argv[1], "create") == 0) {
+		rc = sl_broker_chan_create(b, argv[2], (int)part, argv[3], ordered);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "channel '%s' of '%s': %s", argv[3], argv[2],
+					 sl_strerror(rc));
+			return rc;
+		}
+		sl_json_str(out, "created", argv[3]);
+		sl_json_bool(out, "ordered", ordered);
+		return 0;
+	}
+	if (argc == 4 && strcmp(argv[1], "delete") == 0) {
+		rc = sl_broker_chan_delete(b, argv[2], (int)part, argv[3]);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "channel '%s' of '%s': %s", argv[3], argv[2],
+					 sl_strerror(rc));
+			return rc;
+		}
+		sl_json_str(out, "deleted", argv[3]);
+		return 0;
+	}
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "reset-offset") == 0) {
+		static const char *const kinds[] = {"offset", "count", "timestamp", "end"};
+		uint64_t value = 0, next = 0;
+		uint8_t k;
+		char *end;
+
+		for (k = 0; k < 4; k++)
+			if (strcmp(argv[4], kinds[k]) == 0)
+				break;
+		if (k == 4 || (k != SL_OFF_END && argc != 6)) {
+			sl_ctl_set_error(out, "usage: channel reset-offset <topic> <channel> "
+					      "offset|count|timestamp <value> | end");
+			return -EINVAL;
+		}
+		if (argc == 6) {
+			errno = 0;
+			value = strtoull(argv[5], &end, 0);
+			if (errno || *end) {
+				sl_ctl_set_error(out, "bad value '%s'", argv[5]);
+				return -EINVAL;
+			}
+		}
+		rc = sl_broker_chan_reset(b, argv[2], (int)part, argv[3], k, value, &next);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "channel '%s' of '%s': %s", argv[3], argv[2],
+					 sl_strerror(rc));
+			return rc;
+		}
+		sl_json_str(out, "channel", argv[3]);
+		sl_json_u64(out, "next_id", next);
+		return 0;
+	}
+	sl_ctl_set_error(out, "usage: channel list <topic> | channel create <topic> <channel> "
+			      "[--ordered] | channel delete <topic> <channel> | channel "
+			      "reset-offset <topic> <channel> offset|count|timestamp <v> | end "
+			      "(all take --partition N)");
+	return -EINVAL;
+}
+
+/* ---- stats ---- */
+
+static void
+json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
+{
+	const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);
+	int k;
+
+	sl_json_obj_open(out, NULL);
+	sl_json_u64(out, "worker", w);
+	sl_json_u64(out, "lcore", sl_broker_worker_lcore(b, w));
+	sl_json_u64(out, "rx_packets", s->rx_pkts);
+	sl_json_u64(out, "tx_packets", s->tx_pkts);
+	sl_json_u64(out, "tx_drops", s->tx_drops);
+	sl_json_u64(out, "publishes", s->pubs);
+	sl_json_u64(out, "messages_in", s->msgs_in);
+	sl_json_u64(out, "bytes_in", s->bytes_in);
+	sl_json_u64(out, "deliveries", s->deliveries);
+	sl_json_u64(out, "retries_answered", s->dups);
+	sl_json_u64(out, "errors_sent", s->errs_sent);
+	sl_json_u64(out, "forwarded_out", s->fwd_out);
+	sl_json_u64(out, "forwarded_in", s->fwd_in);
+	sl_json_u64(out, "arp_replies", s->arp_replies);
+	sl_json_u64(out, "icmp_replies", s->icmp_replies);
+	sl_json_u64(out, "sessions_created", s->sessions_created);
+	sl_json_u64(out, "busy_cycles", s->busy_cycles);
+	sl_json_u64(out, "total_cycles", s->total_cycles);
+	sl_json_u64(out, "idle_sleeps", s->idle_sleeps);
+	sl_json_obj_open(out, "requests");
+	for (k = 1; k < 12; k++)
+		sl_json_u64(out, op_names[k], s->ops[k]);
+	sl_json_obj_close(out);
+	sl_json_obj_open(out, "drops");
+	for (k = SL_NET_DROP_SHORT; k < SL_NET_KIND_MAX; k++)
+		sl_json_u64(out, sl_net_kind_name((enum sl_net_kind)k), s->drops[k]);
+	sl_json_u64(out, "multi_segment", s->drop_multiseg);
+	sl_json_u64(out, "not_sluice", s->drop_bad_magic);
+	sl_json_u64(out, "answer_opcode", s->drop_answer_op);
+	sl_json_u64(out, "forward_ring_full", s->drop_fwd_full);
+	sl_json_u64(out, "no_mbuf", s->drop_no_mbuf);
+	sl_json_obj_close(out);
+	sl_json_obj_open(out, "errors_by_code");
+	for (k = 1; k < SL_E_MAX - SL_E_BASE && k < 32; k++)
+		if (s->err_codes[k])
+			sl_json_u64(out, sl_strerror(SL_E_BASE + k), s->err_codes[k]);
+	sl_json_obj_close(out);
+	sl_json_obj_close(out);
+}
+
+struct part_walk {
+	struct sl_broker *b;
+	struct sl_json *out;
+	struct sl_part_info *info;
+	int chans;
+	int rc;
+};
+
+static int
+stats_part_cb(void *arg, struct sl_topic *t)
+{
+	struct part_walk *pw = arg;
+	char name[SL_COORD_NAME_MAX + 1];
+	uint16_t p;
+
+	memcpy(name, t->name, t->name_len);
+	name[t->name_len] = '\0';
+	for (p = 0; p < t->nparts; p++) {
+		if (sl_broker_part_info(pw->b, name, p, pw->info) != 0)
+			continue;
+		sl_json_obj_open(pw->out, NULL);
+		sl_json_str(pw->out, "topic", name);
+		json_part(pw->out, p, pw->info, pw->chans);
+		sl_json_obj_close(pw->out);
+	}
+	return 0;
+}
+
+static int
+cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	const struct sl_broker_conf *c = sl_broker_get_conf(b);
+	const char *what = argc > 1 ? argv[1] : "all";
+	int all = strcmp(what, "all") == 0;
+	struct part_walk pw = {.b = b, .out = out};
+	uint16_t w;
+
+	if (!all && strcmp(what, "ports") && strcmp(what, "workers") &&
+	    strcmp(what, "lcores") && strcmp(what, "partitions") && strcmp(what, "channels")) {
+		sl_ctl_set_error(out, "usage: stats [all|ports|workers|partitions|channels]");
+		return -EINVAL;
+	}
+	if (all || !strcmp(what, "ports"))
+		json_ports(out, c, 1);
+	if (all || !strcmp(what, "workers") || !strcmp(what, "lcores")) {
+		const struct sl_persist_stats *ps = sl_persist_get_stats(adm.persist);
+
+		sl_json_arr_open(out, "workers");
+		for (w = 0; w < c->nworkers; w++)
+			json_worker(out, b, w);
+		sl_json_arr_close(out);
+		sl_json_obj_open(out, "persist");
+		sl_json_u64(out, "records", ps->records);
+		sl_json_u64(out, "loops", ps->loops);
+		sl_json_u64(out, "idle_sleeps", ps->idle_sleeps);
+		sl_json_obj_close(out);
+	}
+	if (all || !strcmp(what, "partitions") || !strcmp(what, "channels")) {
+		pw.info = malloc(sizeof(*pw.info));
+		if (pw.info == NULL)
+			return -ENOMEM;
+		pw.chans = 1;
+		sl_json_arr_open(out, "partitions");
+		sl_coord_foreach(sl_broker_coord(b), stats_part_cb, &pw);
+		sl_json_arr_close(out);
+		free(pw.info);
+	}
+	return 0;
+}
+
+static int
+cmd_sessions(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	struct sl_session_table *t = sl_broker_sessions(b);
+	uint64_t now = rte_get_tsc_cycles(), hz = rte_get_tsc_hz();
+	uint32_t i, n = 0;
+
+	sl_json_u64(out, "count", sl_session_count(t));
+	sl_json_arr_open(out, "sessions");
+	for (i = 0; i < sl_session_capacity(t) && n < 1000; i++) {
+		const struct sl_session *s = sl_session_at(t, i);
+		char id[20];
+
+		if (s == NULL)
+			continue;
+		n++;
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)s->id);
+		sl_json_obj_open(out, NULL);
+		sl_json_str(out, "id", id);
+		json_ip(out, "ip", s->ip);
+		sl_json_u64(out, "udp_port", s->udp_port);
+		sl_json_u64(out, "idle_ms", (now - s->last_seen) * 1000 / hz);
+		sl_json_u64(out, "age_s", (now - s->created) / hz);
+		sl_json_obj_close(out);
+	}
+	sl_json_arr_close(out);
+	return 0;
+}
+
+/* ---- telemetry ---- */
+
+static int
+tel_status(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct sl_broker_conf *c;
+
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&adm.snap_lock);
+	if (adm.b != NULL) {
+		c = sl_broker_get_conf(adm.b);
+		rte_tel_data_add_dict_u64(d, "node_id", c->node_id);
+		rte_tel_data_add_dict_u64(d, "workers", c->nworkers);
+		rte_tel_data_add_dict_u64(d, "ports", c->nports);
+		rte_tel_data_add_dict_u64(d, "topics", sl_coord_topic_count(sl_broker_coord(adm.b)));
+		rte_tel_data_add_dict_u64(d, "sessions",
+					  sl_session_count(sl_broker_sessions(adm.b)));
+		rte_tel_data_add_dict_u64(d, "max_msg", c->max_msg);
+	}
+	pthread_mutex_unlock(&adm.snap_lock);
+	return 0;
+}
+
+static int
+tel_workers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint16_t w;
+
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&adm.snap_lock);
+	for (w = 0; adm.b != NULL && w < sl_broker_get_conf(adm.b)->nworkers; w++) {
+		const struct sl_worker_stats *s = sl_broker_worker_stats(adm.b, w);
+		struct rte_tel_data *x = rte_tel_data_alloc();
+		char key[16];
+
+		if (x == NULL)
+			break;
+		rte_tel_data_start_dict(x);
+		rte_tel_data_add_dict_u64(x, "rx_packets", s->rx_pkts);
+		rte_tel_data_add_dict_u64(x, "tx_packets", s->tx_pkts);
+		rte_tel_data_add_dict_u64(x, "tx_drops", s->tx_drops);
+		rte_tel_data_add_dict_u64(x, "publishes", s->pubs);
+		rte_tel_data_add_dict_u64(x, "messages_in", s->msgs_in);
+		rte_tel_data_add_dict_u64(x, "deliveries", s->deliveries);
+		rte_tel_data_add_dict_u64(x, "errors_sent", s->errs_sent);
+		rte_tel_data_add_dict_u64(x, "retries_answered", s->dups);
+		rte_tel_data_add_dict_u64(x, "not_sluice_drops", s->drop_bad_magic);
+		rte_tel_data_add_dict_u64(x, "busy_cycles", s->busy_cycles);
+		rte_tel_data_add_dict_u64(x, "total_cycles", s->total_cycles);
+		snprintf(key, sizeof(key), "worker%u", w);
+		rte_tel_data_add_dict_container(d, key, x, 0);
+	}
+	pthread_mutex_unlock(&adm.snap_lock);
+	return 0;
+}
+
+static int
+tel_partitions(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint32_t i;
+
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&adm.snap_lock);
+	for (i = 0; i < adm.nsnap; i++) {
+		const struct snap_part *sp = &adm.snap[i];
+		struct rte_tel_data *x = rte_tel_data_alloc();
+		char key[RTE_TEL_MAX_STRING_LEN];
+		uint32_t c;
+
+		if (x == NULL)
+			break;
+		rte_tel_data_start_dict(x);
+		rte_tel_data_add_dict_u64(x, "message_count", sp->info.end_id);
+		rte_tel_data_add_dict_u64(x, "end_offset", sp->info.end_offset);
+		rte_tel_data_add_dict_u64(x, "publishes", sp->info.pubs);
+		rte_tel_data_add_dict_u64(x, "messages_in", sp->info.msgs_in);
+		rte_tel_data_add_dict_u64(x, "full_errors", sp->info.full_errs);
+		rte_tel_data_add_dict_u64(x, "deliveries", sp->info.deliveries);
+		rte_tel_data_add_dict_u64(x, "log_used_bytes", sp->info.log_used);
+		for (c = 0; c < sp->info.nchans && c < 8; c++) {
+			char ck[RTE_TEL_MAX_STRING_LEN];
+
+			snprintf(ck, sizeof(ck), "chan.%s.depth", sp->info.chans[c].name);
+			rte_tel_data_add_dict_u64(x, ck, sp->info.chans[c].depth);
+			snprintf(ck, sizeof(ck), "chan.%s.in_flight", sp->info.chans[c].name);
+			rte_tel_data_add_dict_u64(x, ck, sp->info.chans[c].st.in_flight);
+		}
+		snprintf(key, sizeof(key), "%s.%u", sp->topic, sp->part);
+		rte_tel_data_add_dict_container(d, key, x, 0);
+	}
+	pthread_mutex_unlock(&adm.snap_lock);
+	return 0;
+}
+
+struct snap_walk {
+	struct sl_broker *b;
+};
+
+static int
+snap_cb(void *arg, struct sl_topic *t)
+{
+	struct snap_walk *sw = arg;
+	uint16_t p;
+
+	for (p = 0; p < t->nparts && adm.nbuilding < SNAP_MAX; p++) {
+		struct snap_part *sp = &adm.building[adm.nbuilding];
+
+		memcpy(sp->topic, t->name, t->name_len);
+		sp->topic[t->name_len] = '\0';
+		sp->part = p;
+		if (sl_broker_part_info(sw->b, sp->topic, p, &sp->info) == 0)
+			adm.nbuilding++;
+	}
+	return 0;
+}
+
+void
+sl_admin_tick(struct sl_broker *b)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	struct snap_walk sw = {.b = b};
+	struct snap_part *tmp;
+
+	if (now < adm.next_snap_tsc || adm.building == NULL)
+		return;
+	adm.next_snap_tsc = now + rte_get_tsc_hz();
+	adm.nbuilding = 0;
+	sl_coord_foreach(sl_broker_coord(b), snap_cb, &sw);
+	pthread_mutex_lock(&adm.snap_lock);
+	tmp = adm.snap;
+	adm.snap = adm.building;
+	adm.nsnap = adm.nbuilding;
+	adm.building = tmp;
+	pthread_mutex_unlock(&adm.snap_lock);
+}
+
+void
+sl_admin_unregister(void)
+{
+	pthread_mutex_lock(&adm.snap_lock);
+	adm.b = NULL;
+	adm.nsnap = 0;
+	free(adm.snap);
+	free(adm.building);
+	adm.snap = NULL;
+	adm.building = NULL;
+	pthread_mutex_unlock(&adm.snap_lock);
+}
+
+int
+sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p)
+{
+	int rc = 0;
+
+	adm.start_tsc = rte_get_tsc_cycles();
+	adm.persist = p;
+	adm.snap = calloc(SNAP_MAX, sizeof(*adm.snap));
+	adm.building = calloc(SNAP_MAX, sizeof(*adm.building));
+	if (adm.snap == NULL || adm.building == NULL)
+		return -ENOMEM;
+	rc |= sl_ctl_register(ctl, "status", cmd_status, b, "status: node, lcores, ports");
+	rc |= sl_ctl_register(ctl, "topic", cmd_topic, b,
+			      "topic create <name> [partitions] | topic list | topic info <name> "
+			      "| topic delete <name>");
+	rc |= sl_ctl_register(ctl, "channel", cmd_channel, b,
+			      "channel list <topic> | channel create <topic> <channel> "
+			      "[--ordered] | channel delete <topic> <channel> | channel "
+			      "reset-offset <topic> <channel> offset|count|timestamp <v> | end "
+			      "[--partition N]");
+	rc |= sl_ctl_register(ctl, "stats", cmd_stats, b,
+			      "stats [all|ports|workers|partitions|channels]");
+	rc |= sl_ctl_register(ctl, "sessions", cmd_sessions, b, "sessions: live client sessions");
+	if (rc != 0)
+		return -EINVAL;
+	pthread_mutex_lock(&adm.snap_lock);
+	adm.b = b;
+	pthread_mutex_unlock(&adm.snap_lock);
+	/* telemetry may be disabled (--no-telemetry): not fatal */
+	rte_telemetry_register_cmd("/sluice/status", tel_status, "sluice node status");
+	rte_telemetry_register_cmd("/sluice/workers", tel_workers,
+				   "sluice per-worker counters");
+	rte_telemetry_register_cmd("/sluice/partitions", tel_partitions,
+				   "sluice per-partition and per-channel counters (1 s snapshot)");
+	return 0;
+}

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * sluiced: one sluice node. The EAL main lcore is the control thread (this file's main
+ * loop: control socket, periodic broker work); worker lcores and the persistence lcore
+ * are launched by the broker and persist modules.
+ *
+ *   sluiced [EAL options] -- [sluiced options]     (sluiced --help)
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <urcu-qsbr.h>
+
+#include "admin.h"
+#include "broker.h"
+#include "ctl.h"
+#include "err.h"
+#include "idem.h"
+#include "persist.h"
+#include "port.h"
+#include "wire.h"
+
+RTE_LOG_REGISTER_SUFFIX(sl_main_logtype, main, INFO);
+#define MLOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, sl_main_logtype, "sluiced: " fmt "\n", ##__VA_ARGS__)
+
+#define MAX_TOPICS_AT_START 32
+
+struct opts {
+	const char *ports[SL_BROKER_MAX_PORTS];
+	const char *ips[SL_BROKER_MAX_PORTS];
+	uint16_t nports, nips;
+	uint16_t udp_port;
+	uint16_t workers;
+	uint16_t mtu;
+	int idle;
+	uint32_t idle_max_us;
+	const char *control;
+	uint64_t log_mb;
+	uint32_t max_msg;
+	uint32_t window;
+	uint32_t heartbeat_ms;
+	uint32_t session_timeout_ms;
+	uint32_t msg_timeout_ms;
+	uint32_t max_req_delay_ms;
+	uint32_t chan_window;
+	uint32_t max_sessions;
+	int auto_create;
+	uint16_t auto_create_parts;
+	uint32_t node_id;
+	uint32_t mbufs;
+	int no_offload;
+	const char *topics[MAX_TOPICS_AT_START];
+	uint16_t ntopics;
+	const char *ready_file;
+};
+
+static void
+usage(const char *prog)
+{
+	printf("Usage: %s [EAL options] -- [options]\n"
+	       "  --config FILE          read options from FILE: one 'name value' per line,\n"
+	       "                         names as below without '--', '#' starts a comment\n"
+	       "  --port DEVARGS         port to serve (repeatable, up to %d): a PCI address\n"
+	       "                         or vdev devargs, e.g. net_tap0,iface=sl0\n"
+	       "  --ip A.B.C.D           this node's IPv4 address, one per --port\n"
+	       "  --udp-port N           client UDP port (default %u)\n"
+	       "  --workers N            worker lcores (default: all lcores but the main\n"
+	       "                         and the persistence lcore)\n"
+	       "  --idle busy|adaptive   busy: poll forever (production); adaptive: sleep\n"
+	       "                         when idle (tests, shared machines). Default adaptive\n"
+	       "  --idle-max-us N        longest adaptive sleep (default 1000)\n"
+	       "  --control PATH         control socket (default /run/sluice/sluiced.sock)\n"
+	       "  --log-mb N             in-memory log per partition, MiB (default 64)\n"
+	       "  --mtu N                port MTU (default: the port's); sets the message limit\n"
+	       "  --max-msg N            largest message (default: what fits one datagram)\n"
+	       "  --window N             requests in flight per session (default 64, < %d)\n"
+	       "  --heartbeat-ms N       client heartbeat interval (default 1000)\n"
+	       "  --session-timeout-ms N session expiry after silence (default 10000)\n"
+	       "  --msg-timeout-ms N     in-flight message timeout (default 60000)\n"
+	       "  --max-req-delay-ms N   longest REQ delay (default 3600000)\n"
+	       "  --chan-window N        max in flight per channel, power of 2 (default 1024)\n"
+	       "  --max-sessions N       (default 4096)\n"
+	       "  --auto-create [N]      create unknown topics on first publish, N partitions\n"
+	       "                         (off by default)\n"
+	       "  --topic NAME[:N]       create topic NAME with N partitions at start\n"
+	       "  --node-id N            this node's id (default 1)\n"
+	       "  --mbufs N              mbuf pool size (default 16383)\n"
+	       "  --no-offload           do not use checksum offloads\n"
+	       "  --ready-file PATH      write PATH once serving (for scripts)\n"
+	       "  --help\n",
+	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW);
+}
+
+static void
+opts_default(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->udp_port = SL_WIRE_UDP_PORT;
+	o->idle = SL_IDLE_ADAPTIVE;
+	o->idle_max_us = 1000;
+	o->control = "/run/sluice/sluiced.sock";
+	o->log_mb = 64;
+	o->window = 64;
+	o->heartbeat_ms = 1000;
+	o->session_timeout_ms = 10000;
+	o->msg_timeout_ms = 60000;
+	o->max_req_delay_ms = 3600000;
+	o->chan_window = 1024;
+	o->max_sessions = 4096;
+	o->auto_create_parts = 1;
+	o->node_id = 1;
+	o->mbufs = 16383;
+}
+
+enum {
+	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
+	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
+	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
+	O_HELP
+};
+
+static const struct option long_opts[] = {
+	{"config", required_argument, NULL, O_CONFIG},
+	{"port", required_argument, NULL, O_PORT},
+	{"ip", required_argument, NULL, O_IP},
+	{"udp-port", required_argument, NULL, O_UDP_PORT},
+	{"workers", required_argument, NULL, O_WORKERS},
+	{"idle", required_argument, NULL, O_IDLE},
+	{"idle-max-us", required_argument, NULL, O_IDLE_MAX},
+	{"control", required_argument, NULL, O_CONTROL},
+	{"log-mb", required_argument, NULL, O_LOG_MB},
+	{"mtu", required_argument, NULL, O_MTU},
+	{"max-msg", required_argument, NULL, O_MAX_MSG},
+	{"window", required_argument, NULL, O_WINDOW},
+	{"heartbeat-ms", required_argument, NULL, O_HB},
+	{"session-timeout-ms", required_argument, NULL, O_SESS_TO},
+	{"msg-timeout-ms", required_argument, NULL, O_MSG_TO},
+	{"max-req-delay-ms", required_argument, NULL, O_REQ_DELAY},
+	{"chan-window", required_argument, NULL, O_CHAN_WIN},
+	{"max-sessions", required_argument, NULL, O_MAX_SESS},
+	{"auto-create", optional_argument, NULL, O_AUTO},
+	{"topic", required_argument, NULL, O_TOPIC},
+	{"node-id", required_argument, NULL, O_NODE},
+	{"mbufs", required_argument, NULL, O_MBUFS},
+	{"no-offload", no_argument, NULL, O_NO_OFFLOAD},
+	{"ready-file", required_argument, NULL, O_READY},
+	{"help", no_argument, NULL, O_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static int
+parse_u64(const char *name, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
+		fprintf(stderr, "sluiced: --%s: '%s' is not a number in [%llu, %llu]\n", name, s,
+			(unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_file(struct opts *o, const char *path, int depth);
+
+#define NUM(field, lo, hi)                                                                \
+	do {                                                                              \
+		uint64_t v_;                                                              \
+		if (parse_u64(name, arg, lo, hi, &v_) != 0)                               \
+			return -1;                                                        \
+		o->field = (__typeof__(o->field))v_;                                      \
+	} while (0)
+
+/* Apply one option (from argv or a config file). arg may be NULL for flags. */
+static int
+apply(struct opts *o, int id, const char *name, const char *arg, int depth)
+{
+	switch (id) {
+	case O_CONFIG:
+		return parse_file(o, arg, depth + 1);
+	case O_PORT:
+		if (o->nports == SL_BROKER_MAX_PORTS)
+			goto too_many;
+		o->ports[o->nports++] = arg;
+		return 0;
+	case O_IP:
+		if (o->nips == SL_BROKER_MAX_PORTS)
+			goto too_many;
+		o->ips[o->nips++] = arg;
+		return 0;
+	case O_UDP_PORT: NUM(udp_port, 1, 65535); return 0;
+	case O_WORKERS: NUM(workers, 1, SL_BROKER_MAX_WORKERS); return 0;
+	case O_IDLE:
+		if (strcmp(arg, "busy") == 0)
+			o->idle = SL_IDLE_BUSY;
+		else if (strcmp(arg, "adaptive") == 0)
+			o->idle = SL_IDLE_ADAPTIVE;
+		else {
+			fprintf(stderr, "sluiced: --idle must be busy or adaptive\n");
+			return -1;
+		}
+		return 0;
+	case O_IDLE_MAX: NUM(idle_max_us, 10, 100000); return 0;
+	case O_CONTROL: o->control = arg; return 0;
+	case O_LOG_MB: NUM(log_mb, 1, 1 << 20); return 0;
+	case O_MTU: NUM(mtu, 576, 9600); return 0;
+	case O_MAX_MSG: NUM(max_msg, 1, SL_WIRE_DGRAM_MAX_JUMBO); return 0;
+	case O_WINDOW: NUM(window, 1, SL_IDEM_WINDOW - 1); return 0;
+	case O_HB: NUM(heartbeat_ms, 10, 600000); return 0;
+	case O_SESS_TO: NUM(session_timeout_ms, 100, 3600000); return 0;
+	case O_MSG_TO: NUM(msg_timeout_ms, 1, 86400000); return 0;
+	case O_REQ_DELAY: NUM(max_req_delay_ms, 0, 86400000); return 0;
+	case O_CHAN_WIN: NUM(chan_window, 1, 65536); return 0;
+	case O_MAX_SESS: NUM(max_sessions, 1, 1 << 19); return 0;
+	case O_AUTO:
+		o->auto_create = 1;
+		if (arg != NULL)
+			NUM(auto_create_parts, 1, SL_COORD_MAX_PARTS);
+		return 0;
+	case O_TOPIC:
+		if (o->ntopics == MAX_TOPICS_AT_START)
+			goto too_many;
+		o->topics[o->ntopics++] = arg;
+		return 0;
+	case O_NODE: NUM(node_id, 1, UINT32_MAX); return 0;
+	case O_MBUFS: NUM(mbufs, 1023, 1 << 22); return 0;
+	case O_NO_OFFLOAD: o->no_offload = 1; return 0;
+	case O_READY: o->ready_file = arg; return 0;
+	default:
+		return -1;
+	}
+too_many:
+	fprintf(stderr, "sluiced: too many --%s\n", name);
+	return -1;
+}
+
+static int
+parse_file(struct opts *o, const char *path, int depth)
+{
+	FILE *f;
+	char line[1024];
+	int lineno = 0, rc = 0;
+
+	if (depth > 4) {
+		fprintf(stderr, "sluiced: config files nested too deep\n");
+		return -1;
+	}
+	f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "sluiced: cannot open config %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char *p = line, *name, *val, *hash;
+		const struct option *lo;
+
+		lineno++;
+		hash = strchr(p, '#');
+		if (hash != NULL)
+			*hash = '\0';
+		name = strtok(p, " \t\r\n=");
+		if (name == NULL)
+			continue;
+		val = strtok(NULL, " \t\r\n");
+		for (lo = long_opts; lo->name != NULL; lo++)
+			if (strcmp(lo->name, name) == 0)
+				break;
+		if (lo->name == NULL || lo->val == O_HELP) {
+			fprintf(stderr, "sluiced: %s:%d: unknown option '%s'\n", path, lineno, name);
+			rc = -1;
+			break;
+		}
+		if (lo->has_arg == required_argument && val == NULL) {
+			fprintf(stderr, "sluiced: %s:%d: '%s' needs a value\n", path, lineno, name);
+			rc = -1;
+			break;
+		}
+		/* values outlive the file: keep them */
+		rc = apply(o, lo->val, name, val ? strdup(val) : NULL, depth);
+	}
+	fclose(f);
+	return rc;
+}
+
+static int
+parse_args(struct opts *o, int argc, char **argv)
+{
+	int c, idx;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
+		if (c == 'h' || c == O_HELP) {
+			usage(argv[0]);
+			exit(0);
+		}
+		if (c == '?')
+			return -1;
+		if (apply(o, c, long_opts[idx].name, optarg, 0) != 0)
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sluiced: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (o->nports == 0) {
+		fprintf(stderr, "sluiced: no --port given (e.g. --port net_tap0,iface=sl0 "
+				"--ip 192.0.2.1); see --help\n");
+		return -1;
+	}
+	if (o->nips != o->nports) {
+		fprintf(stderr, "sluiced: %u --port but %u --ip: give one address per port\n",
+			o->nports, o->nips);
+		return -1;
+	}
+	if (o->chan_window & (o->chan_window - 1)) {
+		fprintf(stderr, "sluiced: --chan-window must be a power of two\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&sl_broker_quit, 1, __ATOMIC_RELAXED);
+}
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+create_topic_arg(struct sl_broker *b, const char *arg)
+{
+	char name[SL_COORD_NAME_MAX + 1];
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	unsigned long parts = colon ? strtoul(colon + 1, NULL, 10) : 1;
+	int rc;
+
+	if (len == 0 || len > SL_COORD_NAME_MAX || parts == 0 || parts > SL_COORD_MAX_PARTS) {
+		MLOG(ERR, "--topic %s: expected NAME[:PARTITIONS]", arg);
+		return -EINVAL;
+	}
+	memcpy(name, arg, len);
+	name[len] = '\0';
+	rc = sl_broker_topic_create(b, name, (uint16_t)parts, 0);
+	if (rc != 0)
+		MLOG(ERR, "--topic %s: %s", arg, sl_strerror(rc));
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct sl_broker_conf bc;
+	struct sl_broker *b = NULL;
+	struct sl_persist *persist = NULL;
+	struct sl_persist_conf pc;
+	struct sl_ctl *ctl = NULL;
+	struct sl_ctl_conf cc;
+	struct rte_mempool *pool = NULL;
+	unsigned int lcore, lcores[RTE_MAX_LCORE], nl = 0;
+	uint16_t i, nopen = 0;
+	uint32_t dataroom;
+	char rundir[PATH_MAX];
+	int ret, rc = 1, eal_up = 0;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "sluiced: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	eal_up = 1;
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
+	argc -= ret;
+	argv += ret;
+	argv[0] = "sluiced";
+	opts_default(&o);
+	if (parse_args(&o, argc, argv) != 0)
+		goto out;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	rcu_register_thread();
+
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		lcores[nl++] = lcore;
+	if (nl < 2) {
+		MLOG(ERR, "need at least 3 lcores (control, worker, persistence), have %u; "
+			  "e.g. -l 0-2, or on 2 CPUs --lcores 0@0,1@1,2@0", nl + 1);
+		goto out_rcu;
+	}
+	if (o.workers == 0)
+		o.workers = (uint16_t)RTE_MIN(nl - 1, (unsigned int)SL_BROKER_MAX_WORKERS);
+	if (o.workers > nl - 1) {
+		MLOG(ERR, "--workers %u needs %u lcores besides the main one, have %u", o.workers,
+		     o.workers + 1, nl);
+		goto out_rcu;
+	}
+
+	dataroom = RTE_MBUF_DEFAULT_BUF_SIZE;
+	if (o.mtu > 1500)
+		dataroom = RTE_PKTMBUF_HEADROOM + o.mtu + 64;
+	pool = rte_pktmbuf_pool_create("sl_mbufs", o.mbufs, 256, 0, (uint16_t)dataroom,
+				       (int)rte_socket_id());
+	if (pool == NULL) {
+		MLOG(ERR, "mbuf pool: %s", rte_strerror(rte_errno));
+		goto out_rcu;
+	}
+
+	memset(&bc, 0, sizeof(bc));
+	for (i = 0; i < o.nports; i++) {
+		struct sl_port_conf p = {
+			.devargs = o.ports[i],
+			.ip = o.ips[i],
+			.udp_port = o.udp_port,
+			.nworkers = o.workers,
+			.mtu = o.mtu,
+			.pool = pool,
+			.no_offload = o.no_offload,
+		};
+
+		ret = sl_port_open(&p, &bc.ports[i]);
+		if (ret != 0) {
+			MLOG(ERR, "port %s: %s", o.ports[i], sl_strerror(ret));
+			goto out_ports;
+		}
+		nopen++;
+	}
+	bc.nports = o.nports;
+	bc.node_id = o.node_id;
+	bc.nworkers = o.workers;
+	for (i = 0; i < o.workers; i++)
+		bc.worker_lcores[i] = lcores[i];
+	bc.pool = pool;
+	bc.socket_id = (int)rte_socket_id();
+	bc.idle = o.idle;
+	bc.idle_polls = 256;
+	bc.idle_max_us = o.idle_max_us;
+	bc.log_bytes = o.log_mb << 20;
+	{
+		/* the largest message is what fits in one PUB datagram on the smallest MTU,
+		 * with the longest topic name and a trace id */
+		uint32_t mtu = 9000, limit;
+
+		for (i = 0; i < o.nports; i++)
+			mtu = RTE_MIN(mtu, (uint32_t)bc.ports[i].mtu);
+		limit = mtu - 28 - SL_WIRE_HDR_LEN - 4 - SL_WIRE_NAME_MAX - 8 - 4;
+		if (dataroom - RTE_PKTMBUF_HEADROOM < mtu + 14)
+			limit = RTE_MIN(limit, dataroom - RTE_PKTMBUF_HEADROOM - 14 - 28 -
+					       SL_WIRE_HDR_LEN - 4 - SL_WIRE_NAME_MAX - 12);
+		bc.max_msg = o.max_msg ? RTE_MIN(o.max_msg, limit) : limit;
+		if (o.max_msg > limit)
+			MLOG(WARNING, "--max-msg %u does not fit one datagram at MTU %u: using %u",
+			     o.max_msg, mtu, limit);
+	}
+	bc.window = o.window;
+	bc.heartbeat_ms = o.heartbeat_ms;
+	bc.session_timeout_ms = o.session_timeout_ms;
+	bc.max_sessions = o.max_sessions;
+	bc.msg_timeout_ms = o.msg_timeout_ms;
+	bc.max_req_delay_ms = o.max_req_delay_ms;
+	bc.chan_window = o.chan_window;
+	bc.auto_create = o.auto_create;
+	bc.auto_create_parts = o.auto_create_parts;
+	b = sl_broker_open(&bc);
+	if (b == NULL) {
+		MLOG(ERR, "broker: %s", rte_strerror(rte_errno));
+		goto out_ports;
+	}
+	memset(&pc, 0, sizeof(pc));
+	pc.lcore = lcores[o.workers];
+	pc.nsources = o.workers;
+	pc.adaptive_idle = o.idle == SL_IDLE_ADAPTIVE;
+	pc.idle_max_us = o.idle_max_us;
+	pc.socket_id = (int)rte_socket_id();
+	persist = sl_persist_open(&pc);
+	if (persist == NULL) {
+		MLOG(ERR, "persistence lcore: %s", rte_strerror(rte_errno));
+		goto out_broker;
+	}
+	memset(&cc, 0, sizeof(cc));
+	cc.path = o.control;
+	cc.strerror = sl_strerror;
+	ctl = sl_ctl_open(&cc);
+	if (ctl == NULL) {
+		MLOG(ERR, "control socket %s: %s", o.control, strerror(errno));
+		goto out_broker;
+	}
+	if (sl_admin_register(ctl, b, persist) != 0)
+		goto out_broker;
+	if (sl_broker_start(b) != 0 || sl_persist_start(persist) != 0)
+		goto out_stop;
+	for (i = 0; i < o.ntopics; i++)
+		if (create_topic_arg(b, o.topics[i]) != 0)
+			goto out_stop;
+	MLOG(INFO, "node %u serving UDP port %u on %u port(s) with %u worker(s), idle %s, "
+		   "max message %u bytes, control socket %s",
+	     o.node_id, o.udp_port, o.nports, o.workers,
+	     o.idle == SL_IDLE_BUSY ? "busy" : "adaptive", bc.max_msg, o.control);
+	if (o.ready_file != NULL) {
+		FILE *f = fopen(o.ready_file, "w");
+
+		if (f != NULL) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+	}
+	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
+		rcu_thread_offline();
+		sl_ctl_poll(ctl, 50);
+		rcu_thread_online();
+		sl_broker_tick(b);
+		sl_admin_tick(b);
+		rcu_quiescent_state();
+	}
+	MLOG(INFO, "shutting down");
+	rc = 0;
+out_stop:
+	sl_broker_stop(b);
+out_broker:
+	sl_persist_close(persist);
+	sl_admin_unregister();
+	sl_ctl_close(ctl);
+	sl_broker_close(b);
+out_ports:
+	for (i = 0; i < nopen; i++)
+		sl_port_close(&bc.ports[i]);
+	rte_mempool_free(pool);
+out_rcu:
+	rcu_unregister_thread();
+out:
+	if (o.ready_file != NULL)
+		unlink(o.ready_file);
+	if (eal_up) {
+		rte_eal_cleanup();
+		/* leave nothing behind: runtime dir (config, telemetry socket) */
+		nftw(rundir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	}
+	return rc;
+}

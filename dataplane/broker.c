@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+#include <urcu-qsbr.h>
+
+#include "broker.h"
+#include "err.h"
+#include "wire.h"
+#include "worker.h"
+
+RTE_LOG_REGISTER_SUFFIX(sl_broker_logtype, broker, INFO);
+#define BLOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, sl_broker_logtype, "broker: " fmt "\n", ##__VA_ARGS__)
+
+#define CMD_TIMEOUT_MS 2000
+
+struct sl_broker {
+	struct sl_broker_conf conf;
+	struct sl_coord *coord;
+	struct sl_session_table *sessions;
+	struct rte_ring *autocreate;
+	struct sl_worker *workers[SL_BROKER_MAX_WORKERS];
+	uint16_t next_owner;
+	int started;
+};
+
+static uint32_t instance;
+
+static int
+check_conf(const struct sl_broker_conf *c)
+{
+	if (c->nworkers == 0 || c->nworkers > SL_BROKER_MAX_WORKERS || c->nports == 0 ||
+	    c->nports > SL_BROKER_MAX_PORTS || c->pool == NULL || c->log_bytes < 65536 ||
+	    c->max_msg == 0 || c->window == 0 || c->window >= SL_IDEM_WINDOW ||
+	    c->max_sessions == 0 || c->chan_window == 0 ||
+	    (c->chan_window & (c->chan_window - 1)) != 0 || c->msg_timeout_ms == 0 ||
+	    c->session_timeout_ms == 0)
+		return -EINVAL;
+	return 0;
+}
+
+struct sl_broker *
+sl_broker_open(const struct sl_broker_conf *conf)
+{
+	struct sl_broker *b = NULL;
+	struct sl_coord_conf cc = {0};
+	struct sl_session_conf sc = {0};
+	char name[RTE_RING_NAMESIZE];
+	uint32_t id = instance++;
+	uint16_t i, j;
+
+	if (conf == NULL || check_conf(conf) != 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	b = rte_zmalloc("sl_broker", sizeof(*b), RTE_CACHE_LINE_SIZE);
+	if (b == NULL)
+		goto nomem;
+	b->conf = *conf;
+	cc.node_id = conf->node_id;
+	b->coord = sl_coord_open(&cc);
+	sc.max_sessions = conf->max_sessions;
+	sc.timeout_tsc = rte_get_tsc_hz() / 1000 * conf->session_timeout_ms;
+	sc.socket_id = conf->socket_id;
+	b->sessions = sl_session_open(&sc);
+	snprintf(name, sizeof(name), "sl_autocr%u", id);
+	b->autocreate = rte_ring_create(name, 128, conf->socket_id, RING_F_SC_DEQ);
+	if (b->coord == NULL || b->sessions == NULL || b->autocreate == NULL)
+		goto nomem;
+	for (i = 0; i < conf->nworkers; i++) {
+		struct sl_worker *w = rte_zmalloc_socket("sl_worker", sizeof(*w),
+							 RTE_CACHE_LINE_SIZE, conf->socket_id);
+
+		if (w == NULL)
+			goto nomem;
+		b->workers[i] = w;
+		w->b = b;
+		w->conf = &b->conf;
+		w->idx = i;
+		w->lcore = conf->worker_lcores[i];
+		w->peers = b->workers;
+		w->coord = b->coord;
+		w->sessions = b->sessions;
+		w->autocreate = b->autocreate;
+		w->idem = rte_zmalloc_socket("sl_idem", sizeof(*w->idem) * conf->max_sessions,
+					     RTE_CACHE_LINE_SIZE, conf->socket_id);
+		w->parts = rte_zmalloc_socket("sl_wparts", sizeof(*w->parts) * SL_WORKER_MAX_PARTS,
+					      RTE_CACHE_LINE_SIZE, conf->socket_id);
+		snprintf(name, sizeof(name), "sl_cmd%u_%u", id, i);
+		w->cmd = rte_ring_create(name, 64, conf->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (w->idem == NULL || w->parts == NULL || w->cmd == NULL)
+			goto nomem;
+	}
+	/* one SPSC ring per ordered pair of workers for software dispatch */
+	for (i = 0; i < conf->nworkers; i++) {
+		for (j = 0; j < conf->nworkers; j++) {
+			if (i == j)
+				continue;
+			snprintf(name, sizeof(name), "sl_fwd%u_%u_%u", id, j, i);
+			b->workers[i]->in[j] = rte_ring_create(name, 1024, conf->socket_id,
+							       RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (b->workers[i]->in[j] == NULL)
+				goto nomem;
+		}
+	}
+	return b;
+nomem:
+	sl_broker_close(b);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+int
+sl_broker_start(struct sl_broker *b)
+{
+	uint16_t i;
+	int rc;
+
+	for (i = 0; i < b->conf.nworkers; i++) {
+		rc = rte_eal_remote_launch(sl_worker_main, b->workers[i], b->workers[i]->lcore);
+		if (rc != 0) {
+			BLOG(ERR, "cannot launch worker %u on lcore %u: %s", i,
+			     b->workers[i]->lcore, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	b->started = 1;
+	return 0;
+}
+
+void
+sl_broker_stop(struct sl_broker *b)
+{
+	uint16_t i;
+
+	__atomic_store_n(&sl_broker_quit, 1, __ATOMIC_RELEASE);
+	if (!b->started)
+		return;
+	rcu_thread_offline();
+	for (i = 0; i < b->conf.nworkers; i++)
+		rte_eal_wait_lcore(b->workers[i]->lcore);
+	rcu_thread_online();
+	b->started = 0;
+}
+
+static int
+free_topic_cb(void *arg, struct sl_topic *t)
+{
+	struct sl_broker *b = arg;
+	uint16_t p;
+
+	sl_coord_topic_del(b->coord, t);
+	for (p = 0; p < t->nparts; p++)
+		sl_worker_pstate_free(t->parts[p].state);
+	sl_coord_topic_free(t);
+	return 0;
+}
+
+void
+sl_broker_close(struct sl_broker *b)
+{
+	uint16_t i, j;
+	void *obj;
+
+	if (b == NULL)
+		return;
+	if (b->coord != NULL) {
+		/* workers are stopped: nobody reads the table any more */
+		sl_coord_foreach(b->coord, free_topic_cb, b);
+		sl_coord_close(b->coord);
+	}
+	for (i = 0; i < SL_BROKER_MAX_WORKERS; i++) {
+		struct sl_worker *w = b->workers[i];
+
+		if (w == NULL)
+			continue;
+		for (j = 0; j < SL_BROKER_MAX_WORKERS; j++) {
+			struct rte_mbuf *m;
+
+			if (w->in[j] == NULL)
+				continue;
+			while (rte_ring_dequeue(w->in[j], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(w->in[j]);
+		}
+		rte_ring_free(w->cmd);
+		rte_free(w->parts);
+		rte_free(w->idem);
+		rte_free(w);
+	}
+	if (b->autocreate != NULL) {
+		while (rte_ring_dequeue(b->autocreate, &obj) == 0)
+			rte_free(obj);
+		rte_ring_free(b->autocreate);
+	}
+	sl_session_close(b->sessions);
+	rte_free(b);
+}
+
+/* Run a command on a worker and wait for it. The worker may be sleeping (adaptive idle)
+ * for up to idle_max_us, so this polls with short sleeps, offline for RCU. */
+static int
+run_cmd(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
+{
+	struct sl_worker *w = b->workers[worker];
+	uint32_t waited_us = 0;
+
+	cmd->done = 0;
+	if (!b->started) {
+		/* before start (or after stop) the control thread owns everything */
+		return -EAGAIN;
+	}
+	if (rte_ring_sp_enqueue(w->cmd, cmd) != 0)
+		return -EBUSY;
+	rcu_thread_offline();
+	while (!__atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE)) {
+		if (waited_us > CMD_TIMEOUT_MS * 1000u) {
+			/* the worker is wedged; the command stays queued and the caller must
+			 * not free it: leak it rather than corrupt memory */
+			rcu_thread_online();
+			BLOG(ERR, "worker %u did not answer a command in %u ms", worker,
+			     CMD_TIMEOUT_MS);
+			return -ETIMEDOUT;
+		}
+		usleep(50);
+		waited_us += 50;
+	}
+	rcu_thread_online();
+	return cmd->result;
+}
+
+static struct sl_wcmd *
+cmd_new(enum sl_wcmd_op op, struct sl_pstate *ps)
+{
+	struct sl_wcmd *c = calloc(1, sizeof(*c));
+
+	if (c != NULL) {
+		c->op = op;
+		c->ps = ps;
+	}
+	return c;
+}
+
+static int
+run_cmd_free(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
+{
+	int rc = run_cmd(b, worker, cmd);
+
+	if (rc != -ETIMEDOUT)
+		free(cmd);
+	return rc;
+}
+
+int
+sl_broker_tick(struct sl_broker *b)
+{
+	int n = (int)sl_session_expire(b->sessions, rte_get_tsc_cycles());
+	void *obj;
+
+	while (rte_ring_sc_dequeue(b->autocreate, &obj) == 0) {
+		char *name = obj;
+		int rc;
+
+		rcu_read_lock();
+		rc = sl_coord_topic_find(b->coord, name, (uint32_t)strlen(name)) != NULL;
+		rcu_read_unlock();
+		if (!rc) {
+			rc = sl_broker_topic_create(b, name, b->conf.auto_create_parts,
+						    SL_COORD_TOPIC_AUTO);
+			if (rc == 0)
+				BLOG(INFO, "auto-created topic %s (%u partitions)", name,
+				     b->conf.auto_create_parts);
+			else
+				BLOG(WARNING, "auto-creation of topic %s failed: %s", name,
+				     sl_strerror(rc));
+		}
+		rte_free(name);
+		n++;
+	}
+	return n;
+}
+
+const struct sl_broker_conf *
+sl_broker_get_conf(const struct sl_broker *b)
+{
+	return &b->conf;
+}
+
+struct sl_coord *
+sl_broker_coord(struct sl_broker *b)
+{
+	return b->coord;
+}
+
+struct sl_session_table *
+sl_broker_sessions(struct sl_broker *b)
+{
+	return b->sessions;
+}
+
+const struct sl_worker_stats *
+sl_broker_worker_stats(const struct sl_broker *b, uint16_t w)
+{
+	return w < b->conf.nworkers ? &b->workers[w]->st : NULL;
+}
+
+unsigned int
+sl_broker_worker_lcore(const struct sl_broker *b, uint16_t w)
+{
+	return b->workers[w]->lcore;
+}
+
+int
+sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags)
+{
+	uint16_t owners[SL_COORD_MAX_PARTS];
+	void *states[SL_COORD_MAX_PARTS];
+	struct sl_topic *t = NULL;
+	uint16_t i, attached = 0;
+	int rc;
+
+	if (sl_wire_check_name(name, strlen(name)) != 0)
+		return -SL_E_NAME;
+	if (nparts == 0 || nparts > SL_COORD_MAX_PARTS ||
+	    (b->conf.max_parts_per_topic && nparts > b->conf.max_parts_per_topic))
+		return -SL_E_INVAL;
+	if (sl_coord_topic_find(b->coord, name, (uint32_t)strlen(name)) != NULL)
+		return -SL_E_EXISTS;
+	memset(states, 0, sizeof(states));
+	for (i = 0; i < nparts; i++) {
+		owners[i] = b->next_owner;
+		b->next_owner = (uint16_t)((b->next_owner + 1) % b->conf.nworkers);
+		states[i] = sl_worker_pstate_create(&b->conf, i, owners[i]);
+		if (states[i] == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	}
+	t = sl_coord_topic_alloc(b->coord, name, nparts, owners, states, flags);
+	if (t == NULL) {
+		rc = -errno;
+		goto fail;
+	}
+	for (i = 0; i < nparts; i++)
+		((struct sl_pstate *)states[i])->part = &t->parts[i];
+	/* hand every partition to its worker before the topic becomes visible */
+	for (attached = 0; attached < nparts; attached++) {
+		struct sl_wcmd *c = cmd_new(SL_WCMD_ATTACH, states[attached]);
+
+		if (c == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		rc = run_cmd_free(b, owners[attached], c);
+		if (rc == -EAGAIN) {
+			/* workers not running yet: attach directly */
+			struct sl_worker *w = b->workers[owners[attached]];
+
+			w->parts[w->nparts++] = states[attached];
+			rc = 0;
+		}
+		if (rc != 0)
+			goto fail;
+	}
+	rc = sl_coord_topic_add(b->coord, t);
+	if (rc != 0)
+		goto fail;
+	BLOG(INFO, "topic %s created with %u partitions", name, nparts);
+	return 0;
+fail:
+	for (i = 0; i < attached; i++) {
+		struct sl_wcmd *c = cmd_new(SL_WCMD_DETACH, states[i]);
+
+		if (c != NULL && run_cmd_free(b, owners[i], c) == -ETIMEDOUT)
+			states[i] = NULL; /* the worker may still hold it: leak */
+	}
+	for (i = 0; i < nparts; i++)
+		sl_worker_pstate_free(states[i]);
+	sl_coord_topic_free(t);
+	return rc;
+}
+
+int
+sl_broker_topic_delete(struct sl_broker *b, const char *name)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, name, (uint32_t)strlen(name));
+	uint16_t p;
+	int leak = 0;
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	sl_coord_topic_del(b->coord, t);
+	for (p = 0; p < t->nparts; p++) {
+		struct sl_wcmd *c = cmd_new(SL_WCMD_DETACH, t->parts[p].state);
+
+		if (c == NULL || run_cmd_free(b, t->parts[p].owner, c) == -ETIMEDOUT)
+			leak = 1;
+	}
+	/* workers may still hold pointers from lookups of their current iteration */
+	synchronize_rcu();
+	if (leak) {
+		BLOG(ERR, "topic %s: a worker did not detach; its memory is leaked", name);
+		return 0;
+	}
+	for (p = 0; p < t->nparts; p++)
+		sl_worker_pstate_free(t->parts[p].state);
+	sl_coord_topic_free(t);
+	BLOG(INFO, "topic %s deleted", name);
+	return 0;
+}
+
+/* Apply a channel command to one partition or all of them. */
+static int
+chan_cmd(struct sl_broker *b, const char *topic, int part, enum sl_wcmd_op op,
+	 const char *chan, int ordered, uint8_t kind, uint64_t value, uint64_t *out_id)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+	uint16_t p, lo, hi;
+	int rc = 0, first = 1;
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (sl_wire_check_name(chan, strlen(chan)) != 0)
+		return -SL_E_NAME;
+	if (part >= (int)t->nparts)
+		return -SL_E_PARTITION;
+	lo = part < 0 ? 0 : (uint16_t)part;
+	hi = part < 0 ? t->nparts : (uint16_t)(part + 1);
+	for (p = lo; p < hi; p++) {
+		struct sl_wcmd *c = cmd_new(op, t->parts[p].state);
+		int r;
+
+		if (c == NULL)
+			return -ENOMEM;
+		snprintf(c->chan, sizeof(c->chan), "%s", chan);
+		c->ordered = ordered;
+		c->kind = kind;
+		c->value = value;
+		r = run_cmd(b, t->parts[p].owner, c);
+		if (r == -ETIMEDOUT)
+			return r;
+		if (r == 0 && first && out_id != NULL)
+			*out_id = c->out_id;
+		if (r == 0)
+			first = 0;
+		free(c);
+		if (r != 0 && rc == 0)
+			rc = r;
+	}
+	return rc;
+}
+
+int
+sl_broker_chan_create(struct sl_broker *b, const char *topic, int part, const char *chan,
+		      int ordered)
+{
+	return chan_cmd(b, topic, part, SL_WCMD_CHAN_CREATE, chan, ordered, 0, 0, NULL);
+}
+
+int
+sl_broker_chan_delete(struct sl_broker *b, const char *topic, int part, const char *chan)
+{
+	return chan_cmd(b, topic, part, SL_WCMD_CHAN_DELETE, chan, 0, 0, 0, NULL);
+}
+
+int
+sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const char *chan,
+		     uint8_t kind, uint64_t value, uint64_t *next_id)
+{
+	return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
+}
+
+int
+sl_broker_part_info(struct sl_broker *b, const char *topic, uint16_t part,
+		    struct sl_part_info *info)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+	struct sl_wcmd *c;
+	int rc;
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (part >= t->nparts)
+		return -SL_E_PARTITION;
+	c = cmd_new(SL_WCMD_PART_INFO, t->parts[part].state);
+	if (c == NULL)
+		return -ENOMEM;
+	/* the worker writes into a buffer of ours: on timeout it may still do so later,
+	 * so the buffer is leaked with the command in that case */
+	c->info = malloc(sizeof(*info));
+	if (c->info == NULL) {
+		free(c);
+		return -ENOMEM;
+	}
+	rc = run_cmd(b, t->parts[part].owner, c);
+	if (rc == -ETIMEDOUT)
+		return rc;
+	if (rc == 0)
+		*info = *c->info;
+	free(c->info);
+	free(c);
+	return rc;
+}

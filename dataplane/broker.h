@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * broker: one sluiced node's dataplane as seen by the control thread. It owns the ports'
+ * queue layout, the worker lcores, the session table and the coordinator data, and
+ * offers the control operations (topics, channels, stats). Every function here runs on
+ * the control thread (the EAL main lcore, a registered QSBR thread) unless it says
+ * otherwise.
+ *
+ * Lcore roles:
+ *   main lcore      control thread: control socket, telemetry, session expiry, topic
+ *                   and channel changes (RCU writer), auto-creation;
+ *   worker lcores   each polls its RX queue of every port, owns a set of partitions,
+ *                   forwards frames for partitions it does not own to their owner
+ *                   through single-producer/single-consumer rings, answers, delivers;
+ *   persist lcore   the persistence core (storage/persist.h).
+ */
+#ifndef SL_BROKER_H
+#define SL_BROKER_H
+
+#include <stdint.h>
+
+#include "channel.h"
+#include "coord.h"
+#include "net.h"
+#include "session.h"
+
+#define SL_BROKER_MAX_WORKERS 16
+#define SL_BROKER_MAX_PORTS 4
+#define SL_BROKER_MAX_CHANNELS 32	/* per partition */
+
+enum sl_idle_mode {
+	SL_IDLE_BUSY = 0,	/* poll forever: lowest latency, one full core per lcore */
+	SL_IDLE_ADAPTIVE = 1,	/* sleep (backing off) after idle_polls empty polls */
+};
+
+struct sl_broker_port {
+	uint16_t port_id;
+	uint16_t nrxq;		/* RX queues: == nworkers with RSS, else 1 */
+	uint32_t tx_flags;	/* SL_NET_TX_* offloads enabled */
+	uint32_t rx_flags;	/* SL_NET_RX_* offloads enabled */
+	uint16_t mtu;
+	char name[64];
+	struct sl_net_if nif;
+};
+
+struct sl_broker_conf {
+	uint32_t node_id;
+	uint16_t nworkers;
+	unsigned int worker_lcores[SL_BROKER_MAX_WORKERS];
+	uint16_t nports;
+	struct sl_broker_port ports[SL_BROKER_MAX_PORTS];
+	struct rte_mempool *pool;
+	int socket_id;
+	enum sl_idle_mode idle;
+	uint32_t idle_polls;		/* empty polls before sleeping (adaptive) */
+	uint32_t idle_max_us;		/* longest sleep (adaptive) */
+	uint64_t log_bytes;		/* in-memory log per partition */
+	uint32_t max_msg;		/* largest message body */
+	uint32_t window;		/* requests in flight per session (WELCOME) */
+	uint32_t heartbeat_ms;
+	uint32_t session_timeout_ms;
+	uint32_t max_sessions;
+	uint32_t msg_timeout_ms;
+	uint32_t max_req_delay_ms;
+	uint32_t chan_window;		/* max in flight per channel */
+	int auto_create;		/* create unknown topics on first publish */
+	uint16_t auto_create_parts;
+	uint16_t max_parts_per_topic;
+};
+
+/* Per-worker counters: written by the owner lcore only, read racily by the control
+ * thread (aligned 64-bit loads). */
+struct sl_worker_stats {
+	uint64_t rx_pkts;
+	uint64_t tx_pkts;
+	uint64_t tx_drops;		/* TX ring full */
+	uint64_t drops[SL_NET_KIND_MAX]; /* by network reason (index 0..3 unused) */
+	uint64_t drop_multiseg;
+	uint64_t drop_bad_magic;	/* not a sluice frame: dropped silently */
+	uint64_t drop_answer_op;	/* a client sent us an answer opcode */
+	uint64_t drop_fwd_full;		/* forward ring to the owner worker full */
+	uint64_t drop_no_mbuf;
+	uint64_t arp_replies;
+	uint64_t icmp_replies;
+	uint64_t ops[16];		/* requests by opcode */
+	uint64_t errs_sent;		/* ERR frames */
+	uint64_t err_codes[32];		/* by SL_E_* - SL_E_BASE */
+	uint64_t dups;			/* retries answered from the idempotency window */
+	uint64_t fwd_out;
+	uint64_t fwd_in;
+	uint64_t pubs;			/* PUB + MPUB requests committed */
+	uint64_t msgs_in;		/* messages committed */
+	uint64_t bytes_in;
+	uint64_t deliveries;		/* MSG frames sent (incl. redeliveries) */
+	uint64_t busy_cycles;		/* cycles of iterations that did work */
+	uint64_t total_cycles;
+	uint64_t idle_sleeps;
+	uint64_t sessions_created;
+	uint64_t auto_create_req;
+};
+
+/* Snapshot of one channel, filled by its owner worker on request. */
+struct sl_chan_info {
+	char name[SL_CHANNEL_NAME_MAX + 1];
+	uint8_t ordered;
+	uint8_t ephemeral;
+	uint32_t nsubs;
+	uint64_t confirmed_id;		/* all ids below are finished */
+	uint64_t confirmed_offset;
+	uint64_t cursor_id;
+	uint64_t depth;			/* end_id + 1 - confirmed_id */
+	struct sl_channel_stats st;
+};
+
+/* Snapshot of one partition, filled by its owner worker on request. */
+struct sl_part_info {
+	uint16_t owner;
+	uint64_t first_id;
+	uint64_t end_id;
+	uint64_t end_offset;
+	uint64_t log_used;
+	uint64_t log_capacity;
+	uint64_t pubs;
+	uint64_t msgs_in;
+	uint64_t bytes_in;
+	uint64_t full_errs;
+	uint64_t deliveries;
+	uint32_t nchans;
+	struct sl_chan_info chans[SL_BROKER_MAX_CHANNELS];
+};
+
+struct sl_broker;
+
+/** Build the broker: session table, coordinator, rings, worker contexts. Ports must
+ * already be configured and started (dataplane/port.h). NULL with rte_errno. */
+struct sl_broker *
+sl_broker_open(const struct sl_broker_conf *conf);
+
+/** Launch the worker lcores (and nothing else). 0 or negative errno. */
+int
+sl_broker_start(struct sl_broker *b);
+
+/** Ask every lcore to stop and wait for the workers. */
+void
+sl_broker_stop(struct sl_broker *b);
+
+/** Free everything (after stop). */
+void
+sl_broker_close(struct sl_broker *b);
+
+/** Periodic control work: session expiry, auto-creation requests. Call every <= 100 ms.
+ * Returns the number of things done. */
+int
+sl_broker_tick(struct sl_broker *b);
+
+const struct sl_broker_conf *
+sl_broker_get_conf(const struct sl_broker *b);
+struct sl_coord *
+sl_broker_coord(struct sl_broker *b);
+struct sl_session_table *
+sl_broker_sessions(struct sl_broker *b);
+const struct sl_worker_stats *
+sl_broker_worker_stats(const struct sl_broker *b, uint16_t w);
+unsigned int
+sl_broker_worker_lcore(const struct sl_broker *b, uint16_t w);
+
+/** Create a topic with nparts partitions (spread over the workers). 0, -SL_E_EXISTS,
+ * -SL_E_NAME, -SL_E_INVAL, -SL_E_LIMIT, -ENOMEM. */
+int
+sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags);
+
+/** Delete a topic, its partitions, channels and subscriptions. 0 or -SL_E_TOPIC. */
+int
+sl_broker_topic_delete(struct sl_broker *b, const char *name);
+
+/** Create a durable channel on every partition of a topic (or one partition if
+ * part >= 0). 0, -SL_E_TOPIC, -SL_E_PARTITION, -SL_E_EXISTS, -SL_E_LIMIT, -SL_E_NAME. */
+int
+sl_broker_chan_create(struct sl_broker *b, const char *topic, int part, const char *chan,
+		      int ordered);
+
+/** Delete a channel (every partition, or one). Subscribers lose it. */
+int
+sl_broker_chan_delete(struct sl_broker *b, const char *topic, int part, const char *chan);
+
+/** Reset a channel's consume position (kind: enum sl_wire_off_kind). On success
+ * *next_id gets the first id that will be delivered (first partition touched). */
+int
+sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const char *chan,
+		     uint8_t kind, uint64_t value, uint64_t *next_id);
+
+/** Snapshot a partition. 0 or -SL_E_TOPIC / -SL_E_PARTITION / -ETIMEDOUT. */
+int
+sl_broker_part_info(struct sl_broker *b, const char *topic, uint16_t part,
+		    struct sl_part_info *info);
+
+/** Set by the signal handler: every lcore loop leaves when it reads non-zero. */
+extern volatile int sl_broker_quit;
+
+#endif /* SL_BROKER_H */

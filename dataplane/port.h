@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * port: bring up one DPDK port for the broker - probe it from devargs when it is not
+ * already there (a PCI address, or a vdev such as net_tap0,iface=sl0 / net_memif0,...),
+ * configure one TX queue per worker and either one RX queue per worker with RSS (when
+ * the port can) or a single RX queue polled by worker 0 (the others then get their
+ * partitions' frames through software dispatch rings), enable checksum offloads the
+ * port offers, set the MTU, start it. Control thread, before the workers start.
+ */
+#ifndef SL_PORT_H
+#define SL_PORT_H
+
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+#include "broker.h"
+
+struct sl_port_conf {
+	const char *devargs;		/* "0000:01:00.0", "net_tap0,iface=sl0", ... */
+	const char *ip;			/* "a.b.c.d" */
+	uint16_t udp_port;		/* client port (host order) */
+	uint16_t nworkers;
+	uint16_t mtu;			/* 0 = leave the port's default */
+	uint16_t rx_desc;		/* 0 = 1024 */
+	uint16_t tx_desc;		/* 0 = 1024 */
+	struct rte_mempool *pool;
+	int no_offload;			/* do not use checksum offloads */
+};
+
+/** Probe, configure and start a port; fill *out. 0 or a negative errno. */
+int
+sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out);
+
+/** Stop and close a port (and detach a vdev we probed). */
+void
+sl_port_close(struct sl_broker_port *p);
+
+#endif /* SL_PORT_H */

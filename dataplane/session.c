@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+#include <rte_ring.h>
+#include <urcu-qsbr.h>
+
+#include "session.h"
+
+struct sl_session_table {
+	uint32_t n;
+	uint32_t live;
+	uint64_t timeout_tsc;
+	struct rte_ring *free_ring;
+	uint32_t *expired;		/* scratch for sl_session_expire */
+	struct sl_session *s;
+};
+
+struct sl_session_table *
+sl_session_open(const struct sl_session_conf *conf)
+{
+	struct sl_session_table *t = NULL;
+	char name[RTE_RING_NAMESIZE];
+	uint32_t i;
+	static uint32_t instance;
+
+	if (conf == NULL || conf->max_sessions == 0 || conf->max_sessions > SL_SESSION_MAX - 1 ||
+	    conf->timeout_tsc == 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	t = rte_zmalloc_socket("sl_sessions", sizeof(*t), RTE_CACHE_LINE_SIZE, conf->socket_id);
+	if (t == NULL)
+		goto nomem;
+	t->n = conf->max_sessions;
+	t->timeout_tsc = conf->timeout_tsc;
+	t->s = rte_zmalloc_socket("sl_session_slots", sizeof(*t->s) * t->n, RTE_CACHE_LINE_SIZE,
+				  conf->socket_id);
+	t->expired = calloc(t->n, sizeof(*t->expired));
+	snprintf(name, sizeof(name), "sl_sess_free%u", instance++);
+	t->free_ring = rte_ring_create(name, rte_align32pow2(t->n + 1), conf->socket_id,
+				       RING_F_EXACT_SZ);
+	if (t->s == NULL || t->expired == NULL || t->free_ring == NULL)
+		goto nomem;
+	for (i = 0; i < t->n; i++)
+		rte_ring_enqueue(t->free_ring, (void *)(uintptr_t)(i + 1));
+	return t;
+nomem:
+	sl_session_close(t);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+sl_session_close(struct sl_session_table *t)
+{
+	if (t == NULL)
+		return;
+	rte_ring_free(t->free_ring);
+	free(t->expired);
+	rte_free(t->s);
+	rte_free(t);
+}
+
+uint32_t
+sl_session_capacity(const struct sl_session_table *t)
+{
+	return t->n;
+}
+
+struct sl_session *
+sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
+		  const uint8_t mac[6], uint16_t port_id, uint32_t window, uint32_t info,
+		  uint64_t now)
+{
+	void *obj;
+	uint32_t slot;
+	struct sl_session *s;
+	uint64_t id;
+
+	if (rte_ring_dequeue(t->free_ring, &obj) != 0)
+		return NULL;
+	slot = (uint32_t)(uintptr_t)obj - 1;
+	s = &t->s[slot];
+	s->ip = ip;
+	s->udp_port = udp_port;
+	s->port_id = port_id;
+	memcpy(s->mac, mac, 6);
+	s->closing = 0;
+	s->window = window;
+	s->client_info = info;
+	s->created = now;
+	__atomic_store_n(&s->last_seen, now, __ATOMIC_RELAXED);
+	do {
+		id = (rte_rand() << SL_SESSION_SLOT_BITS) | slot;
+	} while (id == 0 || (id >> SL_SESSION_SLOT_BITS) == 0);
+	__atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&t->live, 1, __ATOMIC_RELAXED);
+	return s;
+}
+
+struct sl_session *
+sl_session_peek(struct sl_session_table *t, uint32_t slot, uint64_t id)
+{
+	struct sl_session *s;
+
+	if (slot >= t->n)
+		return NULL;
+	s = &t->s[slot];
+	if (__atomic_load_n(&s->id, __ATOMIC_ACQUIRE) != id || id == 0)
+		return NULL;
+	return s;
+}
+
+struct sl_session *
+sl_session_get(struct sl_session_table *t, uint64_t id, uint32_t *slot, uint64_t now)
+{
+	uint32_t i = (uint32_t)(id & (SL_SESSION_MAX - 1));
+	struct sl_session *s = sl_session_peek(t, i, id);
+
+	if (s == NULL || s->closing)
+		return NULL;
+	/* one store per packet at most; skip it when already fresh to spare the line */
+	if (now - __atomic_load_n(&s->last_seen, __ATOMIC_RELAXED) > (t->timeout_tsc >> 6))
+		__atomic_store_n(&s->last_seen, now, __ATOMIC_RELAXED);
+	*slot = i;
+	return s;
+}
+
+void
+sl_session_mark_closing(struct sl_session *s)
+{
+	__atomic_store_n(&s->closing, 1, __ATOMIC_RELAXED);
+}
+
+uint32_t
+sl_session_expire(struct sl_session_table *t, uint64_t now)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct sl_session *s = &t->s[i];
+		uint64_t id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+		uint64_t seen;
+
+		if (id == 0)
+			continue;
+		seen = __atomic_load_n(&s->last_seen, __ATOMIC_RELAXED);
+		if (!__atomic_load_n(&s->closing, __ATOMIC_RELAXED) &&
+		    (int64_t)(now - seen) < (int64_t)t->timeout_tsc)
+			continue;
+		__atomic_store_n(&s->id, 0, __ATOMIC_RELEASE);
+		t->expired[n++] = i;
+	}
+	if (n == 0)
+		return 0;
+	synchronize_rcu();
+	for (i = 0; i < n; i++)
+		rte_ring_enqueue(t->free_ring, (void *)(uintptr_t)(t->expired[i] + 1));
+	__atomic_sub_fetch(&t->live, n, __ATOMIC_RELAXED);
+	return n;
+}
+
+uint32_t
+sl_session_count(const struct sl_session_table *t)
+{
+	return __atomic_load_n(&t->live, __ATOMIC_RELAXED);
+}
+
+const struct sl_session *
+sl_session_at(const struct sl_session_table *t, uint32_t i)
+{
+	if (i >= t->n || __atomic_load_n(&t->s[i].id, __ATOMIC_ACQUIRE) == 0)
+		return NULL;
+	return &t->s[i];
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * session: the node's client sessions, a fixed table shared by all worker lcores.
+ *
+ * A session id is (random << 20) | slot, so any worker finds the slot in O(1) and checks
+ * the id. Slots are allocated by any worker on HELLO from a lock-free MPMC ring of free
+ * slots; a slot's fields are written before its id is published (release) and are then
+ * read-only, except last_seen (relaxed stores by any worker) and closing (set on CLS).
+ * The control thread expires sessions: it clears the id of sessions silent for longer
+ * than the timeout (or closing), waits for a grace period, and only then returns the
+ * slots to the free ring - so a worker that validated an id in its current loop
+ * iteration never sees the slot reused under it.
+ */
+#ifndef SL_SESSION_H
+#define SL_SESSION_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+
+#define SL_SESSION_SLOT_BITS 20
+#define SL_SESSION_MAX (1u << SL_SESSION_SLOT_BITS)
+
+struct sl_session {
+	uint64_t id;		/* 0 = free; acquire-load before reading the rest */
+	uint64_t last_seen;	/* tsc, relaxed */
+	uint64_t created;	/* tsc */
+	uint32_t ip;		/* client, network order */
+	uint16_t udp_port;	/* client, host order */
+	uint16_t port_id;	/* DPDK port the session came in on */
+	uint8_t mac[6];		/* client (or next hop) MAC */
+	uint8_t closing;	/* CLS received: expire at the next scan */
+	uint8_t pad;
+	uint32_t window;
+	uint32_t client_info;
+} __rte_cache_aligned;
+
+struct sl_session_conf {
+	uint32_t max_sessions;	/* power of two not required; <= SL_SESSION_MAX */
+	uint64_t timeout_tsc;	/* silence after which a session expires */
+	int socket_id;
+};
+
+struct sl_session_table;
+
+/** Create the table (hugepage memory). Control thread. NULL + rte_errno. */
+struct sl_session_table *
+sl_session_open(const struct sl_session_conf *conf);
+
+void
+sl_session_close(struct sl_session_table *t);
+
+uint32_t
+sl_session_capacity(const struct sl_session_table *t);
+
+/**
+ * Create a session for a client address. Returns the slot's session, or NULL when the
+ * table is full. Any worker lcore; lock-free.
+ */
+struct sl_session *
+sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
+		  const uint8_t mac[6], uint16_t port_id, uint32_t window, uint32_t info,
+		  uint64_t now);
+
+/**
+ * Validate a session id and refresh last_seen. Returns the session and its slot, or
+ * NULL if unknown / expired. Any worker lcore, RCU read side.
+ */
+struct sl_session *
+sl_session_get(struct sl_session_table *t, uint64_t id, uint32_t *slot, uint64_t now);
+
+/** Session at slot if its id is still id (no refresh), else NULL. Worker lcores. */
+struct sl_session *
+sl_session_peek(struct sl_session_table *t, uint32_t slot, uint64_t id);
+
+/** Mark a session closing (CLS of the session). Any worker. */
+void
+sl_session_mark_closing(struct sl_session *s);
+
+/**
+ * Expire silent or closing sessions: clear their ids, synchronize_rcu(), return the
+ * slots. Returns the number expired. Control thread (registered QSBR thread).
+ */
+uint32_t
+sl_session_expire(struct sl_session_table *t, uint64_t now);
+
+/** Number of live sessions (approximate). Any thread. */
+uint32_t
+sl_session_count(const struct sl_session_table *t);
+
+/** Slot of index i if live (for listings), else NULL. Control thread. */
+const struct sl_session *
+sl_session_at(const struct sl_session_table *t, uint32_t i);
+
+#endif /* SL_SESSION_H */

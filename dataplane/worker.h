@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * worker: the polling loop of a worker lcore and everything it owns. Internal to the
+ * dataplane: broker.c creates workers and talks to them through command rings.
+ *
+ * Loop, every iteration (one QSBR read-side critical section):
+ *   1. commands from the control thread (attach/detach partitions, channel changes,
+ *      snapshots);
+ *   2. frames forwarded by the other workers (SPSC rings, one per source worker);
+ *   3. RX bursts from this worker's queue of every port: parse, answer ARP/ICMP, decode
+ *      the sluice frame, forward it to the partition's owner or execute it, answer in
+ *      place (the request mbuf becomes the answer);
+ *   4. deliveries: for every owned partition and channel, MSG frames to subscribers
+ *      with credit; every millisecond, in-flight timeouts and log trimming;
+ *   5. TX flush; rcu_quiescent_state(); adaptive idle sleep (offline) when nothing
+ *      happened for idle_polls iterations.
+ * No heap allocation, syscall, lock or log line per packet. Channel creation on SUB is
+ * the one allocation a worker does (once per channel).
+ */
+#ifndef SL_WORKER_H
+#define SL_WORKER_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "broker.h"
+#include "idem.h"
+#include "memlog.h"
+
+#define SL_WORKER_MAX_PARTS 4096
+#define SL_WORKER_BURST 32
+#define SL_WORKER_TXQ_MAX 64
+
+/* Runtime state of one partition: owned by one worker lcore. */
+struct sl_pstate {
+	struct sl_partition *part;	/* coordinator entry (stable for the topic's life) */
+	uint16_t partid;
+	uint16_t owner;
+	struct sl_memlog *log;
+	void *log_mem;			/* rte_malloc'ed region behind log */
+	uint32_t nchans;
+	struct sl_channel *chans[SL_BROKER_MAX_CHANNELS];
+	uint64_t pubs;
+	uint64_t msgs_in;
+	uint64_t bytes_in;
+	uint64_t full_errs;
+	uint64_t deliveries;
+	uint64_t trimmed_to;
+};
+
+enum sl_wcmd_op {
+	SL_WCMD_ATTACH = 1,	/* start owning ps */
+	SL_WCMD_DETACH,		/* stop owning ps: drop channels and subscriptions */
+	SL_WCMD_CHAN_CREATE,
+	SL_WCMD_CHAN_DELETE,
+	SL_WCMD_CHAN_RESET,
+	SL_WCMD_PART_INFO,
+};
+
+/* A command from the control thread; the worker sets result then done (release). */
+struct sl_wcmd {
+	enum sl_wcmd_op op;
+	struct sl_pstate *ps;
+	char chan[SL_CHANNEL_NAME_MAX + 1];
+	int ordered;
+	uint8_t kind;
+	uint64_t value;
+	struct sl_part_info *info;
+	int result;
+	uint64_t out_id;
+	int done;
+};
+
+struct sl_worker {
+	struct sl_broker *b;
+	const struct sl_broker_conf *conf;
+	uint16_t idx;
+	unsigned int lcore;
+	struct rte_ring *cmd;				/* control -> this worker */
+	struct rte_ring *in[SL_BROKER_MAX_WORKERS];	/* worker i -> this worker */
+	struct rte_ring *autocreate;			/* this worker -> control */
+	struct sl_worker **peers;			/* every worker, by index */
+	struct sl_coord *coord;
+	struct sl_session_table *sessions;
+	struct sl_idem *idem;				/* [max_sessions] */
+	uint32_t nparts;
+	struct sl_pstate **parts;			/* [SL_WORKER_MAX_PARTS] */
+	uint64_t sub_counter;
+	uint64_t now_tsc;
+	uint64_t now_ns;	/* monotonic ns (from tsc) */
+	uint64_t wall_base_ns;
+	uint64_t tsc_base;
+	double ns_per_tsc;
+	uint64_t next_tick_tsc;
+	uint64_t tick_tsc;
+	uint16_t ntx[SL_BROKER_MAX_PORTS];
+	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
+	struct sl_worker_stats st __rte_cache_aligned;
+} __rte_cache_aligned;
+
+/** Worker lcore entry point (rte_eal_remote_launch). arg: struct sl_worker *. */
+int
+sl_worker_main(void *arg);
+
+/** Create a partition's runtime state (log in hugepage memory). Control thread. */
+struct sl_pstate *
+sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint16_t owner);
+
+/** Free a detached partition state. Control thread. */
+void
+sl_worker_pstate_free(struct sl_pstate *ps);
+
+#endif /* SL_WORKER_H */

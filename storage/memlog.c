@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * memlog: a partition's bounded in-memory message log (see memlog.h).
+ *
+ * Ring state: retained records live in [head, tail) when head < tail, or in
+ * [head, ring end) followed by [0, tail) when the ring has wrapped (head >= tail; the
+ * gap between the last record of the old lap and the ring end is a wrap pad). An empty
+ * log always has head == tail == 0. Logical offsets are ring position plus a per-lap
+ * base: cur_base for the lap holding tail, prev_base for the older lap when wrapped.
+ * Retained records span at most these two laps, so offset_of is O(1) and find_offset /
+ * find_time are binary searches over the index.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "memlog.h"
+
+#define MAGIC_REC 0xA5u
+#define MAGIC_PAD 0x5Au
+#define MAGIC_SHIFT 24
+#define LEN_MASK 0xFFFFFFu
+#define MIN_IDX_SLOTS 16
+#define DEFAULT_HINT 64
+
+struct rec_hdr {
+	uint32_t magic_len;
+	uint32_t reserved;
+	uint64_t id;
+	uint64_t timestamp_ns;
+	uint64_t trace_id;
+};
+
+_Static_assert(sizeof(struct rec_hdr) == SL_MEMLOG_REC_HDR, "record header size");
+
+struct sl_memlog {
+	uint64_t *idx;		/* idx_slots ring positions, in conf->mem */
+	uint8_t *ring;		/* record area, after the index */
+	uint64_t idx_slots;
+	uint64_t idx_mask;
+	uint64_t ring_size;	/* multiple of 8 */
+
+	uint64_t first_id;	/* oldest retained (end_id + 1 when empty) */
+	uint64_t end_id;	/* last written (0 = never) */
+	uint64_t end_offset;	/* logical offset after end_id */
+	uint64_t head;		/* ring position of first_id */
+	uint64_t tail;		/* ring position where the next record goes */
+	uint64_t cur_base;	/* logical = cur_base + pos in tail's lap */
+	uint64_t prev_base;	/* logical = prev_base + pos in the older lap */
+	uint64_t last_ts;	/* timestamp of the last append (never decreases) */
+};
+
+static inline int
+is_empty(const struct sl_memlog *log)
+{
+	return log->first_id > log->end_id;
+}
+
+static inline int
+is_wrapped(const struct sl_memlog *log)
+{
+	return !is_empty(log) && log->head >= log->tail;
+}
+
+static inline uint64_t
+idx_get(const struct sl_memlog *log, uint64_t id)
+{
+	uint64_t v;
+
+	memcpy(&v, &log->idx[id & log->idx_mask], sizeof(v));
+	return v;
+}
+
+static inline void
+idx_set(struct sl_memlog *log, uint64_t id, uint64_t pos)
+{
+	memcpy(&log->idx[id & log->idx_mask], &pos, sizeof(pos));
+}
+
+static inline void
+hdr_get(const struct sl_memlog *log, uint64_t pos, struct rec_hdr *h)
+{
+	memcpy(h, log->ring + pos, sizeof(*h));
+}
+
+/* Logical offset of the retained record at ring position pos. */
+static inline uint64_t
+logical_of(const struct sl_memlog *log, uint64_t pos)
+{
+	if (is_wrapped(log) && pos >= log->head)
+		return log->prev_base + pos;
+	return log->cur_base + pos;
+}
+
+static inline uint64_t
+offset_of_id(const struct sl_memlog *log, uint64_t id)
+{
+	if (id > log->end_id)
+		return log->end_offset;
+	return logical_of(log, idx_get(log, id));
+}
+
+static inline uint64_t
+ts_of_id(const struct sl_memlog *log, uint64_t id)
+{
+	struct rec_hdr h;
+
+	hdr_get(log, idx_get(log, id), &h);
+	return h.timestamp_ns;
+}
+
+static void
+set_empty(struct sl_memlog *log)
+{
+	log->head = 0;
+	log->tail = 0;
+	log->cur_base = log->end_offset;
+	log->prev_base = log->end_offset;
+}
+
+/*
+ * Where a record of s bytes goes given head and tail (empty: both 0). Returns 0 and
+ * *pos, with *wrap = 1 when the ring must wrap first (pad from tail to the ring end), or
+ * -1 when there is no room.
+ */
+static int
+fit(uint64_t ring_size, uint64_t head, uint64_t tail, int empty, uint64_t s, uint64_t *pos,
+    int *wrap)
+{
+	*wrap = 0;
+	if (empty) {
+		if (s > ring_size)
+			return -1;
+		*pos = 0;
+		return 0;
+	}
+	if (head < tail) {
+		if (s <= ring_size - tail) {
+			*pos = tail;
+			return 0;
+		}
+		if (s <= head) {
+			*pos = 0;
+			*wrap = 1;
+			return 0;
+		}
+		return -1;
+	}
+	if (s <= head - tail) {
+		*pos = tail;
+		return 0;
+	}
+	return -1;
+}
+
+/* Calling context: any thread, before the log is handed to its owner lcore. */
+struct sl_memlog *
+sl_memlog_open(const struct sl_memlog_conf *conf)
+{
+	struct sl_memlog *log;
+	uint64_t hint, n, slots;
+
+	if (conf == NULL || conf->mem == NULL || conf->mem_len < 4096 ||
+	    ((uintptr_t)conf->mem & 7) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	hint = conf->avg_msg_hint != 0 ? conf->avg_msg_hint : DEFAULT_HINT;
+	n = conf->mem_len / SL_MEMLOG_REC_SIZE(hint);
+	slots = 1;
+	while (slots * 2 <= n)
+		slots *= 2;
+	while (slots > MIN_IDX_SLOTS && slots * sizeof(uint64_t) > conf->mem_len / 4)
+		slots /= 2;
+	if (slots < MIN_IDX_SLOTS)
+		slots = MIN_IDX_SLOTS;
+
+	log = calloc(1, sizeof(*log));
+	if (log == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	log->idx = conf->mem;
+	log->idx_slots = slots;
+	log->idx_mask = slots - 1;
+	log->ring = (uint8_t *)conf->mem + slots * sizeof(uint64_t);
+	log->ring_size = (conf->mem_len - slots * sizeof(uint64_t)) & ~(uint64_t)7;
+	log->first_id = 1;
+	log->end_id = 0;
+	log->end_offset = 0;
+	log->last_ts = 0;
+	set_empty(log);
+	return log;
+}
+
+/* Calling context: control path, once the owner lcore no longer uses the log. */
+void
+sl_memlog_close(struct sl_memlog *log)
+{
+	free(log);
+}
+
+/* Write record id at pos (the caller checked the room). */
+static void
+put_record(struct sl_memlog *log, uint64_t pos, uint64_t id, const void *data, uint32_t len,
+	   uint64_t ts, uint64_t trace_id)
+{
+	struct rec_hdr h = {
+		.magic_len = (MAGIC_REC << MAGIC_SHIFT) | len,
+		.reserved = 0,
+		.id = id,
+		.timestamp_ns = ts,
+		.trace_id = trace_id,
+	};
+	uint64_t rs = SL_MEMLOG_REC_SIZE(len);
+	uint8_t *p = log->ring + pos;
+
+	memcpy(p, &h, sizeof(h));
+	if (len > 0)
+		memcpy(p + SL_MEMLOG_REC_HDR, data, len);
+	if (rs - SL_MEMLOG_REC_HDR > len)
+		memset(p + SL_MEMLOG_REC_HDR + len, 0, rs - SL_MEMLOG_REC_HDR - len);
+}
+
+/* Wrap: pad the ring tail (readers skip to position 0) and start a new lap. */
+static void
+wrap_ring(struct sl_memlog *log)
+{
+	if (log->tail < log->ring_size) {
+		uint32_t pad[2] = { MAGIC_PAD << MAGIC_SHIFT, 0 };
+
+		/* tail and ring_size are multiples of 8: at least 8 bytes are left. */
+		memcpy(log->ring + log->tail, pad, sizeof(pad));
+	}
+	log->prev_base = log->cur_base;
+	log->cur_base = log->end_offset;
+}
+
+static int
+append_n(struct sl_memlog *log, uint32_t n, const void *const *datas, const uint32_t *lens,
+	 uint64_t ts_ns, uint64_t trace_id, struct sl_memlog_rec *first)
+{
+	uint64_t tail = log->tail;
+	int empty = is_empty(log);
+	uint64_t retained = log->end_id + 1 - log->first_id;
+	uint64_t ts = ts_ns > log->last_ts ? ts_ns : log->last_ts;
+	uint64_t pos, first_pos = 0;
+	uint32_t i;
+	int wrap;
+
+	for (i = 0; i < n; i++) {
+		if (lens[i] > SL_MEMLOG_MAX_MSG ||
+		    SL_MEMLOG_REC_SIZE(lens[i]) > log->ring_size)
+			return -SL_E_TOO_BIG;
+		if (lens[i] > 0 && datas[i] == NULL)
+			return -EINVAL;
+	}
+	if (retained + n > log->idx_slots)
+		return -SL_E_FULL;
+	/* Dry run: every record must fit before anything is written. */
+	for (i = 0; i < n; i++) {
+		uint64_t s = SL_MEMLOG_REC_SIZE(lens[i]);
+
+		if (fit(log->ring_size, log->head, tail, empty, s, &pos, &wrap) != 0)
+			return -SL_E_FULL;
+		tail = pos + s;
+		empty = 0;
+	}
+
+	for (i = 0; i < n; i++) {
+		uint64_t s = SL_MEMLOG_REC_SIZE(lens[i]);
+		uint64_t id = log->end_id + 1;
+
+		fit(log->ring_size, log->head, log->tail, is_empty(log), s, &pos, &wrap);
+		if (wrap)
+			wrap_ring(log);
+		if (i == 0) {
+			first_pos = pos;
+			if (first != NULL) {
+				first->id = id;
+				first->offset = log->end_offset;
+			}
+		}
+		put_record(log, pos, id, datas[i], lens[i], ts, trace_id);
+		idx_set(log, id, pos);
+		log->tail = pos + s;
+		log->end_id = id;
+		log->end_offset += s;
+	}
+	log->last_ts = ts;
+	if (first != NULL) {
+		first->timestamp_ns = ts;
+		first->trace_id = trace_id;
+		first->len = lens[0];
+		first->data = log->ring + first_pos + SL_MEMLOG_REC_HDR;
+	}
+	return 0;
+}
+
+/* Calling context: owner lcore (per-packet path: no allocation). */
+int
+sl_memlog_append(struct sl_memlog *log, const void *data, uint32_t len, uint64_t ts_ns,
+		 uint64_t trace_id, struct sl_memlog_rec *pos)
+{
+	const void *datas[1] = { data };
+
+	return append_n(log, 1, datas, &len, ts_ns, trace_id, pos);
+}
+
+/* Calling context: owner lcore (per-packet path: no allocation). */
+int
+sl_memlog_append_batch(struct sl_memlog *log, uint32_t n, const void *const *datas,
+		       const uint32_t *lens, uint64_t ts_ns, uint64_t trace_id,
+		       struct sl_memlog_rec *first)
+{
+	if (n == 0 || datas == NULL || lens == NULL)
+		return -EINVAL;
+	return append_n(log, n, datas, lens, ts_ns, trace_id, first);
+}
+
+/* Calling context: owner lcore. */
+int
+sl_memlog_read(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *out)
+{
+	struct rec_hdr h;
+	uint64_t pos;
+
+	if (id < log->first_id || id > log->end_id)
+		return -ENOENT;
+	pos = idx_get(log, id);
+	hdr_get(log, pos, &h);
+	out->id = h.id;
+	out->offset = logical_of(log, pos);
+	out->timestamp_ns = h.timestamp_ns;
+	out->trace_id = h.trace_id;
+	out->len = h.magic_len & LEN_MASK;
+	out->data = log->ring + pos + SL_MEMLOG_REC_HDR;
+	return 0;
+}
+
+/* Calling context: owner lcore. */
+void
+sl_memlog_trim(struct sl_memlog *log, uint64_t id)
+{
+	if (id > log->end_id + 1)
+		id = log->end_id + 1;
+	if (id <= log->first_id)
+		return;
+	log->first_id = id;
+	if (is_empty(log))
+		set_empty(log);
+	else
+		log->head = idx_get(log, id);
+}
+
+/*
+ * Calling context: owner lcore. Ids below first_id were trimmed and their offsets are
+ * gone, so id is clamped to first_id (everything retained is removed, the next append
+ * gets first_id).
+ */
+void
+sl_memlog_truncate(struct sl_memlog *log, uint64_t id)
+{
+	uint64_t pos;
+
+	if (id < log->first_id)
+		id = log->first_id;
+	if (id > log->end_id)
+		return;
+	if (id == log->first_id) {
+		log->end_offset = offset_of_id(log, id);
+		log->end_id = id - 1;
+		set_empty(log);
+		return;
+	}
+	pos = idx_get(log, id);
+	log->end_offset = logical_of(log, pos);
+	if (is_wrapped(log) && pos >= log->head)
+		log->cur_base = log->prev_base;	/* the newer lap is gone entirely */
+	log->tail = pos;
+	log->end_id = id - 1;
+	log->last_ts = ts_of_id(log, log->end_id);
+}
+
+/* Calling context: owner lcore. */
+uint64_t
+sl_memlog_first_id(const struct sl_memlog *log)
+{
+	return log->first_id;
+}
+
+/* Calling context: owner lcore. */
+uint64_t
+sl_memlog_end_id(const struct sl_memlog *log)
+{
+	return log->end_id;
+}
+
+/* Calling context: owner lcore. */
+uint64_t
+sl_memlog_end_offset(const struct sl_memlog *log)
+{
+	return log->end_offset;
+}
+
+/* Calling context: owner lcore. */
+int
+sl_memlog_offset_of(const struct sl_memlog *log, uint64_t id, uint64_t *off)
+{
+	if (id < log->first_id || id > log->end_id + 1)
+		return -ENOENT;
+	*off = offset_of_id(log, id);
+	return 0;
+}
+
+/* Calling context: owner lcore. */
+int
+sl_memlog_find_offset(const struct sl_memlog *log, uint64_t off, uint64_t *id)
+{
+	uint64_t lo = log->first_id, hi = log->end_id;
+
+	if (off == log->end_offset) {
+		*id = log->end_id + 1;
+		return 0;
+	}
+	if (is_empty(log) || off > log->end_offset || off < offset_of_id(log, lo))
+		return -ENOENT;
+	/* Offsets strictly increase with ids. */
+	while (lo <= hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint64_t o = offset_of_id(log, mid);
+
+		if (o == off) {
+			*id = mid;
+			return 0;
+		}
+		if (o < off)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -EINVAL;
+}
+
+/* Calling context: owner lcore. */
+uint64_t
+sl_memlog_find_time(const struct sl_memlog *log, uint64_t ts_ns)
+{
+	uint64_t lo = log->first_id, hi = log->end_id + 1;
+
+	/* First id in [lo, hi) with ts >= ts_ns; hi when none. */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ts_of_id(log, mid) >= ts_ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* Calling context: owner lcore (stats). */
+uint64_t
+sl_memlog_used(const struct sl_memlog *log)
+{
+	if (is_empty(log))
+		return 0;
+	if (log->head < log->tail)
+		return log->tail - log->head;
+	return log->ring_size - log->head + log->tail;
+}
+
+/* Calling context: any thread. */
+uint64_t
+sl_memlog_capacity(const struct sl_memlog *log)
+{
+	return log->ring_size;
+}

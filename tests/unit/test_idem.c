@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * Unit test of the idempotency window (dataplane/idem.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "idem.h"
+
+static unsigned int n_pass, n_fail;
+
+#define CHECK(cond, ...) do {							\
+	if (cond) {								\
+		n_pass++;							\
+		printf("ok   - ");						\
+	} else {								\
+		n_fail++;							\
+		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
+	}									\
+	printf(__VA_ARGS__);							\
+	printf("\n");								\
+} while (0)
+
+/* Counted quietly, printed only when it fails (for loops). */
+#define QCHECK(cond, ...) do {							\
+	if (cond) {								\
+		n_pass++;							\
+	} else {								\
+		n_fail++;							\
+		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
+		printf(__VA_ARGS__);						\
+		printf("\n");							\
+	}									\
+} while (0)
+
+static struct sl_idem win;
+
+static void
+rec(uint64_t seq, uint8_t pending, uint64_t id)
+{
+	struct sl_idem_entry e = {
+		.opcode = 7, .pending = pending, .code = 0, .partition = 3, .count = 1,
+		.id = id, .offset = id * 100, .aux = seq,
+	};
+
+	sl_idem_record(&win, seq, &e);
+}
+
+static void
+test_classify(void)
+{
+	const struct sl_idem_entry *hit = (const void *)&hit;
+	struct sl_idem_entry e;
+
+	memset(&win, 0xee, sizeof(win));
+	sl_idem_bind(&win, 42);
+	CHECK(win.session == 42, "bind sets the session");
+	CHECK(sl_idem_check(&win, 1, &hit) == SL_IDEM_NEW && hit == NULL,
+	      "fresh window: seq 1 is NEW, no hit");
+	CHECK(sl_idem_check(&win, 0, &hit) == SL_IDEM_OLD, "seq 0 is invalid: OLD");
+
+	rec(1, 0, 1000);
+	CHECK(sl_idem_check(&win, 1, &hit) == SL_IDEM_DUP, "recorded seq 1 is DUP");
+	CHECK(hit != NULL && hit->seq == 1 && hit->id == 1000 && hit->offset == 100000 &&
+	      hit->partition == 3 && hit->opcode == 7,
+	      "DUP hit carries the recorded answer");
+	CHECK(sl_idem_check(&win, 2, &hit) == SL_IDEM_NEW && hit == NULL, "seq 2 is NEW");
+
+	/* seq field of the given entry is ignored: it is set from seq. */
+	memset(&e, 0, sizeof(e));
+	e.seq = 999;
+	e.code = SL_E_FULL;
+	sl_idem_record(&win, 2, &e);
+	CHECK(sl_idem_check(&win, 2, &hit) == SL_IDEM_DUP && hit->seq == 2 &&
+	      hit->code == SL_E_FULL, "record sets e->seq from seq, error answers kept");
+
+	rec(3, 1, 3000);
+	CHECK(sl_idem_check(&win, 3, &hit) == SL_IDEM_PENDING && hit != NULL &&
+	      hit->id == 3000, "pending entry is PENDING with a hit");
+	rec(3, 0, 3001);
+	CHECK(sl_idem_check(&win, 3, &hit) == SL_IDEM_DUP && hit->id == 3001,
+	      "re-recording the final answer turns PENDING into DUP");
+
+	/* seq 1 + WINDOW shares seq 1's slot. */
+	CHECK(sl_idem_check(&win, 1 + SL_IDEM_WINDOW, &hit) == SL_IDEM_NEW,
+	      "seq 1+W over an older occupant is NEW");
+	rec(1 + SL_IDEM_WINDOW, 0, 5);
+	CHECK(sl_idem_check(&win, 1, &hit) == SL_IDEM_OLD && hit == NULL,
+	      "seq 1 after 1+W took its slot is OLD");
+	CHECK(sl_idem_check(&win, 1 + SL_IDEM_WINDOW, &hit) == SL_IDEM_DUP,
+	      "seq 1+W is DUP");
+	rec(1, 0, 6);
+	CHECK(sl_idem_check(&win, 1 + SL_IDEM_WINDOW, &hit) == SL_IDEM_DUP && hit->id == 5,
+	      "recording an older seq never evicts a newer one");
+	CHECK(sl_idem_check(&win, 2, &hit) == SL_IDEM_DUP, "seq 2 still DUP");
+	CHECK(sl_idem_check(&win, 3, NULL) == SL_IDEM_DUP, "hit pointer may be NULL");
+}
+
+static void
+test_wrap(void)
+{
+	const uint64_t total = 200 * SL_IDEM_WINDOW + 17;
+	const uint64_t live = SL_IDEM_WINDOW / 2;	/* requests in flight */
+	unsigned int bad = 0;
+	uint64_t s;
+
+	sl_idem_bind(&win, 43);
+	CHECK(sl_idem_check(&win, 1, NULL) == SL_IDEM_NEW, "rebinding clears the window");
+	for (s = 1; s <= total; s++) {
+		const struct sl_idem_entry *hit;
+		uint64_t back;
+
+		if (sl_idem_check(&win, s, &hit) != SL_IDEM_NEW)
+			bad++;
+		rec(s, 1, s);
+		if (sl_idem_check(&win, s, &hit) != SL_IDEM_PENDING || hit->id != s)
+			bad++;
+		/* the answer of s - live becomes final */
+		if (s > live) {
+			rec(s - live, 0, s - live);
+			if (sl_idem_check(&win, s - live, &hit) != SL_IDEM_DUP ||
+			    hit->id != s - live)
+				bad++;
+		}
+		/* everything within the last WINDOW seqs is still known */
+		for (back = 1; back < SL_IDEM_WINDOW && back < s; back += 13) {
+			enum sl_idem_verdict v = sl_idem_check(&win, s - back, &hit);
+
+			if ((v != SL_IDEM_DUP && v != SL_IDEM_PENDING) || hit->seq != s - back)
+				bad++;
+			if ((v == SL_IDEM_PENDING) != (back < live))
+				bad++;
+		}
+		/* one window back and older: OLD */
+		if (s > SL_IDEM_WINDOW &&
+		    sl_idem_check(&win, s - SL_IDEM_WINDOW, &hit) != SL_IDEM_OLD)
+			bad++;
+		if (s > 3 * SL_IDEM_WINDOW &&
+		    sl_idem_check(&win, s - 3 * SL_IDEM_WINDOW + 5, &hit) != SL_IDEM_OLD)
+			bad++;
+		/* the future is NEW */
+		if (sl_idem_check(&win, s + 1, &hit) != SL_IDEM_NEW ||
+		    sl_idem_check(&win, s + SL_IDEM_WINDOW - 1, &hit) != SL_IDEM_NEW)
+			bad++;
+		if (bad != 0)
+			break;
+	}
+	CHECK(bad == 0, "wraparound over %llu seqs (%llu windows): NEW/PENDING/DUP/OLD "
+	      "as expected (%u mismatches)", (unsigned long long)total,
+	      (unsigned long long)(total / SL_IDEM_WINDOW), bad);
+}
+
+static void
+test_rebind(void)
+{
+	const struct sl_idem_entry *hit;
+	int i;
+
+	sl_idem_bind(&win, 100);
+	for (i = 1; i <= 50; i++)
+		rec((uint64_t)i, 0, (uint64_t)i);
+	CHECK(sl_idem_check(&win, 10, &hit) == SL_IDEM_DUP, "session 100 knows seq 10");
+	sl_idem_bind(&win, 100);
+	CHECK(sl_idem_check(&win, 10, &hit) == SL_IDEM_DUP,
+	      "binding the same session keeps the window");
+	sl_idem_bind(&win, 101);
+	CHECK(win.session == 101, "rebind to session 101");
+	for (i = 1; i <= 50; i++)
+		QCHECK(sl_idem_check(&win, (uint64_t)i, &hit) == SL_IDEM_NEW,
+		       "seq %d NEW after rebind", i);
+	CHECK(sl_idem_check(&win, 10, &hit) == SL_IDEM_NEW && hit == NULL,
+	      "rebinding to another session clears every entry");
+	for (i = 0; i < SL_IDEM_WINDOW; i++)
+		QCHECK(win.e[i].seq == 0 && win.e[i].id == 0, "slot %d zeroed", i);
+	CHECK(n_fail == 0, "all %d slots zeroed after rebind", SL_IDEM_WINDOW);
+	sl_idem_bind(&win, 100);
+	CHECK(sl_idem_check(&win, 10, &hit) == SL_IDEM_NEW,
+	      "going back to session 100 does not resurrect its entries");
+}
+
+int
+main(void)
+{
+	test_classify();
+	test_wrap();
+	test_rebind();
+	printf("%u passed, %u failed\n", n_pass, n_fail);
+	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
