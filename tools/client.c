@@ -1,1 +1,1501 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * libsluice: the client side of the wire protocol (see client.h for the API contract).
+ *
+ * Requests. Every request (PUB, MPUB, SUB, RDY, FIN, REQ, TOUCH, CLS, SET_OFFSET, NOP)
+ * occupies one slot of a fixed table of `window` slots allocated at open; a slot keeps
+ * the encoded frame so that a retransmission resends the identical bytes with only the
+ * SL_WIRE_F_RETRY header flag added. The session, sequence and cookie header fields are
+ * written when the request is first sent (a request created while there is no session,
+ * during a re-HELLO, waits in the QUEUED state). The cookie is (epoch << 32 | slot + 1):
+ * answers find their slot in O(1) and a late answer from an older session or for an
+ * older request in the same slot (different seq) is ignored. Retransmission backs off
+ * exponentially from retry_ms to 1 s; a request unanswered after timeout_ms fails with
+ * -SL_E_TIMEOUT.
+ *
+ * Messages. A MSG is delivered to its subscription's callback; when the callback returns
+ * 0 the id joins the subscription's FIN batch, sent as one FIN frame (up to
+ * SL_WIRE_FIN_MAX ids) at the end of the poll iteration, or at once when the batch is
+ * full. Subscription ids seen by the application are local and stable: a new session
+ * re-subscribes everything and only the broker's ids change.
+ *
+ * Re-entrancy. Callbacks may call any function of this API except sl_client_close().
+ * A call that must wait (blocking calls, or any call while the window is full) polls
+ * from inside the callback. While a message callback runs, its data stays valid
+ * (nested polls receive into a second buffer), and MSG frames received by nested polls
+ * are dropped without FIN: the broker redelivers them after its message timeout.
+ *
+ * Nothing here allocates, logs or makes a syscall per message, apart from the
+ * transport's own send/recv.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "err.h"
+#include "wire.h"
+#include "xport.h"
+
+#define DEF_RETRY_MS 20
+#define DEF_TIMEOUT_MS 5000
+#define RTO_MAX_US 1000000ULL
+#define CLOSE_WAIT_MAX_MS 1000
+#define RX_BUF_LEN 65536
+#define POLL_BURST 256		/* frames handled per poll call */
+#define WAIT_SLICE_US 100000	/* blocking waits poll in slices of this */
+#define DEPTH_MAX 16		/* nested polls from callbacks */
+#define WINDOW_MAX 65536
+#define FIN_CAP (2 * SL_WIRE_FIN_MAX) /* pending FIN ids per subscription */
+#define RESET_ATTEMPTS 3
+#define CLIENT_INFO 0x00000100	/* library version 0.1.0 */
+/* PUB body bytes besides the topic and the message: partition, topic_len, flags,
+ * trace id, msg_len. */
+#define PUB_OVERHEAD (4 + 8 + 4)
+
+enum req_state {
+	REQ_FREE = 0,
+	REQ_RESERVED,	/* taken by a caller that is encoding the frame */
+	REQ_QUEUED,	/* waiting for a session */
+	REQ_SENT,
+};
+
+/* A blocking caller's view of its request, on the caller's stack. */
+struct waiter {
+	int done;
+	int err;
+	uint16_t err_partition;
+	struct sl_wire_ok ok;
+};
+
+struct req {
+	uint8_t state;
+	uint8_t opcode;
+	uint32_t len;		/* frame length */
+	uint64_t seq;
+	uint64_t order;		/* creation order: queued requests leave in this order */
+	uint64_t t_first;	/* creation time, us */
+	uint64_t t_next;	/* next retransmission, us */
+	uint64_t rto;		/* current retransmission timeout, us */
+	uint64_t sub_id;	/* SUB: local id of the subscription */
+	sl_pub_cb_t cb;
+	void *arg;
+	struct waiter *w;
+	uint8_t *frame;		/* frame_cap bytes of c->frames */
+};
+
+struct sub {
+	uint64_t id;		/* local, stable, what the application sees */
+	uint64_t broker_id;	/* this session's id; 0 = not subscribed now */
+	int confirmed;		/* accepted once: re-subscribe in a new session */
+	uint32_t resub_epoch;
+	uint16_t partition;
+	uint8_t flags;
+	uint8_t topic_len;
+	uint8_t channel_len;
+	uint32_t rdy;
+	char topic[SL_WIRE_NAME_MAX + 1];
+	char channel[SL_WIRE_NAME_MAX + 1];
+	sl_msg_cb_t cb;
+	void *arg;
+	uint32_t fin_n;
+	uint64_t fin_ids[FIN_CAP];
+};
+
+struct sl_client {
+	const struct sl_xport_ops *ops;
+	void *x;
+	struct sl_wire_welcome wel;
+	uint32_t conf_window;
+	uint64_t retry_us;
+	uint64_t timeout_us;
+	uint64_t rto_max_us;
+
+	/* session */
+	uint64_t session;
+	int session_ok;
+	uint32_t epoch;		/* +1 per session; high half of cookies */
+	uint64_t seq;		/* next sequence number */
+	uint64_t nonce;		/* HELLO cookie base */
+	int need_reset;
+	int resetting;
+	int closing;
+
+	/* requests */
+	uint32_t window;	/* effective: <= n_slots */
+	uint32_t n_slots;
+	uint32_t frame_cap;
+	struct req *reqs;
+	uint8_t *frames;
+	uint32_t *free_stack;
+	uint32_t n_free;
+	uint32_t in_flight;	/* slots not free */
+	uint32_t n_sent;
+	uint32_t n_queued;
+	uint64_t order;
+	uint64_t next_timer;	/* earliest retransmission / timeout; may be early */
+	uint64_t last_tx;
+
+	/* subscriptions */
+	struct sub **subs;
+	uint32_t n_subs;
+	uint32_t cap_subs;
+	uint64_t next_sub_id;
+	struct sub *hot;	/* last MSG's subscription */
+
+	/* receiving */
+	uint32_t depth;		/* nested poll_once() */
+	uint32_t in_msg_cb;	/* a message callback is running */
+	uint8_t *rx_main;
+	uint8_t *rx_alt;	/* used while a message callback runs */
+
+	struct sl_client_stats st;
+	uint64_t nested_drops;	/* MSG frames dropped while a message callback ran */
+};
+
+static int poll_once(struct sl_client *c, uint32_t timeout_us);
+
+/* ---- time, buffers, transmit ---- */
+
+static uint64_t
+now_us(const struct sl_client *c)
+{
+	struct timespec ts;
+
+	if (c->ops->now_us != NULL)
+		return c->ops->now_us(c->x);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint8_t *
+rxbuf(const struct sl_client *c)
+{
+	return c->in_msg_cb > 0 ? c->rx_alt : c->rx_main;
+}
+
+static uint64_t
+min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static void
+xmit(struct sl_client *c, const uint8_t *frame, uint32_t len, uint64_t now)
+{
+	if (c->ops->send(c->x, frame, len) == 0)
+		c->st.tx_frames++;
+	c->last_tx = now;
+}
+
+/* Rewrite header fields of an encoded frame of ours. */
+static void
+hdr_patch(uint8_t *frame, uint32_t len, uint64_t session, uint64_t seq, uint64_t cookie)
+{
+	struct sl_wire_hdr h;
+
+	if (sl_wire_decode_hdr(frame, len, &h) != 0)
+		return; /* cannot happen: we encoded it */
+	h.session = session;
+	h.seq = seq;
+	h.cookie = cookie;
+	h.flags &= (uint16_t)~SL_WIRE_F_RETRY;
+	sl_wire_encode_hdr(frame, &h);
+}
+
+static void
+hdr_set_retry(uint8_t *frame, uint32_t len)
+{
+	struct sl_wire_hdr h;
+
+	if (sl_wire_decode_hdr(frame, len, &h) != 0)
+		return;
+	h.flags |= SL_WIRE_F_RETRY;
+	sl_wire_encode_hdr(frame, &h);
+}
+
+/* Header for a request frame; session, seq and cookie are set when first sent. */
+static struct sl_wire_hdr
+req_hdr(void)
+{
+	struct sl_wire_hdr h = { .version = SL_WIRE_VERSION };
+
+	return h;
+}
+
+/* ---- subscriptions ---- */
+
+static struct sub *
+sub_by_id(const struct sl_client *c, uint64_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_subs; i++)
+		if (c->subs[i]->id == id)
+			return c->subs[i];
+	return NULL;
+}
+
+static struct sub *
+sub_by_broker(struct sl_client *c, uint64_t broker_id)
+{
+	uint32_t i;
+
+	if (broker_id == 0)
+		return NULL;
+	if (c->hot != NULL && c->hot->broker_id == broker_id)
+		return c->hot;
+	for (i = 0; i < c->n_subs; i++) {
+		if (c->subs[i]->broker_id == broker_id) {
+			c->hot = c->subs[i];
+			return c->hot;
+		}
+	}
+	return NULL;
+}
+
+static int
+sub_insert(struct sl_client *c, struct sub *s)
+{
+	struct sub **n;
+	uint32_t cap;
+
+	if (c->n_subs == c->cap_subs) {
+		cap = c->cap_subs != 0 ? 2 * c->cap_subs : 8;
+		n = realloc(c->subs, cap * sizeof(*n));
+		if (n == NULL)
+			return -ENOMEM;
+		c->subs = n;
+		c->cap_subs = cap;
+	}
+	c->subs[c->n_subs++] = s;
+	return 0;
+}
+
+static void
+sub_remove(struct sl_client *c, struct sub *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_subs; i++) {
+		if (c->subs[i] == s) {
+			c->subs[i] = c->subs[--c->n_subs];
+			break;
+		}
+	}
+	if (c->hot == s)
+		c->hot = NULL;
+	free(s);
+}
+
+static struct sl_wire_addr
+sub_addr(const struct sub *s)
+{
+	struct sl_wire_addr a = {
+		.partition = s->partition,
+		.topic_len = s->topic_len,
+		.channel_len = s->channel_len,
+		.topic = s->topic,
+		.channel = s->channel,
+	};
+
+	return a;
+}
+
+/* ---- request slots ---- */
+
+static uint64_t
+req_cookie(const struct sl_client *c, uint32_t idx)
+{
+	return (uint64_t)c->epoch << 32 | (idx + 1);
+}
+
+static void
+timer_arm(struct sl_client *c, uint64_t t)
+{
+	if (t < c->next_timer)
+		c->next_timer = t;
+}
+
+/* Take a free slot; the caller checked in_flight < window. */
+static uint32_t
+slot_get(struct sl_client *c)
+{
+	uint32_t idx = c->free_stack[--c->n_free];
+
+	c->reqs[idx].state = REQ_RESERVED;
+	c->in_flight++;
+	return idx;
+}
+
+static void
+slot_put(struct sl_client *c, uint32_t idx)
+{
+	struct req *r = &c->reqs[idx];
+
+	if (r->state == REQ_SENT)
+		c->n_sent--;
+	else if (r->state == REQ_QUEUED)
+		c->n_queued--;
+	r->state = REQ_FREE;
+	r->cb = NULL;
+	r->w = NULL;
+	c->free_stack[c->n_free++] = idx;
+	c->in_flight--;
+}
+
+/* Wait (polling) until a slot is free, then take it. */
+static int
+acquire_slot(struct sl_client *c, uint32_t *idx)
+{
+	while (c->in_flight >= c->window) {
+		if (c->depth >= DEPTH_MAX)
+			return -EDEADLK;
+		(void)poll_once(c, WAIT_SLICE_US);
+	}
+	*idx = slot_get(c);
+	return 0;
+}
+
+static void
+req_send_first(struct sl_client *c, uint32_t idx, uint64_t now)
+{
+	struct req *r = &c->reqs[idx];
+
+	c->n_queued--;
+	c->n_sent++;
+	r->state = REQ_SENT;
+	r->seq = c->seq++;
+	hdr_patch(r->frame, r->len, c->session, r->seq, req_cookie(c, idx));
+	r->t_next = now + r->rto;
+	timer_arm(c, r->t_next);
+	xmit(c, r->frame, r->len, now);
+}
+
+/* Start a reserved slot whose frame is encoded: send it now if we can, else queue it. */
+static void
+req_start(struct sl_client *c, uint32_t idx, uint8_t opcode, uint32_t len, sl_pub_cb_t cb,
+	  void *arg, struct waiter *w, uint64_t sub_id)
+{
+	struct req *r = &c->reqs[idx];
+	uint64_t now = now_us(c);
+
+	r->opcode = opcode;
+	r->len = len;
+	r->cb = cb;
+	r->arg = arg;
+	r->w = w;
+	r->sub_id = sub_id;
+	r->order = c->order++;
+	r->t_first = now;
+	r->rto = c->retry_us;
+	r->state = REQ_QUEUED;
+	c->n_queued++;
+	timer_arm(c, now + c->timeout_us);
+	if (c->session_ok && c->n_sent < c->window)
+		req_send_first(c, idx, now);
+}
+
+static void
+req_retransmit(struct sl_client *c, uint32_t idx, uint64_t now)
+{
+	struct req *r = &c->reqs[idx];
+
+	hdr_set_retry(r->frame, r->len);
+	c->st.retries++;
+	xmit(c, r->frame, r->len, now);
+	r->rto = min_u64(2 * r->rto, c->rto_max_us);
+	r->t_next = now + r->rto;
+	timer_arm(c, r->t_next);
+}
+
+/* Send queued requests, oldest first, while the window allows. */
+static void
+send_queued(struct sl_client *c)
+{
+	uint64_t now = now_us(c);
+	uint32_t i, best;
+
+	while (c->n_queued > 0 && c->session_ok && c->n_sent < c->window) {
+		best = UINT32_MAX;
+		for (i = 0; i < c->n_slots; i++) {
+			if (c->reqs[i].state != REQ_QUEUED)
+				continue;
+			if (best == UINT32_MAX || c->reqs[i].order < c->reqs[best].order)
+				best = i;
+		}
+		if (best == UINT32_MAX)
+			break;
+		req_send_first(c, best, now);
+	}
+}
+
+/*
+ * Finish a request: free its slot first (a callback may issue the next request), then
+ * tell whoever waits. ok is the OK body (err == 0) or NULL.
+ */
+static void
+req_complete(struct sl_client *c, uint32_t idx, int err, const struct sl_wire_ok *ok,
+	     uint16_t err_partition)
+{
+	struct req r = c->reqs[idx];
+	struct sl_pub_result res;
+	struct sub *s;
+
+	slot_put(c, idx);
+	if (r.opcode == SL_OP_SUB && err == 0 && ok != NULL) {
+		s = sub_by_id(c, r.sub_id);
+		if (s != NULL) {
+			s->broker_id = ok->id;
+			s->confirmed = 1;
+		}
+	}
+	if (r.w != NULL) {
+		r.w->err = err;
+		r.w->err_partition = err_partition;
+		if (ok != NULL)
+			r.w->ok = *ok;
+		r.w->done = 1;
+	}
+	if (r.cb != NULL) {
+		memset(&res, 0, sizeof(res));
+		res.err = err;
+		res.partition = ok != NULL ? ok->partition : err_partition;
+		if (ok != NULL) {
+			res.count = ok->count;
+			res.id = ok->id;
+			res.offset = ok->offset;
+		}
+		r.cb(r.arg, &res);
+	}
+}
+
+/* Fail every request in one of the given states (slots are visited by index: callbacks
+ * may start new requests, which is fine). */
+static void
+fail_requests(struct sl_client *c, int err, int sent_only)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_slots; i++) {
+		if (c->reqs[i].state == REQ_SENT ||
+		    (!sent_only && c->reqs[i].state == REQ_QUEUED))
+			req_complete(c, i, err, NULL, 0);
+	}
+}
+
+static int
+wait_req(struct sl_client *c, struct waiter *w)
+{
+	while (!w->done)
+		(void)poll_once(c, WAIT_SLICE_US);
+	return w->err;
+}
+
+/* Retransmit late requests and fail expired ones. */
+static void
+run_timers(struct sl_client *c, uint64_t now)
+{
+	struct req *r;
+	uint32_t i;
+
+	if (now < c->next_timer)
+		return;
+	c->next_timer = UINT64_MAX;
+	for (i = 0; i < c->n_slots; i++) {
+		r = &c->reqs[i];
+		if (r->state != REQ_SENT && r->state != REQ_QUEUED)
+			continue;
+		if (now - r->t_first >= c->timeout_us) {
+			c->st.timeouts++;
+			req_complete(c, i, -SL_E_TIMEOUT, NULL, 0);
+			continue;
+		}
+		if (r->state == REQ_SENT && now >= r->t_next)
+			req_retransmit(c, i, now);
+		timer_arm(c, r->t_first + c->timeout_us);
+		if (r->state == REQ_SENT)
+			timer_arm(c, r->t_next);
+	}
+}
+
+static uint64_t
+heartbeat_due(const struct sl_client *c)
+{
+	/* no NOP when it could not be sent: the window is full (and being retransmitted) */
+	if (c->wel.heartbeat_ms == 0 || !c->session_ok || c->closing || c->resetting ||
+	    c->in_flight >= c->window)
+		return UINT64_MAX;
+	return c->last_tx + (uint64_t)c->wel.heartbeat_ms * 1000;
+}
+
+static void
+heartbeat(struct sl_client *c, uint64_t now)
+{
+	struct sl_wire_chan_op op;
+	struct sl_wire_hdr h = req_hdr();
+	uint32_t idx;
+	int len;
+
+	if (now < heartbeat_due(c))
+		return;
+	memset(&op, 0, sizeof(op));
+	idx = slot_get(c);
+	len = sl_wire_encode_chan_op(c->reqs[idx].frame, c->frame_cap, &h, SL_OP_NOP, &op,
+				     NULL);
+	if (len < 0) {
+		slot_put(c, idx);
+		c->last_tx = now;
+		return;
+	}
+	req_start(c, idx, SL_OP_NOP, (uint32_t)len, NULL, NULL, NULL, 0);
+}
+
+/* ---- FIN batching ---- */
+
+/* Send up to SL_WIRE_FIN_MAX of s's pending ids in the reserved slot idx. */
+static void
+fin_send(struct sl_client *c, struct sub *s, uint32_t idx)
+{
+	uint32_t n = s->fin_n < SL_WIRE_FIN_MAX ? s->fin_n : SL_WIRE_FIN_MAX;
+	const uint64_t *ids = &s->fin_ids[s->fin_n - n];
+	struct sl_wire_hdr h = req_hdr();
+	struct sl_wire_chan_op op;
+	int len;
+
+	memset(&op, 0, sizeof(op));
+	op.addr = sub_addr(s);
+	op.count = n;
+	op.msg_id = ids[0];
+	len = sl_wire_encode_chan_op(c->reqs[idx].frame, c->frame_cap, &h, SL_OP_FIN, &op,
+				     ids);
+	s->fin_n -= n;
+	if (len < 0) {
+		slot_put(c, idx); /* cannot happen: names were checked at SUB */
+		return;
+	}
+	req_start(c, idx, SL_OP_FIN, (uint32_t)len, NULL, NULL, NULL, 0);
+}
+
+/* Send every pending FIN batch the window allows. Never waits. */
+static void
+fins_flush(struct sl_client *c)
+{
+	struct sub *s;
+	uint32_t i;
+
+	if (!c->session_ok)
+		return;
+	for (i = 0; i < c->n_subs; i++) {
+		s = c->subs[i];
+		while (s->fin_n > 0 && c->in_flight < c->window)
+			fin_send(c, s, slot_get(c));
+	}
+}
+
+static int
+fins_pending(const struct sl_client *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_subs; i++)
+		if (c->subs[i]->fin_n > 0)
+			return 1;
+	return 0;
+}
+
+/* Add msg_id to the FIN batch of subscription sub_id. */
+static int
+fin_add(struct sl_client *c, uint64_t sub_id, uint64_t msg_id)
+{
+	uint32_t epoch = c->epoch;
+	struct sub *s = sub_by_id(c, sub_id);
+	uint32_t idx;
+	int rc;
+
+	if (s == NULL)
+		return -ENOENT;
+	if (s->fin_n == FIN_CAP) {
+		/* batch full and no slot at the last flush: wait for one */
+		rc = acquire_slot(c, &idx);
+		if (rc != 0)
+			return rc;
+		s = sub_by_id(c, sub_id);
+		if (s == NULL || c->epoch != epoch) {
+			slot_put(c, idx);
+			return s == NULL ? -ENOENT : -SL_E_SESSION;
+		}
+		if (s->fin_n > 0)
+			fin_send(c, s, idx);
+		else
+			slot_put(c, idx);
+	}
+	s->fin_ids[s->fin_n++] = msg_id;
+	if (s->fin_n >= SL_WIRE_FIN_MAX && c->session_ok && c->in_flight < c->window)
+		fin_send(c, s, slot_get(c));
+	return 0;
+}
+
+static int
+fin_is_pending(const struct sub *s, uint64_t msg_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->fin_n; i++)
+		if (s->fin_ids[i] == msg_id)
+			return 1;
+	return 0;
+}
+
+/* ---- receiving ---- */
+
+/* The slot a received answer is for, or -1 (late duplicate, older session). */
+static int64_t
+find_req(const struct sl_client *c, const struct sl_wire_hdr *h)
+{
+	const struct req *r;
+	uint32_t idx;
+
+	if (h->cookie != 0) {
+		if ((uint32_t)(h->cookie >> 32) != c->epoch)
+			return -1;
+		idx = (uint32_t)h->cookie - 1;
+		if (idx >= c->n_slots)
+			return -1;
+		r = &c->reqs[idx];
+		return r->state == REQ_SENT && r->seq == h->seq ? (int64_t)idx : -1;
+	}
+	/* a broker that does not echo cookies: match the sequence in this session */
+	if (!c->session_ok || h->session != c->session)
+		return -1;
+	for (idx = 0; idx < c->n_slots; idx++) {
+		r = &c->reqs[idx];
+		if (r->state == REQ_SENT && r->seq == h->seq)
+			return idx;
+	}
+	return -1;
+}
+
+static void
+on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
+{
+	struct sl_wire_ok ok;
+	int64_t idx;
+
+	if (sl_wire_decode_ok(body, h->body_len, &ok) != 0) {
+		c->st.bad_frames++;
+		return;
+	}
+	idx = find_req(c, h);
+	if (idx >= 0)
+		req_complete(c, (uint32_t)idx, 0, &ok, 0);
+}
+
+static void
+on_err(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
+{
+	struct sl_wire_err e;
+	int64_t idx;
+
+	if (sl_wire_decode_err(body, h->body_len, &e) != 0) {
+		c->st.bad_frames++;
+		return;
+	}
+	c->st.errors++;
+	idx = find_req(c, h);
+	if (idx < 0)
+		return;
+	if (e.code == SL_E_SESSION)
+		c->need_reset = 1;
+	/* SL_E_MSG_ID for a FIN: the message timed out and was redelivered; counted in
+	 * errors, nothing else to do. */
+	req_complete(c, (uint32_t)idx, -(int)e.code, NULL, e.partition);
+}
+
+static void
+on_msg(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
+{
+	struct sl_client_msg cm;
+	struct sl_wire_msg m;
+	uint64_t sub_id;
+	uint32_t epoch;
+	struct sub *s;
+	int r;
+
+	if (sl_wire_decode_msg(body, h->body_len, &m) != 0) {
+		c->st.bad_frames++;
+		return;
+	}
+	if (!c->session_ok || h->session != c->session)
+		return; /* for an older session: the broker requeues it */
+	s = sub_by_broker(c, m.sub_id);
+	if (s == NULL)
+		return; /* unsubscribed, or before its SUB answer: redelivered later */
+	if (c->in_msg_cb > 0) {
+		c->nested_drops++;
+		return;
+	}
+	if (fin_is_pending(s, m.msg_id)) {
+		c->st.dup_msgs++;
+		return;
+	}
+	c->st.msgs++;
+	cm.sub_id = s->id;
+	cm.partition = m.partition;
+	cm.attempts = m.attempts;
+	cm.id = m.msg_id;
+	cm.offset = m.offset;
+	cm.timestamp_ns = m.timestamp_ns;
+	cm.trace_id = m.trace_id;
+	cm.len = m.len;
+	cm.data = m.data;
+	sub_id = s->id;
+	epoch = c->epoch;
+	c->in_msg_cb++;
+	r = s->cb(s->arg, &cm);
+	c->in_msg_cb--;
+	/* s may be gone now (the callback can unsubscribe): look it up again */
+	if (r == 0 && c->epoch == epoch)
+		(void)fin_add(c, sub_id, m.msg_id);
+}
+
+static void
+handle_frame(struct sl_client *c, const uint8_t *buf, uint32_t len)
+{
+	const uint8_t *body = buf + SL_WIRE_HDR_LEN;
+	struct sl_wire_hdr h;
+
+	c->st.rx_frames++;
+	if (sl_wire_decode_hdr(buf, len, &h) != 0) {
+		c->st.bad_frames++;
+		return;
+	}
+	switch (h.opcode) {
+	case SL_OP_OK:
+		on_ok(c, &h, body);
+		break;
+	case SL_OP_ERR:
+		on_err(c, &h, body);
+		break;
+	case SL_OP_MSG:
+		on_msg(c, &h, body);
+		break;
+	case SL_OP_WELCOME:
+		break; /* duplicate answer to a retried HELLO */
+	default:
+		c->st.bad_frames++;
+		break;
+	}
+}
+
+/* ---- session ---- */
+
+static uint32_t
+clamp_window(const struct sl_client *c, uint32_t broker_window, uint32_t n_slots)
+{
+	uint32_t w = broker_window;
+
+	if (c->conf_window != 0 && (w == 0 || c->conf_window < w))
+		w = c->conf_window;
+	if (w == 0)
+		w = 1;
+	if (w > WINDOW_MAX)
+		w = WINDOW_MAX;
+	if (n_slots != 0 && w > n_slots)
+		w = n_slots;
+	return w;
+}
+
+/*
+ * HELLO -> WELCOME: retransmitted with backoff until timeout_us. Frames other than our
+ * WELCOME are discarded (requests of the old session were failed before). Fills c->wel.
+ */
+static int
+hello(struct sl_client *c)
+{
+	struct sl_wire_hello hb = { .client_info = CLIENT_INFO, .window = c->conf_window };
+	struct sl_wire_hdr h = req_hdr();
+	uint8_t frame[SL_WIRE_HDR_LEN + 64];
+	struct sl_wire_welcome wel;
+	uint64_t t0, now, next, rto;
+	struct sl_wire_err e;
+	struct sl_wire_hdr rh;
+	uint32_t len;
+	int n, sent = 0;
+
+	h.cookie = c->nonce ^ c->epoch;
+	n = sl_wire_encode_hello(frame, sizeof(frame), &h, &hb);
+	if (n < 0)
+		return n;
+	len = (uint32_t)n;
+	t0 = now_us(c);
+	next = t0;
+	rto = c->retry_us;
+	for (;;) {
+		now = now_us(c);
+		if (now - t0 >= c->timeout_us)
+			return -SL_E_TIMEOUT;
+		if (now >= next) {
+			if (sent) {
+				hdr_set_retry(frame, len);
+				c->st.retries++;
+			}
+			xmit(c, frame, len, now);
+			sent = 1;
+			next = now + rto;
+			rto = min_u64(2 * rto, c->rto_max_us);
+		}
+		n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN,
+				 (uint32_t)(min_u64(next, t0 + c->timeout_us) - now));
+		if (n <= 0)
+			continue;
+		c->st.rx_frames++;
+		if (sl_wire_decode_hdr(rxbuf(c), (uint32_t)n, &rh) != 0) {
+			c->st.bad_frames++;
+			continue;
+		}
+		if (rh.cookie != h.cookie)
+			continue;
+		if (rh.opcode == SL_OP_WELCOME) {
+			if (sl_wire_decode_welcome(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len,
+						   &wel) != 0) {
+				c->st.bad_frames++;
+				continue;
+			}
+			c->wel = wel;
+			c->session = wel.session;
+			return 0;
+		}
+		if (rh.opcode == SL_OP_ERR &&
+		    sl_wire_decode_err(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, &e) == 0) {
+			c->st.errors++;
+			return -(int)e.code;
+		}
+	}
+}
+
+static int
+sub_request(struct sl_client *c, uint64_t sub_id)
+{
+	struct sl_wire_hdr h = req_hdr();
+	struct waiter w = { 0 };
+	struct sl_wire_sub sb;
+	struct sub *s;
+	uint32_t idx;
+	int rc, len;
+
+	rc = acquire_slot(c, &idx);
+	if (rc != 0)
+		return rc;
+	s = sub_by_id(c, sub_id);
+	if (s == NULL) {
+		slot_put(c, idx);
+		return -ENOENT;
+	}
+	memset(&sb, 0, sizeof(sb));
+	sb.addr = sub_addr(s);
+	sb.flags = s->flags;
+	sb.rdy = s->rdy;
+	len = sl_wire_encode_sub(c->reqs[idx].frame, c->frame_cap, &h, &sb);
+	if (len < 0) {
+		slot_put(c, idx);
+		return len;
+	}
+	req_start(c, idx, SL_OP_SUB, (uint32_t)len, NULL, NULL, &w, sub_id);
+	return wait_req(c, &w);
+}
+
+/* Re-subscribe every confirmed subscription in the new session (epoch). */
+static int
+resubscribe_all(struct sl_client *c)
+{
+	uint32_t epoch = c->epoch;
+	struct sub *s;
+	uint32_t i;
+	int rc;
+
+	for (;;) {
+		if (c->need_reset || c->epoch != epoch)
+			return -SL_E_SESSION;
+		s = NULL;
+		for (i = 0; i < c->n_subs && s == NULL; i++)
+			if (c->subs[i]->confirmed && c->subs[i]->resub_epoch != epoch)
+				s = c->subs[i];
+		if (s == NULL)
+			return 0;
+		s->resub_epoch = epoch;
+		rc = sub_request(c, s->id);
+		if (rc == -EDEADLK)
+			return rc;
+		/* other errors: that subscription stays inactive (counted in errors) */
+	}
+}
+
+/*
+ * The broker forgot our session: fail what is in flight with -SL_E_SESSION, open a new
+ * session (sequence restarts at 1) and re-subscribe. Requests created meanwhile wait in
+ * the QUEUED state and leave once the new session exists.
+ */
+static int
+session_reset(struct sl_client *c)
+{
+	struct sub *s;
+	uint32_t i;
+	int attempt, rc = 0;
+
+	c->resetting = 1;
+	for (attempt = 0; c->need_reset && attempt < RESET_ATTEMPTS; attempt++) {
+		c->need_reset = 0;
+		c->session_ok = 0;
+		c->epoch++;
+		for (i = 0; i < c->n_subs; i++) {
+			s = c->subs[i];
+			s->broker_id = 0;
+			s->fin_n = 0; /* deliveries of the old session: redelivered */
+		}
+		c->hot = NULL;
+		fail_requests(c, -SL_E_SESSION, 1);
+		rc = hello(c);
+		if (rc != 0) {
+			c->need_reset = 1; /* try again at the next poll */
+			break;
+		}
+		c->window = clamp_window(c, c->wel.window, c->n_slots);
+		c->seq = 1;
+		c->session_ok = 1;
+		send_queued(c);
+		rc = resubscribe_all(c);
+	}
+	c->resetting = 0;
+	return rc;
+}
+
+/* ---- polling ---- */
+
+static int
+poll_once(struct sl_client *c, uint32_t timeout_us)
+{
+	uint64_t now, end, due;
+	uint32_t wait;
+	int n, handled = 0, rc = 0;
+
+	c->depth++;
+	now = now_us(c);
+	end = now + timeout_us;
+	for (;;) {
+		run_timers(c, now);
+		heartbeat(c, now);
+		wait = 0;
+		if (now < end) {
+			due = min_u64(end, min_u64(c->next_timer, heartbeat_due(c)));
+			wait = due > now ? (uint32_t)(due - now) : 0;
+		}
+		n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, wait);
+		if (n > 0) {
+			handle_frame(c, rxbuf(c), (uint32_t)n);
+			handled++;
+			break;
+		}
+		if (n == -EMSGSIZE)
+			c->st.bad_frames++;
+		now = now_us(c);
+		if (now >= end)
+			break;
+	}
+	while (handled > 0 && handled < POLL_BURST) {
+		n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, 0);
+		if (n <= 0)
+			break;
+		handle_frame(c, rxbuf(c), (uint32_t)n);
+		handled++;
+	}
+	now = now_us(c);
+	run_timers(c, now);
+	if (c->n_queued > 0)
+		send_queued(c);
+	fins_flush(c);
+	heartbeat(c, now);
+	if (c->need_reset && !c->resetting && !c->closing)
+		rc = session_reset(c);
+	c->depth--;
+	return rc < 0 ? rc : handled;
+}
+
+int
+sl_client_poll(struct sl_client *c, uint32_t timeout_us)
+{
+	if (c == NULL)
+		return -SL_E_INVAL;
+	return poll_once(c, timeout_us);
+}
+
+/* ---- open / close ---- */
+
+struct sl_client *
+sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_ops *ops,
+		     void *x)
+{
+	struct sl_client *c = NULL;
+	uint64_t need, cap;
+	uint32_t i, xmax;
+	int err;
+
+	if (conf == NULL || ops == NULL || ops->send == NULL || ops->recv == NULL ||
+	    ops->close == NULL) {
+		err = EINVAL;
+		goto fail;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+	c->ops = ops;
+	c->x = x;
+	c->conf_window = conf->window;
+	c->retry_us = (uint64_t)(conf->retry_ms != 0 ? conf->retry_ms : DEF_RETRY_MS) * 1000;
+	c->timeout_us = (uint64_t)(conf->timeout_ms != 0 ? conf->timeout_ms : DEF_TIMEOUT_MS) *
+			1000;
+	c->rto_max_us = c->retry_us > RTO_MAX_US ? c->retry_us : RTO_MAX_US;
+	c->epoch = 1;
+	c->next_sub_id = 1;
+	c->next_timer = UINT64_MAX;
+	c->nonce = (now_us(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)getpid() << 32) ^
+		   (uint64_t)(uintptr_t)c;
+	c->rx_main = malloc(RX_BUF_LEN);
+	c->rx_alt = malloc(RX_BUF_LEN);
+	if (c->rx_main == NULL || c->rx_alt == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+
+	err = -hello(c);
+	if (err != 0)
+		goto fail;
+
+	/* Request table, sized once from the first WELCOME. */
+	c->n_slots = clamp_window(c, c->wel.window, 0);
+	c->window = c->n_slots;
+	xmax = ops->dgram_max != NULL ? ops->dgram_max(x) : SL_XPORT_DGRAM_MAX;
+	need = (uint64_t)SL_WIRE_HDR_LEN + PUB_OVERHEAD + SL_WIRE_NAME_MAX + c->wel.max_msg;
+	cap = need > SL_WIRE_DGRAM_MAX_STD ? need : SL_WIRE_DGRAM_MAX_STD;
+	c->frame_cap = (uint32_t)min_u64(cap, xmax);
+	c->reqs = calloc(c->n_slots, sizeof(*c->reqs));
+	c->frames = malloc((size_t)c->n_slots * c->frame_cap);
+	c->free_stack = malloc(c->n_slots * sizeof(*c->free_stack));
+	if (c->reqs == NULL || c->frames == NULL || c->free_stack == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < c->n_slots; i++) {
+		c->reqs[i].frame = c->frames + (size_t)i * c->frame_cap;
+		c->free_stack[i] = c->n_slots - 1 - i;
+	}
+	c->n_free = c->n_slots;
+	c->seq = 1;
+	c->session_ok = 1;
+	return c;
+
+fail:
+	if (c != NULL) {
+		free(c->rx_main);
+		free(c->rx_alt);
+		free(c->reqs);
+		free(c->frames);
+		free(c->free_stack);
+		free(c);
+	}
+	if (ops != NULL && ops->close != NULL)
+		ops->close(x);
+	errno = err;
+	return NULL;
+}
+
+struct sl_client *
+sl_client_open(const struct sl_client_conf *conf)
+{
+	const struct sl_xport_ops *ops = NULL;
+	void *x;
+
+	if (conf == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	switch (conf->xport) {
+	case SL_XPORT_UDP:
+		x = sl_xport_udp_open(conf, &ops);
+		break;
+	case SL_XPORT_DPDK:
+		x = sl_xport_dpdk_open(conf, &ops);
+		break;
+	default:
+		errno = EINVAL;
+		return NULL;
+	}
+	if (x == NULL)
+		return NULL;
+	return sl_client_open_xport(conf, ops, x);
+}
+
+void
+sl_client_close(struct sl_client *c)
+{
+	struct sl_wire_hdr h = req_hdr();
+	struct sl_wire_chan_op op;
+	uint64_t now, end;
+	uint32_t i, idx;
+	int len;
+
+	if (c == NULL)
+		return;
+	c->closing = 1;
+	if (c->session_ok && acquire_slot(c, &idx) == 0) {
+		fins_flush(c);
+		memset(&op, 0, sizeof(op));
+		op.addr.topic = "";
+		op.addr.channel = "";
+		len = sl_wire_encode_chan_op(c->reqs[idx].frame, c->frame_cap, &h, SL_OP_CLS,
+					     &op, NULL);
+		if (len < 0)
+			slot_put(c, idx);
+		else
+			req_start(c, idx, SL_OP_CLS, (uint32_t)len, NULL, NULL, NULL, 0);
+	}
+	/* wait a little for the answers to what is in flight (FINs, CLS) */
+	now = now_us(c);
+	end = now + min_u64(c->timeout_us, CLOSE_WAIT_MAX_MS * 1000);
+	while (c->in_flight > 0 && c->session_ok && now < end) {
+		(void)poll_once(c, (uint32_t)min_u64(end - now, WAIT_SLICE_US));
+		now = now_us(c);
+	}
+	fail_requests(c, -ECANCELED, 0);
+	c->ops->close(c->x);
+	for (i = 0; i < c->n_subs; i++)
+		free(c->subs[i]);
+	free(c->subs);
+	free(c->rx_main);
+	free(c->rx_alt);
+	free(c->reqs);
+	free(c->frames);
+	free(c->free_stack);
+	free(c);
+}
+
+const struct sl_wire_welcome *
+sl_client_welcome(const struct sl_client *c)
+{
+	return &c->wel;
+}
+
+/* ---- publishing ---- */
+
+static int
+pub_start(struct sl_client *c, const char *topic, uint16_t partition, int mpub,
+	  uint32_t count, const void *const *datas, const uint32_t *lens, sl_pub_cb_t cb,
+	  void *arg, struct waiter *w)
+{
+	struct sl_wire_hdr h = req_hdr();
+	uint64_t size;
+	size_t tlen;
+	uint32_t i, idx;
+	int rc, len;
+
+	if (c == NULL || topic == NULL || datas == NULL || lens == NULL || count == 0 ||
+	    count > SL_WIRE_MPUB_MAX)
+		return -SL_E_INVAL;
+	tlen = strlen(topic);
+	if (sl_wire_check_name(topic, tlen) != 0)
+		return -SL_E_NAME;
+	/* refuse before waiting for a slot: the frame layout of wire.h */
+	size = SL_WIRE_HDR_LEN + 4 + tlen + (mpub ? 2 : 0);
+	for (i = 0; i < count; i++) {
+		if (datas[i] == NULL && lens[i] != 0)
+			return -SL_E_INVAL;
+		if (lens[i] > c->wel.max_msg)
+			return -SL_E_TOO_BIG;
+		size += 4 + (uint64_t)lens[i];
+	}
+	if (size > c->frame_cap)
+		return -SL_E_TOO_BIG;
+
+	rc = acquire_slot(c, &idx);
+	if (rc != 0)
+		return rc;
+	len = sl_wire_encode_pub(c->reqs[idx].frame, c->frame_cap, &h, mpub, partition, topic,
+				 0, 0, (uint16_t)count, datas, lens);
+	if (len < 0) {
+		slot_put(c, idx);
+		return len;
+	}
+	req_start(c, idx, mpub ? SL_OP_MPUB : SL_OP_PUB, (uint32_t)len, cb, arg, w, 0);
+	return 0;
+}
+
+static int
+pub_wait(struct sl_client *c, const char *topic, uint16_t partition, int mpub,
+	 uint32_t count, const void *const *datas, const uint32_t *lens,
+	 struct sl_pub_result *res)
+{
+	struct waiter w = { 0 };
+	int rc;
+
+	rc = pub_start(c, topic, partition, mpub, count, datas, lens, NULL, NULL, &w);
+	if (rc == 0)
+		rc = wait_req(c, &w);
+	if (res != NULL) {
+		memset(res, 0, sizeof(*res));
+		res->err = rc;
+		if (rc == 0) {
+			res->partition = w.ok.partition;
+			res->count = w.ok.count;
+			res->id = w.ok.id;
+			res->offset = w.ok.offset;
+		} else {
+			res->partition = w.err_partition;
+		}
+	}
+	return rc;
+}
+
+int
+sl_client_pub(struct sl_client *c, const char *topic, uint16_t partition, const void *data,
+	      uint32_t len, struct sl_pub_result *res)
+{
+	const void *datas[1] = { data };
+	uint32_t lens[1] = { len };
+
+	return pub_wait(c, topic, partition, 0, 1, datas, lens, res);
+}
+
+int
+sl_client_mpub(struct sl_client *c, const char *topic, uint16_t partition, uint32_t count,
+	       const void *const *datas, const uint32_t *lens, struct sl_pub_result *res)
+{
+	return pub_wait(c, topic, partition, 1, count, datas, lens, res);
+}
+
+int
+sl_client_pub_async(struct sl_client *c, const char *topic, uint16_t partition,
+		    uint32_t count, const void *const *datas, const uint32_t *lens,
+		    sl_pub_cb_t cb, void *arg)
+{
+	return pub_start(c, topic, partition, count > 1, count, datas, lens, cb, arg, NULL);
+}
+
+int
+sl_client_flush(struct sl_client *c, uint32_t timeout_ms)
+{
+	uint64_t now, end;
+
+	if (c == NULL)
+		return -SL_E_INVAL;
+	now = now_us(c);
+	end = now + (uint64_t)timeout_ms * 1000;
+	for (;;) {
+		fins_flush(c);
+		if (c->in_flight == 0 && !fins_pending(c))
+			return 0;
+		if (now >= end)
+			return -SL_E_TIMEOUT;
+		(void)poll_once(c, (uint32_t)min_u64(end - now, WAIT_SLICE_US));
+		now = now_us(c);
+	}
+}
+
+uint32_t
+sl_client_in_flight(const struct sl_client *c)
+{
+	return c->in_flight;
+}
+
+/* ---- subscriptions ---- */
+
+int64_t
+sl_client_sub(struct sl_client *c, const char *topic, uint16_t partition,
+	      const char *channel, uint8_t flags, uint32_t rdy, sl_msg_cb_t cb, void *arg)
+{
+	size_t tlen, clen;
+	struct sub *s;
+	uint64_t id;
+	int rc;
+
+	if (c == NULL || topic == NULL || channel == NULL || cb == NULL)
+		return -SL_E_INVAL;
+	tlen = strlen(topic);
+	clen = strlen(channel);
+	if (sl_wire_check_name(topic, tlen) != 0 || sl_wire_check_name(channel, clen) != 0)
+		return -SL_E_NAME;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->id = c->next_sub_id++;
+	s->partition = partition;
+	s->flags = flags;
+	s->rdy = rdy;
+	s->topic_len = (uint8_t)tlen;
+	s->channel_len = (uint8_t)clen;
+	memcpy(s->topic, topic, tlen);
+	memcpy(s->channel, channel, clen);
+	s->cb = cb;
+	s->arg = arg;
+	s->resub_epoch = c->epoch;
+	rc = sub_insert(c, s);
+	if (rc != 0) {
+		free(s);
+		return rc;
+	}
+	id = s->id;
+	rc = sub_request(c, id);
+	if (rc != 0) {
+		s = sub_by_id(c, id);
+		if (s != NULL)
+			sub_remove(c, s);
+		return rc;
+	}
+	return (int64_t)id;
+}
+
+/* Start a channel operation on subscription sub_id: waits for a slot if needed; with
+ * w, also waits for the answer. */
+static int
+chan_op(struct sl_client *c, uint64_t sub_id, uint8_t opcode, struct sl_wire_chan_op *op,
+	struct waiter *w)
+{
+	struct sl_wire_hdr h = req_hdr();
+	struct sub *s;
+	uint32_t idx;
+	int rc, len;
+
+	if (c == NULL)
+		return -SL_E_INVAL;
+	if (sub_by_id(c, sub_id) == NULL)
+		return -ENOENT;
+	rc = acquire_slot(c, &idx);
+	if (rc != 0)
+		return rc;
+	s = sub_by_id(c, sub_id); /* may have gone while we waited */
+	if (s == NULL) {
+		slot_put(c, idx);
+		return -ENOENT;
+	}
+	op->addr = sub_addr(s);
+	len = sl_wire_encode_chan_op(c->reqs[idx].frame, c->frame_cap, &h, opcode, op, NULL);
+	if (len < 0) {
+		slot_put(c, idx);
+		return len;
+	}
+	req_start(c, idx, opcode, (uint32_t)len, NULL, NULL, w, 0);
+	return w != NULL ? wait_req(c, w) : 0;
+}
+
+int
+sl_client_rdy(struct sl_client *c, uint64_t sub_id, uint32_t rdy)
+{
+	struct sl_wire_chan_op op = { .count = rdy };
+	struct sub *s = c != NULL ? sub_by_id(c, sub_id) : NULL;
+
+	if (s == NULL)
+		return c == NULL ? -SL_E_INVAL : -ENOENT;
+	s->rdy = rdy; /* also what a new session's SUB asks for */
+	return chan_op(c, sub_id, SL_OP_RDY, &op, NULL);
+}
+
+int
+sl_client_fin(struct sl_client *c, uint64_t sub_id, uint64_t msg_id)
+{
+	int rc;
+
+	if (c == NULL)
+		return -SL_E_INVAL;
+	rc = fin_add(c, sub_id, msg_id);
+	if (rc == 0 && c->depth == 0)
+		fins_flush(c); /* outside a poll: do not wait for the next one */
+	return rc;
+}
+
+int
+sl_client_req(struct sl_client *c, uint64_t sub_id, uint64_t msg_id, uint32_t delay_ms)
+{
+	struct sl_wire_chan_op op = { .msg_id = msg_id, .delay_ms = delay_ms };
+
+	return chan_op(c, sub_id, SL_OP_REQ, &op, NULL);
+}
+
+int
+sl_client_touch(struct sl_client *c, uint64_t sub_id, uint64_t msg_id)
+{
+	struct sl_wire_chan_op op = { .msg_id = msg_id };
+
+	return chan_op(c, sub_id, SL_OP_TOUCH, &op, NULL);
+}
+
+int
+sl_client_set_offset(struct sl_client *c, uint64_t sub_id, uint8_t kind, uint64_t value)
+{
+	struct sl_wire_chan_op op = { .kind = kind, .value = value };
+	struct waiter w = { 0 };
+
+	if (kind > SL_OFF_END)
+		return -SL_E_INVAL;
+	return chan_op(c, sub_id, SL_OP_SET_OFFSET, &op, &w);
+}
+
+int
+sl_client_unsub(struct sl_client *c, uint64_t sub_id)
+{
+	char topic[SL_WIRE_NAME_MAX + 1], channel[SL_WIRE_NAME_MAX + 1];
+	struct sl_wire_hdr h = req_hdr();
+	struct sl_wire_chan_op op;
+	struct waiter w = { 0 };
+	struct sub *s;
+	uint32_t idx;
+	int rc, len;
+
+	if (c == NULL)
+		return -SL_E_INVAL;
+	/* FIN what the application finished, then forget the subscription (a new session
+	 * must not re-subscribe it, and its MSGs are no longer delivered), then CLS it. */
+	for (;;) {
+		s = sub_by_id(c, sub_id);
+		if (s == NULL)
+			return -ENOENT;
+		if (s->fin_n == 0 || !c->session_ok)
+			break;
+		rc = acquire_slot(c, &idx);
+		if (rc != 0)
+			return rc;
+		s = sub_by_id(c, sub_id);
+		if (s == NULL || s->fin_n == 0)
+			slot_put(c, idx);
+		else
+			fin_send(c, s, idx);
+	}
+	memset(&op, 0, sizeof(op));
+	op.addr = sub_addr(s);
+	memcpy(topic, s->topic, sizeof(topic));
+	memcpy(channel, s->channel, sizeof(channel));
+	op.addr.topic = topic;
+	op.addr.channel = channel;
+	sub_remove(c, s);
+
+	rc = acquire_slot(c, &idx);
+	if (rc != 0)
+		return rc;
+	len = sl_wire_encode_chan_op(c->reqs[idx].frame, c->frame_cap, &h, SL_OP_CLS, &op,
+				     NULL);
+	if (len < 0) {
+		slot_put(c, idx);
+		return len;
+	}
+	req_start(c, idx, SL_OP_CLS, (uint32_t)len, NULL, NULL, &w, 0);
+	return wait_req(c, &w);
+}
+
+void
+sl_client_get_stats(const struct sl_client *c, struct sl_client_stats *st)
+{
+	*st = c->st;
+}

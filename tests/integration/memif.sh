@@ -1,3 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-exit 77
+# Copyright (c) 2026 The sluice authors
+#
+# sluiced serving a net_memif port (shared memory, no kernel on the path), driven by a DPDK
+# client process built on libsluice's DPDK transport (memif_client.c). Then SIGTERM: the
+# broker must exit 0 and leave no socket, runtime directory or hugepage file behind.
+. "$(dirname "$0")/lib.sh"
+
+N=${MEMIF_MESSAGES:-10000}
+SOCK=$TMP/memif.sock
+start_sluiced memif "" "" -- --port "net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no" \
+	--ip 10.78.0.2 --topic mt:1
+
+log "DPDK client over memif: $N pipelined publishes, MPUB, subscribe, REQ, ordered"
+# shellcheck disable=SC2086
+"$BUILD/tests/integration/memif_client" --no-pci --lcores 0@0 ${SLUICE_EAL_MEM:---no-huge -m 512} \
+	--file-prefix "sl-memifc-$$" \
+	--vdev "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
+	--log-level=lib.eal:warning -- 10.78.0.2 10.78.0.1 mt "$N" > "$TMP/client.log" 2>&1
+rc=$?
+cat "$TMP/client.log" | grep -v '^EAL' | tail -n 20
+[ $rc -eq 0 ] || fail "memif_client exited with $rc"
+
+ctl memif stats workers > "$TMP/stats.json" || fail "stats"
+grep -q '"arp_replies": [1-9]' "$TMP/stats.json" || fail "the client never resolved us by ARP"
+
+stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
+[ -e "$TMP/memif.sock.ctl" ] && fail "control socket left behind"
+[ -d "/var/run/dpdk/sl-memif-$$" ] && fail "DPDK runtime directory left behind"
+log "PASS"

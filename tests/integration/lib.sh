@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The sluice authors
+#
+# Helpers for the integration and fault tests: start real sluiced processes (optionally
+# inside a network namespace the test creates), wait for them, and clean up everything the
+# test made (processes by PID, namespaces, temp files) on any exit. Sourced.
+
+set -u
+BUILD=${1:?usage: $0 BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+SLUICED=$BUILD/control/sluiced
+CTL=$BUILD/tools/sluicectl
+PUB=$BUILD/tools/sluice-pub
+SUB=$BUILD/tools/sluice-sub
+# EAL options from the test runner (tools/sluice-test); safe defaults otherwise.
+: "${SLUICE_EAL:=--no-pci --no-huge -m 512 --lcores 0@0,1@1,2@0}"
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "/tmp/sluice-$TEST_NAME.XXXXXX")
+PIDS=()
+NETNS=()
+
+log() { echo "[$TEST_NAME] $*"; }
+
+dump_logs() {
+	local f
+	for f in "$TMP"/*.log; do
+		[ -f "$f" ] || continue
+		echo "----- $f (last 40 lines)"
+		tail -n 40 "$f"
+	done
+}
+
+fail() {
+	echo "FAIL [$TEST_NAME]: $*"
+	dump_logs
+	exit 1
+}
+
+cleanup() {
+	local p i
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || continue
+		for i in $(seq 50); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null
+	for p in "${NETNS[@]}"; do
+		ip netns del "$p" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# make_netns NAME: a fresh namespace with loopback up, deleted at exit.
+make_netns() {
+	ip netns del "$1" 2>/dev/null || true
+	ip netns add "$1" || fail "ip netns add $1"
+	NETNS+=("$1")
+	ip netns exec "$1" ip link set lo up
+}
+
+# in_ns NS CMD...: run CMD in namespace NS (or here when NS is empty).
+in_ns() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@"
+	else
+		"$@"
+	fi
+}
+
+# start_sluiced NAME NS EAL_EXTRA -- SLUICED_ARGS...: start sluiced in the background and
+# wait until it serves (its --ready-file appears) or dies. Sets SLUICED_PID.
+start_sluiced() {
+	local name=$1 ns=$2 eal_extra=$3 i
+	shift 3
+	[ "${1:-}" = "--" ] && shift
+	rm -f "$TMP/$name.ready"
+	# shellcheck disable=SC2086
+	in_ns "$ns" "$SLUICED" $SLUICE_EAL $eal_extra --file-prefix "sl-$name-$$" -- \
+		--control "$TMP/$name.sock" --ready-file "$TMP/$name.ready" "$@" \
+		> "$TMP/$name.log" 2>&1 &
+	SLUICED_PID=$!
+	PIDS+=("$SLUICED_PID")
+	for i in $(seq 300); do
+		[ -s "$TMP/$name.ready" ] && return 0
+		kill -0 "$SLUICED_PID" 2>/dev/null || fail "sluiced $name exited during start"
+		sleep 0.1
+	done
+	fail "sluiced $name not ready after 30 s"
+}
+
+# stop_pid PID: SIGTERM and wait for exit; returns its exit status.
+stop_pid() {
+	local p=$1 rc
+	kill -TERM "$p" 2>/dev/null
+	wait "$p"
+	rc=$?
+	return $rc
+}
+
+ctl() {
+	local name=$1
+	shift
+	"$CTL" -s "$TMP/$name.sock" "$@"
+}
