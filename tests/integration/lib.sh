@@ -81,8 +81,12 @@ start_sluiced() {
 	shift 3
 	[ "${1:-}" = "--" ] && shift
 	rm -f "$TMP/$name.ready"
+	local pre=()
+	[ -n "$ns" ] && pre=(ip netns exec "$ns")
+	# a plain command in the background (not a function), so $! is sluiced itself
+	# (ip netns exec execs it)
 	# shellcheck disable=SC2086
-	in_ns "$ns" "$SLUICED" $SLUICE_EAL $eal_extra --file-prefix "sl-$name-$$" -- \
+	"${pre[@]}" "$SLUICED" $SLUICE_EAL $eal_extra --file-prefix "sl-$name-$$" -- \
 		--control "$TMP/$name.sock" --ready-file "$TMP/$name.ready" "$@" \
 		> "$TMP/$name.log" 2>&1 &
 	SLUICED_PID=$!

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 N=${MEMIF_MESSAGES:-10000}
-SOCK=$TMP/memif.sock
+SOCK=$TMP/memif-data.sock
 start_sluiced memif "" "" -- --port "net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no" \
 	--ip 10.78.0.2 --topic mt:1
 
@@ -26,6 +26,6 @@ ctl memif stats workers > "$TMP/stats.json" || fail "stats"
 grep -q '"arp_replies": [1-9]' "$TMP/stats.json" || fail "the client never resolved us by ARP"
 
 stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
-[ -e "$TMP/memif.sock.ctl" ] && fail "control socket left behind"
+[ -e "$TMP/memif.sock" ] && fail "control socket left behind"
 [ -d "/var/run/dpdk/sl-memif-$$" ] && fail "DPDK runtime directory left behind"
 log "PASS"

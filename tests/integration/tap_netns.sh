@@ -25,7 +25,7 @@ in_ns "$NS" ping -c 3 -i 0.2 -W 2 "$BROKER" > "$TMP/ping.out" || fail "ping: $(c
 
 log "$N messages through sluice-pub | sluice-sub"
 seq -f "message %g of $N: the quick brown fox" 1 $N > "$TMP/in.txt"
-in_ns "$NS" "$SUB" -a "$BROKER" -c check -n $N rt > "$TMP/out.txt" 2> "$TMP/sub.log" &
+ip netns exec "$NS" "$SUB" -a "$BROKER" -c check -n $N rt > "$TMP/out.txt" 2> "$TMP/sub.log" &
 SUBPID=$!
 PIDS+=("$SUBPID")
 in_ns "$NS" "$PUB" -a "$BROKER" rt < "$TMP/in.txt" 2> "$TMP/pub.log" || fail "sluice-pub failed"
