@@ -84,7 +84,7 @@ static void
 on_pub(void *arg, const struct sl_pub_result *res)
 {
 	if (res->err == 0) {
-		st.acked += res->count;
+		st.acked += ARG_COUNT(arg);
 		return;
 	}
 	if (st.fail_line == 0 || ARG_LINE(arg) < st.fail_line) {
@@ -163,6 +163,7 @@ fill(struct reader *r, struct sl_client *c)
 	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 	size_t room;
 	ssize_t n;
+	int rc;
 
 	if (r->start > 0) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -173,8 +174,10 @@ fill(struct reader *r, struct sl_client *c)
 	if (room > READ_CHUNK)
 		room = READ_CHUNK;
 	for (;;) {
-		if (poll(&pfd, 1, STDIN_WAIT_MS) == 0) {
-			(void)sl_client_poll(c, 0); /* answers, retransmissions, heartbeat */
+		rc = poll(&pfd, 1, STDIN_WAIT_MS);
+		if (rc <= 0) {
+			/* nothing yet: answers, retransmissions, heartbeat */
+			(void)sl_client_poll(c, 0);
 			continue;
 		}
 		n = read(STDIN_FILENO, r->buf + r->end, room);
@@ -197,7 +200,7 @@ main(int argc, char **argv)
 	uint32_t lens[SL_WIRE_MPUB_MAX];
 	struct reader rd = { 0 };
 	struct sl_client *c = NULL;
-	uint32_t batch = 1, n = 0, max_msg, v;
+	uint32_t batch = 1, n = 0, max_msg, v = 0;
 	uint64_t line = 0, first = 0, sent = 0;
 	uint16_t partition = 0;
 	const char *topic, *env;
