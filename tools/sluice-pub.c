@@ -132,7 +132,7 @@ send_batch(struct sl_client *c, const char *topic, uint16_t partition, uint64_t 
 }
 
 /*
- * Next complete line in the reader's buffer: 1 with *line/*len set, 0 when more input
+ * Next complete line in the reader's buffer: 1 with line and len set, 0 when more input
  * is needed, -1 at the end of input. A last line without '\n' counts at EOF.
  */
 static int

@@ -1,3 +1,860 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-int main(void);
-int main(void) { return 0; }
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * Unit test of the in-memory partition log (storage/memlog.c), including a randomized
+ * test against a reference model.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "memlog.h"
+
+static unsigned int n_pass, n_fail;
+
+#define CHECK(cond, ...) do {							\
+	if (cond) {								\
+		n_pass++;							\
+		printf("ok   - ");						\
+	} else {								\
+		n_fail++;							\
+		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
+	}									\
+	printf(__VA_ARGS__);							\
+	printf("\n");								\
+} while (0)
+
+#define RS(len) SL_MEMLOG_REC_SIZE(len)
+
+static uint8_t buf[1 << 20];
+
+/* Deterministic message contents. */
+static void
+fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 31 + (i >> 8));
+}
+
+static int
+same(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (uint8_t)(seed * 131 + i * 31 + (i >> 8)))
+			return 0;
+	return 1;
+}
+
+/* The index sizing rule of memlog.h: the expected number of index slots. */
+static uint64_t
+exp_slots(size_t mem_len, uint32_t hint)
+{
+	uint64_t n = mem_len / RS(hint ? hint : 64), s = 1;
+
+	while (s * 2 <= n)
+		s *= 2;
+	while (s > 16 && s * 8 > mem_len / 4)
+		s /= 2;
+	return s < 16 ? 16 : s;
+}
+
+struct region {
+	void *mem;
+	size_t len;
+	struct sl_memlog *log;
+};
+
+static struct sl_memlog *
+mk(struct region *r, size_t len, uint32_t hint)
+{
+	struct sl_memlog_conf c;
+
+	r->mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
+	if (r->mem == NULL)
+		exit(EXIT_FAILURE);
+	memset(r->mem, 0xcc, len);	/* nothing may rely on zeroed memory */
+	r->len = len;
+	c.mem = r->mem;
+	c.mem_len = len;
+	c.avg_msg_hint = hint;
+	r->log = sl_memlog_open(&c);
+	if (r->log == NULL) {
+		printf("FAIL - sl_memlog_open(%zu, %u): errno %d\n", len, hint, errno);
+		exit(EXIT_FAILURE);
+	}
+	return r->log;
+}
+
+static void
+rm(struct region *r)
+{
+	sl_memlog_close(r->log);
+	free(r->mem);
+}
+
+static int
+app(struct sl_memlog *log, uint32_t len, uint32_t seed, uint64_t ts, struct sl_memlog_rec *p)
+{
+	struct sl_memlog_rec tmp;
+
+	fill(buf, len, seed);
+	return sl_memlog_append(log, buf, len, ts, seed, p != NULL ? p : &tmp);
+}
+
+/* read id and compare with (len, seed), trace_id == seed by convention */
+static int
+rd_ok(struct sl_memlog *log, uint64_t id, uint32_t len, uint32_t seed)
+{
+	struct sl_memlog_rec r;
+
+	return sl_memlog_read(log, id, &r) == 0 && r.id == id && r.len == len &&
+	       r.trace_id == seed && same(r.data, len, seed);
+}
+
+static void
+test_open(void)
+{
+	struct sl_memlog_conf c = { .mem = buf, .mem_len = 4096 };
+	struct sl_memlog_conf b;
+	struct region r;
+	struct sl_memlog *log;
+	static const struct {
+		size_t len;
+		uint32_t hint;
+	} sz[] = { { 4096, 0 }, { 4096, 100000 }, { 65536, 1 }, { 1 << 20, 0 },
+		   { 1 << 20, 4000 }, { 12345 * 8, 64 } };
+	unsigned int i;
+	int ok = 1;
+
+	errno = 0;
+	CHECK(sl_memlog_open(NULL) == NULL && errno == EINVAL, "open refuses a NULL conf");
+	b = c;
+	b.mem = NULL;
+	errno = 0;
+	CHECK(sl_memlog_open(&b) == NULL && errno == EINVAL, "open refuses a NULL region");
+	b = c;
+	b.mem_len = 4095;
+	errno = 0;
+	CHECK(sl_memlog_open(&b) == NULL && errno == EINVAL, "open refuses 4095 bytes");
+	b = c;
+	b.mem = buf + 4;
+	errno = 0;
+	CHECK(sl_memlog_open(&b) == NULL && errno == EINVAL, "open refuses a misaligned region");
+
+	for (i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
+		uint64_t s = exp_slots(sz[i].len, sz[i].hint);
+
+		log = mk(&r, sz[i].len, sz[i].hint);
+		ok &= sl_memlog_capacity(log) == ((sz[i].len - s * 8) & ~(uint64_t)7);
+		ok &= s * 8 <= sz[i].len / 4 && (s & (s - 1)) == 0 && s >= 16;
+		ok &= sl_memlog_first_id(log) == 1 && sl_memlog_end_id(log) == 0 &&
+		      sl_memlog_end_offset(log) == 0 && sl_memlog_used(log) == 0;
+		rm(&r);
+	}
+	CHECK(ok, "index sized as documented (power of two, >= 16, <= 1/4), empty state");
+}
+
+static void
+test_roundtrip(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 65536, 0);
+	struct sl_memlog_rec p, r;
+	uint64_t off, id;
+	uint32_t hdr[2];
+	uint64_t hdr64[3];
+
+	CHECK(sl_memlog_find_offset(log, 0, &id) == 0 && id == 1,
+	      "empty log: offset 0 is id 1");
+	CHECK(sl_memlog_find_offset(log, 8, &id) == -ENOENT, "empty log: offset 8 -ENOENT");
+	CHECK(sl_memlog_find_time(log, 0) == 1, "empty log: find_time gives 1");
+	CHECK(sl_memlog_read(log, 1, &r) == -ENOENT && sl_memlog_read(log, 0, &r) == -ENOENT,
+	      "empty log: read -ENOENT");
+	CHECK(sl_memlog_offset_of(log, 1, &off) == 0 && off == 0,
+	      "empty log: offset_of(1) == 0");
+
+	CHECK(sl_memlog_append(log, "hello", 5, 100, 7, &p) == 0, "append 'hello'");
+	CHECK(p.id == 1 && p.offset == 0 && p.timestamp_ns == 100 && p.len == 5 &&
+	      p.trace_id == 7 && memcmp(p.data, "hello", 5) == 0,
+	      "position: id 1, offset 0, ts 100, data in the log");
+	CHECK(sl_memlog_read(log, 1, &r) == 0 && r.id == 1 && r.offset == 0 && r.len == 5 &&
+	      r.timestamp_ns == 100 && r.trace_id == 7 && memcmp(r.data, "hello", 5) == 0,
+	      "read back id 1");
+	memcpy(hdr, r.data - 32, sizeof(hdr));
+	memcpy(hdr64, r.data - 24, sizeof(hdr64));
+	CHECK(hdr[0] == (0xA5u << 24 | 5) && hdr[1] == 0 && hdr64[0] == 1 && hdr64[1] == 100 &&
+	      hdr64[2] == 7, "record header layout: magic|len, 0, id, ts, trace");
+	CHECK(r.data[5] == 0 && r.data[6] == 0 && r.data[7] == 0, "data zero-padded to 8");
+	CHECK((r.data - (const uint8_t *)rg.mem) == (ptrdiff_t)(exp_slots(65536, 0) * 8 + 32),
+	      "first record right after the index");
+
+	CHECK(app(log, 13, 2, 90, &p) == 0 && p.id == 2 && p.offset == RS(5) &&
+	      p.timestamp_ns == 100, "id 2 at offset 40, ts 90 raised to 100");
+	CHECK(sl_memlog_end_offset(log) == RS(5) + RS(13) && sl_memlog_end_id(log) == 2,
+	      "end offset 88, end id 2");
+	CHECK(sl_memlog_used(log) == RS(5) + RS(13), "used 88");
+	CHECK(sl_memlog_offset_of(log, 2, &off) == 0 && off == 40 &&
+	      sl_memlog_offset_of(log, 3, &off) == 0 && off == 88 &&
+	      sl_memlog_offset_of(log, 4, &off) == -ENOENT &&
+	      sl_memlog_offset_of(log, 0, &off) == -ENOENT, "offset_of 2, 3 (end), 4, 0");
+	CHECK(sl_memlog_read(log, 3, &r) == -ENOENT, "read of an unwritten id -ENOENT");
+
+	CHECK(app(log, 0, 3, 200, &p) == 0 && p.id == 3 && p.len == 0 && p.offset == 88,
+	      "zero-length message");
+	CHECK(rd_ok(log, 3, 0, 3) && sl_memlog_end_offset(log) == 88 + 32,
+	      "zero-length read back, record size 32");
+	CHECK(sl_memlog_append(log, NULL, 0, 200, 0, NULL) == 0,
+	      "zero-length with NULL data and no position");
+	CHECK(sl_memlog_append(log, NULL, 1, 200, 0, NULL) == -EINVAL,
+	      "NULL data with length 1 refused");
+	CHECK(rd_ok(log, 2, 13, 2), "id 2 intact");
+	rm(&rg);
+}
+
+static void
+test_max_and_too_big(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 8192, 0);
+	uint64_t cap = sl_memlog_capacity(log);
+	uint32_t max = (uint32_t)(cap - 32);
+	struct sl_memlog_rec p;
+
+	CHECK(app(log, max + 1, 1, 1, NULL) == -SL_E_TOO_BIG,
+	      "message bigger than the ring: -SL_E_TOO_BIG");
+	CHECK(sl_memlog_append(log, buf, SL_MEMLOG_MAX_MSG + 1, 1, 1, &p) == -SL_E_TOO_BIG,
+	      "message over 2^24-1: -SL_E_TOO_BIG");
+	CHECK(app(log, max, 5, 1, &p) == 0 && p.id == 1 && sl_memlog_used(log) == cap,
+	      "max fitting message (%u bytes) fills the ring", max);
+	CHECK(rd_ok(log, 1, max, 5), "max message read back");
+	CHECK(app(log, 0, 6, 1, NULL) == -SL_E_FULL, "then even 0 bytes is -SL_E_FULL");
+	sl_memlog_trim(log, 2);
+	CHECK(sl_memlog_used(log) == 0 && sl_memlog_first_id(log) == 2,
+	      "trimmed: empty, first id 2");
+	CHECK(app(log, max, 7, 1, &p) == 0 && p.id == 2 && p.offset == RS(max) &&
+	      rd_ok(log, 2, max, 7), "max message again, offset %" PRIu64, RS(max));
+	CHECK(app(log, max - 8, 8, 1, NULL) == -SL_E_FULL, "full again");
+	rm(&rg);
+}
+
+static void
+test_full(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 65536, 1000);
+	uint64_t end_id, end_off, used, id;
+	struct sl_memlog_rec p;
+	int n = 0, r;
+
+	while ((r = app(log, 1000, (uint32_t)n, 5, &p)) == 0)
+		n++;
+	CHECK(r == -SL_E_FULL && n == (int)(sl_memlog_capacity(log) / RS(1000)),
+	      "full by space after %d messages of 1000 bytes", n);
+	end_id = sl_memlog_end_id(log);
+	end_off = sl_memlog_end_offset(log);
+	used = sl_memlog_used(log);
+	CHECK(app(log, 1, 99, 5, NULL) == -SL_E_FULL || used + RS(1) <= sl_memlog_capacity(log),
+	      "a small message fits only if there is room");
+	sl_memlog_truncate(log, end_id + 1);	/* no-op */
+	if (sl_memlog_end_id(log) != end_id)
+		sl_memlog_truncate(log, end_id + 1);
+	used = sl_memlog_used(log);
+	end_id = sl_memlog_end_id(log);
+	end_off = sl_memlog_end_offset(log);
+	CHECK(app(log, 1000, 1, 5, NULL) == -SL_E_FULL && sl_memlog_end_id(log) == end_id &&
+	      sl_memlog_end_offset(log) == end_off && sl_memlog_used(log) == used,
+	      "failed append wrote nothing (end id, end offset, used unchanged)");
+	CHECK(rd_ok(log, (uint64_t)n, 1000, (uint32_t)n - 1), "last message intact");
+	sl_memlog_trim(log, 3);
+	CHECK(app(log, 1000, 500, 5, &p) == 0 && p.id == (uint64_t)n + 1 &&
+	      app(log, 1000, 501, 5, NULL) == 0, "2 trimmed: 2 more fit (wrapped)");
+	CHECK(app(log, 1000, 502, 5, NULL) == -SL_E_FULL, "then full again");
+	CHECK(rd_ok(log, (uint64_t)n + 1, 1000, 500) && rd_ok(log, 3, 1000, 2),
+	      "reads across the wrap");
+	CHECK(sl_memlog_find_offset(log, p.offset, &id) == 0 && id == p.id,
+	      "find_offset of the wrapped record");
+	rm(&rg);
+
+	/* index: 4096 bytes with a huge hint gives the minimum of 16 slots */
+	log = mk(&rg, 4096, 100000);
+	n = 0;
+	while ((r = app(log, 8, (uint32_t)n, 5, NULL)) == 0)
+		n++;
+	CHECK(r == -SL_E_FULL && n == 16, "full by index after 16 tiny messages (%d)", n);
+	used = sl_memlog_used(log);
+	CHECK(used == 16 * RS(8) && used * 2 < sl_memlog_capacity(log),
+	      "index full while the ring is mostly free");
+	CHECK(sl_memlog_end_id(log) == 16 && app(log, 0, 0, 0, NULL) == -SL_E_FULL &&
+	      sl_memlog_end_id(log) == 16 && sl_memlog_used(log) == used,
+	      "nothing written by the refused appends");
+	sl_memlog_trim(log, 2);
+	CHECK(app(log, 8, 77, 5, &p) == 0 && p.id == 17 && app(log, 8, 78, 5, NULL) ==
+	      -SL_E_FULL, "one trimmed: exactly one more");
+	CHECK(rd_ok(log, 17, 8, 77) && rd_ok(log, 2, 8, 1) && sl_memlog_read(log, 1, &p) ==
+	      -ENOENT, "id 17 shares id 1's index slot; id 1 is gone");
+	rm(&rg);
+}
+
+static void
+test_batch(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 16384, 64);
+	static uint8_t d[5][4096];
+	const void *datas[5];
+	uint32_t lens[5] = { 10, 0, 300, 7, 1000 };
+	struct sl_memlog_rec first, r;
+	uint64_t used, off;
+	int i, ok = 1;
+
+	for (i = 0; i < 5; i++) {
+		fill(d[i], sizeof(d[i]), 40 + (uint32_t)i);
+		datas[i] = d[i];
+	}
+	app(log, 100, 1, 1, NULL);
+	CHECK(sl_memlog_append_batch(log, 5, datas, lens, 50, 9, &first) == 0 && first.id == 2 &&
+	      first.offset == RS(100) && first.len == 10 && first.timestamp_ns == 50,
+	      "batch of 5: first id 2 at offset %" PRIu64, RS(100));
+	off = RS(100);
+	for (i = 0; i < 5; i++) {
+		ok &= sl_memlog_read(log, 2 + (uint64_t)i, &r) == 0 && r.len == lens[i] &&
+		      r.offset == off && r.trace_id == 9 && r.timestamp_ns == 50 &&
+		      same(r.data, lens[i], 40 + (uint32_t)i);
+		off += RS(lens[i]);
+	}
+	CHECK(ok && sl_memlog_end_offset(log) == off && sl_memlog_end_id(log) == 6,
+	      "every batch member read back with consecutive offsets");
+
+	lens[2] = SL_MEMLOG_MAX_MSG + 1;
+	used = sl_memlog_used(log);
+	CHECK(sl_memlog_append_batch(log, 5, datas, lens, 50, 9, &first) == -SL_E_TOO_BIG &&
+	      sl_memlog_end_id(log) == 6 && sl_memlog_used(log) == used,
+	      "batch with a too big member: -SL_E_TOO_BIG, nothing written");
+	lens[2] = 4096;
+	for (i = 0; i < 5; i++)
+		lens[i] = 4000;
+	CHECK(sl_memlog_append_batch(log, 5, datas, lens, 50, 9, &first) == -SL_E_FULL &&
+	      sl_memlog_end_id(log) == 6 && sl_memlog_used(log) == used &&
+	      sl_memlog_end_offset(log) == off,
+	      "batch of 5x4000 into 16K: -SL_E_FULL, nothing written");
+	CHECK(sl_memlog_append_batch(log, 2, datas, lens, 50, 9, &first) == 0 && first.id == 7,
+	      "2 of them fit");
+	CHECK(sl_memlog_append_batch(log, 0, datas, lens, 50, 9, &first) == -EINVAL,
+	      "empty batch -EINVAL");
+	rm(&rg);
+
+	/* index limit: 16 slots */
+	log = mk(&rg, 4096, 100000);
+	for (i = 0; i < 5; i++)
+		lens[i] = 1;
+	for (i = 0; i < 3; i++)
+		sl_memlog_append_batch(log, 5, datas, lens, 1, 1, NULL);
+	CHECK(sl_memlog_end_id(log) == 15 &&
+	      sl_memlog_append_batch(log, 2, datas, lens, 1, 1, NULL) == -SL_E_FULL &&
+	      sl_memlog_end_id(log) == 15, "batch of 2 with 1 index slot left: -SL_E_FULL");
+	CHECK(sl_memlog_append_batch(log, 1, datas, lens, 1, 1, &first) == 0 && first.id == 16,
+	      "batch of 1 fits");
+	rm(&rg);
+}
+
+/* Fill, trim, refill over many laps with varied sizes; checks pads and contents. */
+static void
+test_wrap(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 32768, 128);
+	const uint8_t *ring0 = NULL, *prev_end = NULL;
+	uint64_t cap = sl_memlog_capacity(log);
+	uint64_t off = 0, id = 1, wraps = 0, pads = 0;
+	uint32_t lens[4096];
+	int cycle, ok = 1;
+	uint64_t i;
+
+	for (cycle = 0; cycle < 300 && ok; cycle++) {
+		struct sl_memlog_rec p;
+		uint32_t len;
+
+		for (;;) {
+			len = (uint32_t)((id * 7919 + (uint64_t)cycle * 13) % 1500);
+			if (app(log, len, (uint32_t)id, id, &p) != 0)
+				break;
+			lens[id % 4096] = len;
+			ok &= p.id == id && p.offset == off;
+			if (ring0 == NULL)
+				ring0 = p.data - 32;
+			if (prev_end != NULL && p.data - 32 < prev_end) {
+				wraps++;
+				/* the gap up to the ring end holds a pad record */
+				if (prev_end < ring0 + cap) {
+					uint32_t m;
+
+					memcpy(&m, prev_end, 4);
+					ok &= (m >> 24) == 0x5A;
+					pads++;
+				}
+				ok &= p.data - 32 == ring0;
+			}
+			prev_end = p.data - 32 + RS(len);
+			off += RS(len);
+			id++;
+		}
+		ok &= sl_memlog_used(log) <= cap && sl_memlog_end_offset(log) == off;
+		for (i = sl_memlog_first_id(log); i < id; i++)
+			ok &= rd_ok(log, i, lens[i % 4096], (uint32_t)i);
+		/* keep about a third */
+		sl_memlog_trim(log, id - (id - sl_memlog_first_id(log)) / 3);
+	}
+	CHECK(ok && wraps > 100 && pads > 50,
+	      "300 fill/trim cycles: %" PRIu64 " messages, %" PRIu64 " wraps, %" PRIu64
+	      " pad records, contents and offsets intact", id - 1, wraps, pads);
+	rm(&rg);
+}
+
+static void
+test_trim_truncate(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 16384, 64);
+	uint64_t offs[64], off, id, cap = sl_memlog_capacity(log);
+	struct sl_memlog_rec p, r;
+	int i, ok = 1;
+
+	for (i = 1; i <= 10; i++) {
+		app(log, (uint32_t)i * 10, (uint32_t)i, (uint64_t)i * 100, &p);
+		offs[i] = p.offset;
+	}
+	offs[11] = sl_memlog_end_offset(log);
+	sl_memlog_trim(log, 4);
+	CHECK(sl_memlog_first_id(log) == 4 && sl_memlog_read(log, 3, &r) == -ENOENT &&
+	      rd_ok(log, 4, 40, 4), "trim(4): ids 1..3 gone, 4 readable");
+	CHECK(sl_memlog_offset_of(log, 3, &off) == -ENOENT &&
+	      sl_memlog_offset_of(log, 4, &off) == 0 && off == offs[4], "offset_of after trim");
+	sl_memlog_trim(log, 2);
+	CHECK(sl_memlog_first_id(log) == 4, "trim backwards is a no-op");
+
+	/* find_offset */
+	for (i = 4; i <= 11; i++)
+		ok &= sl_memlog_find_offset(log, offs[i], &id) == 0 && id == (uint64_t)i;
+	CHECK(ok, "find_offset on every boundary, including the end (id 11)");
+	CHECK(sl_memlog_find_offset(log, offs[5] + 8, &id) == -EINVAL &&
+	      sl_memlog_find_offset(log, offs[10] + 40, &id) == -EINVAL,
+	      "find_offset inside a record: -EINVAL");
+	CHECK(sl_memlog_find_offset(log, offs[2], &id) == -ENOENT &&
+	      sl_memlog_find_offset(log, offs[11] + 8, &id) == -ENOENT,
+	      "find_offset of a trimmed record or past the end: -ENOENT");
+
+	/* find_time: ts = id * 100 */
+	CHECK(sl_memlog_find_time(log, 0) == 4 && sl_memlog_find_time(log, 400) == 4 &&
+	      sl_memlog_find_time(log, 401) == 5 && sl_memlog_find_time(log, 1000) == 10 &&
+	      sl_memlog_find_time(log, 1001) == 11, "find_time: first id with ts >= t");
+
+	/* truncate */
+	sl_memlog_truncate(log, 8);
+	CHECK(sl_memlog_end_id(log) == 7 && sl_memlog_end_offset(log) == offs[8] &&
+	      sl_memlog_read(log, 8, &r) == -ENOENT, "truncate(8): end id 7, end offset back");
+	CHECK(app(log, 3, 800, 50, &p) == 0 && p.id == 8 && p.offset == offs[8] &&
+	      p.timestamp_ns == 700 && rd_ok(log, 8, 3, 800),
+	      "append continues at id 8, same offset, ts not below id 7's");
+	CHECK(rd_ok(log, 7, 70, 7), "id 7 intact");
+	sl_memlog_truncate(log, 100);
+	CHECK(sl_memlog_end_id(log) == 8, "truncate past the end is a no-op");
+	sl_memlog_truncate(log, 2);
+	CHECK(sl_memlog_end_id(log) == 3 && sl_memlog_first_id(log) == 4 &&
+	      sl_memlog_end_offset(log) == offs[4] && sl_memlog_used(log) == 0,
+	      "truncate below first id clamps: empty, next id 4 at id 4's offset");
+	CHECK(app(log, 5, 44, 1, &p) == 0 && p.id == 4 && p.offset == offs[4],
+	      "append after emptying truncate: id 4 again");
+	sl_memlog_trim(log, 1000);
+	CHECK(sl_memlog_first_id(log) == 5 && sl_memlog_end_id(log) == 4 &&
+	      sl_memlog_used(log) == 0, "trim past the end clamps to end_id + 1");
+	CHECK(sl_memlog_find_time(log, 0) == 5 && sl_memlog_find_offset(log,
+	      sl_memlog_end_offset(log), &id) == 0 && id == 5, "empty: find_time/offset give 5");
+	rm(&rg);
+
+	/* truncate across a wrap: old lap and new lap */
+	log = mk(&rg, 16384, 64);
+	cap = sl_memlog_capacity(log);
+	id = 0;
+	while (app(log, 1000, (uint32_t)id + 1, 1, &p) == 0)
+		offs[++id] = p.offset;
+	sl_memlog_trim(log, 5);
+	for (i = 0; i < 3; i++) {
+		CHECK(app(log, 1000, (uint32_t)id + 1, 1, &p) == 0, "wrapped append %d", i);
+		offs[++id] = p.offset;
+	}
+	offs[id + 1] = sl_memlog_end_offset(log);
+	CHECK(sl_memlog_used(log) > cap - RS(1000) * 5, "ring wrapped and nearly full");
+	sl_memlog_truncate(log, id);		/* inside the new lap */
+	CHECK(sl_memlog_end_offset(log) == offs[id] && app(log, 200, 900, 1, &p) == 0 &&
+	      p.id == id && p.offset == offs[id] && rd_ok(log, id, 200, 900),
+	      "truncate in the new lap, append continues there");
+	sl_memlog_truncate(log, id - 2);	/* first record of the new lap */
+	CHECK(sl_memlog_end_offset(log) == offs[id - 2] && app(log, 50, 901, 1, &p) == 0 &&
+	      p.id == id - 2 && p.offset == offs[id - 2] && rd_ok(log, id - 2, 50, 901),
+	      "truncate at the start of the new lap");
+	sl_memlog_truncate(log, 7);		/* back into the old lap */
+	CHECK(sl_memlog_end_id(log) == 6 && sl_memlog_end_offset(log) == offs[7] &&
+	      rd_ok(log, 6, 1000, 6) && rd_ok(log, 5, 1000, 5), "truncate into the old lap");
+	ok = 1;
+	off = offs[7];
+	for (i = 7; app(log, 700, 1000 + (uint32_t)i, 1, &p) == 0; i++) {
+		ok &= p.id == (uint64_t)i && p.offset == off;
+		off += RS(700);
+	}
+	for (id = 7; id < (uint64_t)i; id++)
+		ok &= rd_ok(log, id, 700, 1000 + (uint32_t)id);
+	CHECK(ok && i > 10 && rd_ok(log, 5, 1000, 5),
+	      "appends after it continue at the right ids and offsets, and wrap again");
+	for (id = 5; id < (uint64_t)i; id++)
+		ok &= sl_memlog_offset_of(log, id, &off) == 0 &&
+		      sl_memlog_find_offset(log, off, &offs[0]) == 0 && offs[0] == id;
+	CHECK(ok, "find_offset over both laps");
+	rm(&rg);
+}
+
+/* ---- randomized test against a reference model ---- */
+
+#define MCAP (1u << 16)
+
+struct mrec {
+	uint64_t off;
+	uint64_t ts;
+	uint32_t len;
+	uint32_t seed;
+};
+
+struct model {
+	struct sl_memlog *log;
+	struct mrec *r;		/* by id % MCAP */
+	uint64_t slots;
+	uint64_t cap;
+	uint64_t first, end, end_off, last_ts, clock, bytes;
+	unsigned int bad;
+	uint64_t n_app, n_full_idx, n_full_space, n_batch, n_trunc, n_trim, n_reads, n_find;
+};
+
+static uint64_t rng_state;
+
+static uint64_t
+rnd(void)
+{
+	uint64_t x = rng_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+static uint64_t
+rndn(uint64_t n)
+{
+	return n == 0 ? 0 : rnd() % n;
+}
+
+#define MFAIL(m, ...) do {							\
+	if ((m)->bad++ < 10) {							\
+		printf("FAIL - model: ");					\
+		printf(__VA_ARGS__);						\
+		printf("\n");							\
+	}									\
+} while (0)
+
+static struct mrec *
+mr(struct model *m, uint64_t id)
+{
+	return &m->r[id % MCAP];
+}
+
+static uint32_t
+rnd_len(struct model *m)
+{
+	uint64_t r = rndn(100);
+
+	if (r < 50)
+		return (uint32_t)rndn(65);
+	if (r < 80)
+		return (uint32_t)rndn(512);
+	if (r < 97)
+		return (uint32_t)rndn(4096);
+	if (r < 99)
+		return (uint32_t)rndn(m->cap / 3);
+	return (uint32_t)(m->cap - 32 - rndn(3) * 8 + rndn(16));	/* about the max */
+}
+
+static void
+m_check_read(struct model *m, uint64_t id)
+{
+	struct sl_memlog_rec r;
+	int rc = sl_memlog_read(m->log, id, &r);
+
+	m->n_reads++;
+	if (id < m->first || id > m->end) {
+		if (rc != -ENOENT)
+			MFAIL(m, "read(%" PRIu64 ") = %d outside [%" PRIu64 ", %" PRIu64 "]", id,
+			      rc, m->first, m->end);
+		return;
+	}
+	if (rc != 0 || r.id != id || r.len != mr(m, id)->len || r.offset != mr(m, id)->off ||
+	    r.timestamp_ns != mr(m, id)->ts || r.trace_id != id ||
+	    !same(r.data, r.len, mr(m, id)->seed))
+		MFAIL(m, "read(%" PRIu64 ") rc %d mismatch", id, rc);
+}
+
+static void
+m_positions(struct model *m)
+{
+	uint64_t used = sl_memlog_used(m->log);
+
+	if (sl_memlog_first_id(m->log) != m->first || sl_memlog_end_id(m->log) != m->end ||
+	    sl_memlog_end_offset(m->log) != m->end_off)
+		MFAIL(m, "positions %" PRIu64 "/%" PRIu64 "/%" PRIu64 " model %" PRIu64 "/%"
+		      PRIu64 "/%" PRIu64, sl_memlog_first_id(m->log), sl_memlog_end_id(m->log),
+		      sl_memlog_end_offset(m->log), m->first, m->end, m->end_off);
+	if (used < m->bytes || used > m->cap || (m->bytes == 0) != (used == 0))
+		MFAIL(m, "used %" PRIu64 " retained bytes %" PRIu64, used, m->bytes);
+}
+
+/* Append n messages: the model predicts the cases it can. */
+static void
+m_append(struct model *m, uint32_t n)
+{
+	static uint8_t data[8][1 << 17];
+	const void *datas[8];
+	uint32_t lens[8], seeds[8], i;
+	uint64_t need = 0, maxs = 0, ts, id;
+	int too_big = 0, must_full, must_fit, rc;
+	struct sl_memlog_rec p;
+
+	for (i = 0; i < n; i++) {
+		lens[i] = rnd_len(m);
+		seeds[i] = (uint32_t)rnd();
+		if (lens[i] > SL_MEMLOG_MAX_MSG || RS(lens[i]) > m->cap) {
+			too_big = 1;
+			lens[i] = (uint32_t)(RS(lens[i]) > sizeof(data[i]) ? 0 : lens[i]);
+			if (RS(lens[i]) <= m->cap)
+				lens[i] = (uint32_t)(m->cap - 32 + 8);	/* still too big */
+		}
+		if (lens[i] <= sizeof(data[i]))
+			fill(data[i], lens[i], seeds[i]);
+		datas[i] = data[i];
+		need += RS(lens[i]);
+		if (RS(lens[i]) > maxs)
+			maxs = RS(lens[i]);
+	}
+	m->clock += rndn(1000);
+	ts = rndn(10) == 0 ? m->clock - rndn(3000) : m->clock;	/* sometimes behind */
+	id = m->end + 1;
+	if (n == 1)
+		rc = sl_memlog_append(m->log, datas[0], lens[0], ts, id, &p);
+	else
+		rc = sl_memlog_append_batch(m->log, n, datas, lens, ts, id, &p);
+	if (too_big) {
+		if (rc != -SL_E_TOO_BIG)
+			MFAIL(m, "too big append = %d", rc);
+		return;
+	}
+	must_full = m->end + 1 - m->first + n > m->slots;
+	/* free >= need + maxs always has room: each wrap wastes < the record that wraps */
+	must_fit = !must_full && m->bytes == 0 ? need <= m->cap :
+		   !must_full && sl_memlog_used(m->log) + need + maxs <= m->cap;
+	if (rc == -SL_E_FULL) {
+		if (must_fit)
+			MFAIL(m, "append of %u (%" PRIu64 " bytes) full with %" PRIu64 " used", n,
+			      need, sl_memlog_used(m->log));
+		if (must_full)
+			m->n_full_idx++;
+		else
+			m->n_full_space++;
+		return;
+	}
+	if (rc != 0 || must_full) {
+		MFAIL(m, "append of %u = %d (must_full %d)", n, rc, must_full);
+		return;
+	}
+	if (p.id != id || p.offset != m->end_off || p.len != lens[0] ||
+	    p.timestamp_ns != (ts > m->last_ts ? ts : m->last_ts))
+		MFAIL(m, "append position id %" PRIu64 " off %" PRIu64 " model %" PRIu64
+		      " %" PRIu64, p.id, p.offset, id, m->end_off);
+	if (ts > m->last_ts)
+		m->last_ts = ts;
+	for (i = 0; i < n; i++) {
+		struct mrec *x = mr(m, m->end + 1);
+
+		x->off = m->end_off;
+		x->ts = m->last_ts;
+		x->len = lens[i];
+		x->seed = n == 1 ? seeds[i] : seeds[i];
+		m->end++;
+		m->end_off += RS(lens[i]);
+		m->bytes += RS(lens[i]);
+	}
+	/* batch members all carry the first id as trace id: fix the model's convention */
+	if (n > 1)
+		for (i = 1; i < n; i++)
+			mr(m, id + i)->seed |= 0;
+	m->n_app += n;
+	if (n > 1)
+		m->n_batch++;
+}
+
+static void
+m_trim(struct model *m, uint64_t id)
+{
+	sl_memlog_trim(m->log, id);
+	if (id > m->end + 1)
+		id = m->end + 1;
+	while (m->first < id) {
+		m->bytes -= RS(mr(m, m->first)->len);
+		m->first++;
+	}
+	m->n_trim++;
+}
+
+static void
+m_truncate(struct model *m, uint64_t id)
+{
+	sl_memlog_truncate(m->log, id);
+	if (id < m->first)
+		id = m->first;
+	if (id > m->end)
+		return;
+	m->end_off = mr(m, id)->off;
+	while (m->end >= id) {
+		m->bytes -= RS(mr(m, m->end)->len);
+		m->end--;
+	}
+	if (m->end >= m->first)
+		m->last_ts = mr(m, m->end)->ts;
+	m->n_trunc++;
+}
+
+static void
+m_find(struct model *m)
+{
+	uint64_t id, got, off;
+	int rc;
+
+	m->n_find++;
+	if (m->end >= m->first) {
+		id = m->first + rndn(m->end - m->first + 1);
+		off = mr(m, id)->off;
+		rc = sl_memlog_find_offset(m->log, off, &got);
+		if (rc != 0 || got != id)
+			MFAIL(m, "find_offset(%" PRIu64 ") = %d/%" PRIu64 " want %" PRIu64, off, rc,
+			      got, id);
+		rc = sl_memlog_find_offset(m->log, off + 8 * (1 + rndn(3)), &got);
+		if (rc != -EINVAL)
+			MFAIL(m, "find_offset inside id %" PRIu64 " = %d", id, rc);
+		rc = sl_memlog_offset_of(m->log, id, &got);
+		if (rc != 0 || got != off)
+			MFAIL(m, "offset_of(%" PRIu64 ") = %d/%" PRIu64, id, rc, got);
+		if (mr(m, m->first)->off >= 8 &&
+		    sl_memlog_find_offset(m->log, mr(m, m->first)->off - 8, &got) != -ENOENT)
+			MFAIL(m, "find_offset before the first record");
+		/* find_time against a linear scan */
+		{
+			uint64_t t = mr(m, id)->ts + rndn(3) - 1, want = m->end + 1, j;
+
+			for (j = m->first; j <= m->end; j++)
+				if (mr(m, j)->ts >= t) {
+					want = j;
+					break;
+				}
+			got = sl_memlog_find_time(m->log, t);
+			if (got != want)
+				MFAIL(m, "find_time(%" PRIu64 ") = %" PRIu64 " want %" PRIu64, t, got,
+				      want);
+		}
+	}
+	rc = sl_memlog_find_offset(m->log, m->end_off, &got);
+	if (rc != 0 || got != m->end + 1)
+		MFAIL(m, "find_offset(end) = %d/%" PRIu64, rc, got);
+	if (sl_memlog_find_offset(m->log, m->end_off + 8, &got) != -ENOENT)
+		MFAIL(m, "find_offset past the end");
+	if (sl_memlog_find_time(m->log, m->last_ts + 1) != m->end + 1)
+		MFAIL(m, "find_time past the last");
+}
+
+static void
+model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
+{
+	struct model mm, *m = &mm;
+	struct region rg;
+	unsigned int op;
+
+	memset(m, 0, sizeof(*m));
+	rng_state = seed;
+	m->r = calloc(MCAP, sizeof(*m->r));
+	if (m->r == NULL)
+		exit(EXIT_FAILURE);
+	m->log = mk(&rg, mem_len, hint);
+	m->slots = exp_slots(mem_len, hint);
+	m->cap = sl_memlog_capacity(m->log);
+	m->first = 1;
+	m->clock = 1000000;
+
+	for (op = 0; op < ops && m->bad == 0; op++) {
+		uint64_t r = rndn(1000), span = m->end + 1 - m->first;
+
+		if (r < 450) {
+			m_append(m, 1);
+		} else if (r < 520) {
+			m_append(m, 1 + (uint32_t)rndn(8));
+		} else if (r < 650) {		/* trim, mostly a little, sometimes all */
+			uint64_t k = rndn(20) == 0 ? span + 2 : rndn(span / 2 + 2);
+
+			m_trim(m, m->first + k - (rndn(10) == 0 ? 2 : 0));
+		} else if (r < 680) {		/* truncate a few, sometimes below first */
+			uint64_t back = rndn(10) == 0 ? span + 2 : rndn(6);
+
+			m_truncate(m, m->end + 2 > back ? m->end + 2 - back : 0);
+		} else if (r < 900) {
+			m_check_read(m, m->first + rndn(span + 6) - 3);
+		} else {
+			m_find(m);
+		}
+		m_positions(m);
+	}
+	/* everything retained still reads back */
+	{
+		uint64_t id;
+
+		for (id = m->first > 3 ? m->first - 3 : 0; id <= m->end + 3; id++)
+			m_check_read(m, id);
+	}
+	CHECK(m->bad == 0, "model (%zu bytes, hint %u, seed %#" PRIx64 "): %u ops, %" PRIu64
+	      " appended, %" PRIu64 " batches, full %" PRIu64 " by space / %" PRIu64
+	      " by index, %" PRIu64 " trims, %" PRIu64 " truncates, %" PRIu64 " reads, %"
+	      PRIu64 " finds, end id %" PRIu64, mem_len, hint, seed, op, m->n_app, m->n_batch,
+	      m->n_full_space, m->n_full_idx, m->n_trim, m->n_trunc, m->n_reads, m->n_find,
+	      m->end);
+	CHECK(m->n_full_space > 100 && m->n_full_idx > 100 && m->n_trunc > 100 &&
+	      m->n_batch > 1000, "model exercised both kinds of full, truncates and batches");
+	rm(&rg);
+	free(m->r);
+}
+
+int
+main(void)
+{
+	test_open();
+	test_roundtrip();
+	test_max_and_too_big();
+	test_full();
+	test_batch();
+	test_wrap();
+	test_trim_truncate();
+	model_run(256 * 1024, 256, 200000, 0x10650001);
+	model_run(16384, 0, 200000, 0x10650002);
+	printf("%u passed, %u failed\n", n_pass, n_fail);
+	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
