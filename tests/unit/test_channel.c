@@ -394,7 +394,8 @@ test_sub_remove(void)
 	nx(ch, 10, 0, NULL);
 	nx(ch, 10, 0, NULL);
 	CHECK(sl_channel_fin(ch, b, 2) == -SL_E_MSG_ID, "FIN by the wrong subscriber refused");
-	CHECK(sl_channel_req(ch, b, 2, 0, 0) == -SL_E_MSG_ID, "REQ by the wrong subscriber refused");
+	CHECK(sl_channel_req(ch, b, 2, 0, 0) == -SL_E_MSG_ID,
+	      "REQ by the wrong subscriber refused");
 	CHECK(sl_channel_fin(ch, a, 2) == 0, "FIN by the holder accepted");
 	sl_channel_sub_remove(ch, a, 10);
 	st = stats(ch);

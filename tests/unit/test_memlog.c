@@ -248,7 +248,7 @@ static void
 test_full(void)
 {
 	struct region rg;
-	struct sl_memlog *log = mk(&rg, 65536, 1000);
+	struct sl_memlog *log = mk(&rg, 65536, 0);
 	uint64_t end_id, end_off, used, id;
 	struct sl_memlog_rec p;
 	int n = 0, r;
@@ -260,14 +260,8 @@ test_full(void)
 	end_id = sl_memlog_end_id(log);
 	end_off = sl_memlog_end_offset(log);
 	used = sl_memlog_used(log);
-	CHECK(app(log, 1, 99, 5, NULL) == -SL_E_FULL || used + RS(1) <= sl_memlog_capacity(log),
-	      "a small message fits only if there is room");
-	sl_memlog_truncate(log, end_id + 1);	/* no-op */
-	if (sl_memlog_end_id(log) != end_id)
-		sl_memlog_truncate(log, end_id + 1);
-	used = sl_memlog_used(log);
-	end_id = sl_memlog_end_id(log);
-	end_off = sl_memlog_end_offset(log);
+	CHECK(end_id == (uint64_t)n && end_off == (uint64_t)n * RS(1000) && used == end_off,
+	      "end id %d, end offset and used %" PRIu64, n, used);
 	CHECK(app(log, 1000, 1, 5, NULL) == -SL_E_FULL && sl_memlog_end_id(log) == end_id &&
 	      sl_memlog_end_offset(log) == end_off && sl_memlog_used(log) == used,
 	      "failed append wrote nothing (end id, end offset, used unchanged)");
@@ -526,6 +520,7 @@ test_trim_truncate(void)
 struct mrec {
 	uint64_t off;
 	uint64_t ts;
+	uint64_t trace;
 	uint32_t len;
 	uint32_t seed;
 };
@@ -533,10 +528,12 @@ struct mrec {
 struct model {
 	struct sl_memlog *log;
 	struct mrec *r;		/* by id % MCAP */
+	uint8_t *data[8];	/* message buffers, capacity bytes each */
 	uint64_t slots;
 	uint64_t cap;
 	uint64_t first, end, end_off, last_ts, clock, bytes;
 	unsigned int bad;
+	int mode;		/* 0: mixed, 1: fill with small messages, 2: fill mixed */
 	uint64_t n_app, n_full_idx, n_full_space, n_batch, n_trunc, n_trim, n_reads, n_find;
 };
 
@@ -579,6 +576,8 @@ rnd_len(struct model *m)
 {
 	uint64_t r = rndn(100);
 
+	if (m->mode == 1)
+		return (uint32_t)rndn(33);
 	if (r < 50)
 		return (uint32_t)rndn(65);
 	if (r < 80)
@@ -604,7 +603,7 @@ m_check_read(struct model *m, uint64_t id)
 		return;
 	}
 	if (rc != 0 || r.id != id || r.len != mr(m, id)->len || r.offset != mr(m, id)->off ||
-	    r.timestamp_ns != mr(m, id)->ts || r.trace_id != id ||
+	    r.timestamp_ns != mr(m, id)->ts || r.trace_id != mr(m, id)->trace ||
 	    !same(r.data, r.len, mr(m, id)->seed))
 		MFAIL(m, "read(%" PRIu64 ") rc %d mismatch", id, rc);
 }
@@ -627,25 +626,21 @@ m_positions(struct model *m)
 static void
 m_append(struct model *m, uint32_t n)
 {
-	static uint8_t data[8][1 << 17];
 	const void *datas[8];
 	uint32_t lens[8], seeds[8], i;
-	uint64_t need = 0, maxs = 0, ts, id;
-	int too_big = 0, must_full, must_fit, rc;
+	uint64_t need = 0, maxs = 0, ts, id, used = sl_memlog_used(m->log);
+	int too_big = 0, must_full, must_fit, cannot_fit, rc;
 	struct sl_memlog_rec p;
 
 	for (i = 0; i < n; i++) {
 		lens[i] = rnd_len(m);
 		seeds[i] = (uint32_t)rnd();
-		if (lens[i] > SL_MEMLOG_MAX_MSG || RS(lens[i]) > m->cap) {
+		if (RS(lens[i]) > m->cap) {
 			too_big = 1;
-			lens[i] = (uint32_t)(RS(lens[i]) > sizeof(data[i]) ? 0 : lens[i]);
-			if (RS(lens[i]) <= m->cap)
-				lens[i] = (uint32_t)(m->cap - 32 + 8);	/* still too big */
+			lens[i] = (uint32_t)m->cap;	/* what the buffers hold */
 		}
-		if (lens[i] <= sizeof(data[i]))
-			fill(data[i], lens[i], seeds[i]);
-		datas[i] = data[i];
+		fill(m->data[i], lens[i], seeds[i]);
+		datas[i] = m->data[i];
 		need += RS(lens[i]);
 		if (RS(lens[i]) > maxs)
 			maxs = RS(lens[i]);
@@ -653,7 +648,7 @@ m_append(struct model *m, uint32_t n)
 	m->clock += rndn(1000);
 	ts = rndn(10) == 0 ? m->clock - rndn(3000) : m->clock;	/* sometimes behind */
 	id = m->end + 1;
-	if (n == 1)
+	if (n == 1 && rndn(2) == 0)
 		rc = sl_memlog_append(m->log, datas[0], lens[0], ts, id, &p);
 	else
 		rc = sl_memlog_append_batch(m->log, n, datas, lens, ts, id, &p);
@@ -663,44 +658,43 @@ m_append(struct model *m, uint32_t n)
 		return;
 	}
 	must_full = m->end + 1 - m->first + n > m->slots;
-	/* free >= need + maxs always has room: each wrap wastes < the record that wraps */
-	must_fit = !must_full && m->bytes == 0 ? need <= m->cap :
-		   !must_full && sl_memlog_used(m->log) + need + maxs <= m->cap;
+	/* free >= need + maxs always has room: a wrap wastes less than the record that
+	 * wraps, and a batch wraps at most once */
+	must_fit = !must_full && (m->bytes == 0 ? need <= m->cap : used + need + maxs <= m->cap);
+	cannot_fit = used + need > m->cap;
 	if (rc == -SL_E_FULL) {
 		if (must_fit)
 			MFAIL(m, "append of %u (%" PRIu64 " bytes) full with %" PRIu64 " used", n,
-			      need, sl_memlog_used(m->log));
+			      need, used);
 		if (must_full)
 			m->n_full_idx++;
 		else
 			m->n_full_space++;
 		return;
 	}
-	if (rc != 0 || must_full) {
-		MFAIL(m, "append of %u = %d (must_full %d)", n, rc, must_full);
+	if (rc != 0 || must_full || cannot_fit) {
+		MFAIL(m, "append of %u = %d (must_full %d, cannot_fit %d)", n, rc, must_full,
+		      cannot_fit);
 		return;
 	}
-	if (p.id != id || p.offset != m->end_off || p.len != lens[0] ||
-	    p.timestamp_ns != (ts > m->last_ts ? ts : m->last_ts))
-		MFAIL(m, "append position id %" PRIu64 " off %" PRIu64 " model %" PRIu64
-		      " %" PRIu64, p.id, p.offset, id, m->end_off);
 	if (ts > m->last_ts)
 		m->last_ts = ts;
+	if (p.id != id || p.offset != m->end_off || p.len != lens[0] ||
+	    p.timestamp_ns != m->last_ts || p.trace_id != id || !same(p.data, p.len, seeds[0]))
+		MFAIL(m, "append position id %" PRIu64 " off %" PRIu64 " model %" PRIu64
+		      " %" PRIu64, p.id, p.offset, id, m->end_off);
 	for (i = 0; i < n; i++) {
 		struct mrec *x = mr(m, m->end + 1);
 
 		x->off = m->end_off;
 		x->ts = m->last_ts;
 		x->len = lens[i];
-		x->seed = n == 1 ? seeds[i] : seeds[i];
+		x->seed = seeds[i];
+		x->trace = id;		/* a batch shares one trace id */
 		m->end++;
 		m->end_off += RS(lens[i]);
 		m->bytes += RS(lens[i]);
 	}
-	/* batch members all carry the first id as trace id: fix the model's convention */
-	if (n > 1)
-		for (i = 1; i < n; i++)
-			mr(m, id + i)->seed |= 0;
 	m->n_app += n;
 	if (n > 1)
 		m->n_batch++;
@@ -771,8 +765,8 @@ m_find(struct model *m)
 				}
 			got = sl_memlog_find_time(m->log, t);
 			if (got != want)
-				MFAIL(m, "find_time(%" PRIu64 ") = %" PRIu64 " want %" PRIu64, t, got,
-				      want);
+				MFAIL(m, "find_time(%" PRIu64 ") = %" PRIu64 " want %" PRIu64,
+				      t, got, want);
 		}
 	}
 	rc = sl_memlog_find_offset(m->log, m->end_off, &got);
@@ -789,7 +783,7 @@ model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
 {
 	struct model mm, *m = &mm;
 	struct region rg;
-	unsigned int op;
+	unsigned int op, i;
 
 	memset(m, 0, sizeof(*m));
 	rng_state = seed;
@@ -799,12 +793,21 @@ model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
 	m->log = mk(&rg, mem_len, hint);
 	m->slots = exp_slots(mem_len, hint);
 	m->cap = sl_memlog_capacity(m->log);
+	for (i = 0; i < 8; i++) {
+		m->data[i] = malloc(m->cap + 64);
+		if (m->data[i] == NULL)
+			exit(EXIT_FAILURE);
+	}
 	m->first = 1;
 	m->clock = 1000000;
 
 	for (op = 0; op < ops && m->bad == 0; op++) {
 		uint64_t r = rndn(1000), span = m->end + 1 - m->first;
 
+		if (op % 2000 == 0)
+			m->mode = (int)rndn(3);
+		if (m->mode != 0 && r >= 520 && r < 650)
+			r = 700;		/* fill phases: no trims */
 		if (r < 450) {
 			m_append(m, 1);
 		} else if (r < 520) {
@@ -840,6 +843,8 @@ model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
 	CHECK(m->n_full_space > 100 && m->n_full_idx > 100 && m->n_trunc > 100 &&
 	      m->n_batch > 1000, "model exercised both kinds of full, truncates and batches");
 	rm(&rg);
+	for (i = 0; i < 8; i++)
+		free(m->data[i]);
 	free(m->r);
 }
 

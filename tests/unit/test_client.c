@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * Unit test of libsluice's client.c over a fake in-process transport that plays the
+ * broker (with the real wire codec). Time is virtual: the fake's recv() advances its
+ * clock by the requested wait when it has nothing to deliver, so retransmission
+ * backoff, timeouts and heartbeats are checked exactly and without sleeping.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "err.h"
+#include "wire.h"
+#include "xport.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                   \
+	do {                                               \
+		if (cond) {                                \
+			passed++;                          \
+			printf("ok   ");                   \
+		} else {                                   \
+			failed++;                          \
+			printf("FAIL ");                   \
+		}                                          \
+		printf(__VA_ARGS__);                       \
+		printf(" (%s:%d)\n", __FILE__, __LINE__);  \
+	} while (0)
+
+#define QN 1024
+#define FRAME_MAX 2048
+#define SEQ_TRACK 8192
+#define KEPT_MAX 64
+#define FINS_MAX 1024
+
+#define WIN_BROKER 8
+#define WIN_CONF 4
+#define MAX_MSG 1000
+#define HEARTBEAT_MS 1000
+#define RETRY_MS 20
+#define TIMEOUT_MS 200
+#define LATENCY_US 1000
+
+struct qframe {
+	uint64_t at;
+	uint32_t len;
+	uint8_t buf[FRAME_MAX];
+};
+
+/* the first copy of a dropped request, to compare with its retransmission */
+struct kept {
+	uint64_t seq;
+	uint32_t len;
+	uint8_t buf[FRAME_MAX];
+};
+
+struct fake {
+	uint64_t now;		/* virtual clock, us */
+	struct qframe q[QN];	/* frames for the client, FIFO */
+	uint32_t q_head;
+	uint32_t q_n;
+	int closed;
+
+	/* behaviour */
+	int blackhole;		/* drop everything */
+	int drop_third_pub;	/* drop the first copy of every 3rd new PUB */
+	int fin_err;		/* answer FIN with ERR SL_E_MSG_ID */
+	uint64_t session;	/* current session; 0 = forgotten */
+	uint64_t sessions;	/* sessions created */
+	uint64_t next_sub_id;
+	uint64_t next_msg_id;
+
+	/* observations */
+	uint32_t frames_in;
+	uint32_t hellos;
+	uint32_t pubs_new;
+	uint32_t mpubs;
+	uint32_t mpub_count;
+	int mpub_data_ok;
+	uint32_t subs;
+	char sub_topic[SL_WIRE_NAME_MAX + 1];
+	char sub_channel[SL_WIRE_NAME_MAX + 1];
+	uint32_t sub_rdy;
+	uint32_t fin_frames;
+	uint32_t fin_n;
+	uint64_t fin_ids[FINS_MAX];
+	uint32_t nops;
+	uint32_t rdys;
+	uint32_t rdy_count;
+	uint32_t reqs;
+	uint32_t touches;
+	uint32_t set_offsets;
+	uint8_t set_offset_kind;
+	uint32_t cls_session;	/* CLS of the whole session */
+	uint32_t cls_sub;	/* CLS of one subscription */
+	uint64_t first_seq_in_session;
+	uint64_t max_seq;
+	uint32_t seq_gaps;	/* a new sequence that is not max + 1 */
+	uint32_t dup_no_flag;	/* a repeated sequence without the RETRY flag */
+	uint8_t seq_state[SEQ_TRACK]; /* 1: received, answer not delivered; 2: answered */
+	uint32_t outstanding;
+	uint32_t max_outstanding;
+	uint32_t client_in_flight_max;
+	struct kept kept[KEPT_MAX];
+	uint32_t n_kept;
+	uint32_t retries_same;	/* retransmission identical but for the RETRY flag */
+	uint32_t retries_diff;
+};
+
+static struct fake fk;
+static struct sl_client *g_c;
+
+static void
+push(struct fake *f, const uint8_t *buf, int len)
+{
+	struct qframe *e;
+
+	if (len <= 0 || f->q_n == QN) {
+		fprintf(stderr, "fake: cannot queue a frame (%d)\n", len);
+		abort();
+	}
+	e = &f->q[(f->q_head + f->q_n) % QN];
+	e->at = f->now + LATENCY_US;
+	e->len = (uint32_t)len;
+	memcpy(e->buf, buf, (size_t)len);
+	f->q_n++;
+}
+
+static struct sl_wire_hdr
+answer_hdr(const struct sl_wire_hdr *req)
+{
+	struct sl_wire_hdr h = {
+		.version = SL_WIRE_VERSION,
+		.session = req->session,
+		.seq = req->seq,
+		.cookie = req->cookie,
+	};
+
+	return h;
+}
+
+static void
+answer_ok(struct fake *f, const struct sl_wire_hdr *req, uint16_t partition, uint32_t count,
+	  uint64_t id, uint64_t offset)
+{
+	struct sl_wire_ok ok = {
+		.req_opcode = req->opcode,
+		.partition = partition,
+		.count = count,
+		.id = id,
+		.offset = offset,
+	};
+	struct sl_wire_hdr h = answer_hdr(req);
+	uint8_t buf[FRAME_MAX];
+
+	push(f, buf, sl_wire_encode_ok(buf, sizeof(buf), &h, &ok));
+}
+
+static void
+answer_err(struct fake *f, const struct sl_wire_hdr *req, uint16_t code)
+{
+	struct sl_wire_hdr h = answer_hdr(req);
+	uint8_t buf[FRAME_MAX];
+
+	push(f, buf, sl_wire_encode_err(buf, sizeof(buf), &h, code, req->opcode, 0, "fake"));
+}
+
+static void
+push_msg(struct fake *f, uint64_t session, uint64_t sub_id, uint64_t msg_id)
+{
+	struct sl_wire_hdr h = { .version = SL_WIRE_VERSION, .session = session };
+	struct sl_wire_msg m = { 0 };
+	uint8_t buf[FRAME_MAX];
+	char data[32];
+
+	snprintf(data, sizeof(data), "msg-%" PRIu64, msg_id);
+	m.sub_id = sub_id;
+	m.partition = 0;
+	m.attempts = 1;
+	m.msg_id = msg_id;
+	m.offset = msg_id * 100;
+	m.len = (uint32_t)strlen(data);
+	m.data = (const uint8_t *)data;
+	push(f, buf, sl_wire_encode_msg(buf, sizeof(buf), &h, &m));
+}
+
+static void
+do_hello(struct fake *f, const struct sl_wire_hdr *req)
+{
+	struct sl_wire_welcome w = {
+		.window = WIN_BROKER,
+		.max_msg = MAX_MSG,
+		.heartbeat_ms = HEARTBEAT_MS,
+		.timeout_ms = 10000,
+	};
+	struct sl_wire_hdr h = answer_hdr(req);
+	uint8_t buf[FRAME_MAX];
+
+	f->hellos++;
+	f->session = ++f->sessions;
+	w.session = f->session;
+	h.session = 0;
+	memset(f->seq_state, 0, sizeof(f->seq_state));
+	f->outstanding = 0;
+	f->max_seq = 0;
+	f->first_seq_in_session = 0;
+	push(f, buf, sl_wire_encode_welcome(buf, sizeof(buf), &h, &w));
+}
+
+/* Compare a retransmission with the kept first copy: identical except RETRY. */
+static void
+check_retry(struct fake *f, const struct sl_wire_hdr *h, const uint8_t *buf, uint32_t len)
+{
+	struct sl_wire_hdr a, b;
+	uint8_t x[FRAME_MAX];
+	uint32_t i;
+
+	for (i = 0; i < f->n_kept; i++) {
+		if (f->kept[i].seq != h->seq)
+			continue;
+		memcpy(x, buf, len);
+		b = *h;
+		b.flags &= (uint16_t)~SL_WIRE_F_RETRY;
+		sl_wire_encode_hdr(x, &b);
+		if (sl_wire_decode_hdr(f->kept[i].buf, f->kept[i].len, &a) == 0 &&
+		    !(a.flags & SL_WIRE_F_RETRY) && (h->flags & SL_WIRE_F_RETRY) &&
+		    f->kept[i].len == len && memcmp(f->kept[i].buf, x, len) == 0)
+			f->retries_same++;
+		else
+			f->retries_diff++;
+		f->kept[i] = f->kept[--f->n_kept];
+		return;
+	}
+}
+
+static int
+fake_send(void *x, const void *p, uint32_t len)
+{
+	struct fake *f = x;
+	const uint8_t *buf = p;
+	const uint8_t *body = buf + SL_WIRE_HDR_LEN;
+	struct sl_wire_chan_op op;
+	struct sl_wire_sub sb;
+	struct sl_wire_pub pb;
+	struct sl_wire_hdr h;
+	const uint8_t *d;
+	uint32_t i, pos, dl;
+	int is_new;
+
+	f->frames_in++;
+	if (g_c != NULL && sl_client_in_flight(g_c) > f->client_in_flight_max)
+		f->client_in_flight_max = sl_client_in_flight(g_c);
+	if (sl_wire_decode_hdr(buf, len, &h) != 0)
+		return 0;
+	if (f->blackhole) {
+		/* lost on the way, but its sequence number was used */
+		if (h.opcode != SL_OP_HELLO && h.session == f->session && h.seq > f->max_seq)
+			f->max_seq = h.seq;
+		return 0;
+	}
+	if (h.opcode == SL_OP_HELLO) {
+		do_hello(f, &h);
+		return 0;
+	}
+	if (f->session == 0 || h.session != f->session) {
+		answer_err(f, &h, SL_E_SESSION);
+		return 0;
+	}
+	is_new = h.seq > f->max_seq;
+	if (is_new) {
+		if (h.seq != f->max_seq + 1)
+			f->seq_gaps++;
+		if (f->first_seq_in_session == 0)
+			f->first_seq_in_session = h.seq;
+		f->max_seq = h.seq;
+		if (h.seq < SEQ_TRACK) {
+			f->seq_state[h.seq] = 1;
+			if (++f->outstanding > f->max_outstanding)
+				f->max_outstanding = f->outstanding;
+		}
+	} else if (h.flags & SL_WIRE_F_RETRY) {
+		check_retry(f, &h, buf, len);
+	} else {
+		f->dup_no_flag++;
+	}
+
+	switch (h.opcode) {
+	case SL_OP_PUB:
+	case SL_OP_MPUB:
+		if (sl_wire_decode_pub(body, h.body_len, h.opcode == SL_OP_MPUB, &pb) != 0)
+			return 0;
+		if (is_new && h.opcode == SL_OP_PUB && f->drop_third_pub &&
+		    ++f->pubs_new % 3 == 0 && f->n_kept < KEPT_MAX) {
+			f->kept[f->n_kept].seq = h.seq;
+			f->kept[f->n_kept].len = len;
+			memcpy(f->kept[f->n_kept].buf, buf, len);
+			f->n_kept++;
+			return 0; /* lost on the way */
+		}
+		if (h.opcode == SL_OP_MPUB && is_new) {
+			f->mpubs++;
+			f->mpub_count = pb.count;
+			f->mpub_data_ok = 1;
+			pos = 0;
+			for (i = 0; sl_wire_mpub_next(&pb, &pos, &d, &dl); i++) {
+				char want[16];
+
+				snprintf(want, sizeof(want), "m%u", i);
+				if (dl != strlen(want) || memcmp(d, want, dl) != 0)
+					f->mpub_data_ok = 0;
+			}
+		}
+		answer_ok(f, &h, pb.partition, pb.count, f->next_msg_id + 1,
+			  f->next_msg_id * 10);
+		f->next_msg_id += pb.count;
+		return 0;
+	case SL_OP_SUB:
+		if (sl_wire_decode_sub(body, h.body_len, &sb) != 0)
+			return 0;
+		f->subs++;
+		memcpy(f->sub_topic, sb.addr.topic, sb.addr.topic_len);
+		f->sub_topic[sb.addr.topic_len] = '\0';
+		memcpy(f->sub_channel, sb.addr.channel, sb.addr.channel_len);
+		f->sub_channel[sb.addr.channel_len] = '\0';
+		f->sub_rdy = sb.rdy;
+		answer_ok(f, &h, sb.addr.partition, 0, f->next_sub_id++, 0);
+		return 0;
+	case SL_OP_NOP:
+		f->nops++;
+		answer_ok(f, &h, 0, 0, 0, 0);
+		return 0;
+	default:
+		break;
+	}
+	if (sl_wire_decode_chan_op(h.opcode, body, h.body_len, &op) != 0)
+		return 0;
+	switch (h.opcode) {
+	case SL_OP_FIN:
+		f->fin_frames++;
+		for (i = 0; i < op.count && f->fin_n < FINS_MAX; i++)
+			f->fin_ids[f->fin_n++] = sl_wire_fin_id(&op, i);
+		if (f->fin_err)
+			answer_err(f, &h, SL_E_MSG_ID);
+		else
+			answer_ok(f, &h, op.addr.partition, op.count, 0, 0);
+		return 0;
+	case SL_OP_RDY:
+		f->rdys++;
+		f->rdy_count = op.count;
+		break;
+	case SL_OP_REQ:
+		f->reqs++;
+		break;
+	case SL_OP_TOUCH:
+		f->touches++;
+		break;
+	case SL_OP_SET_OFFSET:
+		f->set_offsets++;
+		f->set_offset_kind = op.kind;
+		break;
+	case SL_OP_CLS:
+		if (op.addr.topic_len == 0)
+			f->cls_session++;
+		else
+			f->cls_sub++;
+		break;
+	default:
+		return 0;
+	}
+	answer_ok(f, &h, op.addr.partition, 0, 0, 0);
+	return 0;
+}
+
+static int
+fake_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
+{
+	struct fake *f = x;
+	struct sl_wire_hdr h;
+	struct qframe *e;
+
+	if (f->q_n == 0 || f->q[f->q_head].at > f->now + timeout_us) {
+		f->now += timeout_us;
+		return 0;
+	}
+	e = &f->q[f->q_head];
+	if (e->at > f->now)
+		f->now = e->at;
+	f->q_head = (f->q_head + 1) % QN;
+	f->q_n--;
+	if (e->len > cap)
+		return -EMSGSIZE;
+	memcpy(buf, e->buf, e->len);
+	/* the broker's view of the window: an answered request is no longer in flight */
+	if (sl_wire_decode_hdr(e->buf, e->len, &h) == 0 &&
+	    (h.opcode == SL_OP_OK || h.opcode == SL_OP_ERR) && h.session == f->session &&
+	    h.seq < SEQ_TRACK && f->seq_state[h.seq] == 1) {
+		f->seq_state[h.seq] = 2;
+		f->outstanding--;
+	}
+	return (int)e->len;
+}
+
+static void
+fake_close(void *x)
+{
+	struct fake *f = x;
+
+	f->closed++;
+}
+
+static uint64_t
+fake_now(void *x)
+{
+	struct fake *f = x;
+
+	return f->now;
+}
+
+static const struct sl_xport_ops fake_ops = {
+	.send = fake_send,
+	.recv = fake_recv,
+	.close = fake_close,
+	.dgram_max = NULL,
+	.now_us = fake_now,
+};
+
+/* ---- callbacks ---- */
+
+#define PUBS 30
+
+static struct {
+	uint32_t n;
+	uint32_t ok;
+	int last_err;
+	int errs[PUBS];
+} pubcb;
+
+static void
+on_pub(void *arg, const struct sl_pub_result *res)
+{
+	uintptr_t i = (uintptr_t)arg;
+
+	pubcb.n++;
+	if (res->err == 0)
+		pubcb.ok++;
+	pubcb.last_err = res->err;
+	if (i < PUBS)
+		pubcb.errs[i] = res->err;
+}
+
+static struct {
+	uint32_t n;
+	uint64_t sub_id;
+	uint64_t ids[512];
+	int data_ok;
+	uint64_t hold_id;	/* return 1 for this id */
+	int nested_pub;		/* publish (blocking) from inside the callback */
+	int nested_rc;
+	int data_kept;
+} msgcb;
+
+static int
+on_msg(void *arg, const struct sl_client_msg *m)
+{
+	char want[32], copy[32];
+
+	snprintf(want, sizeof(want), "msg-%" PRIu64, m->id);
+	if (m->len != strlen(want) || memcmp(m->data, want, m->len) != 0)
+		msgcb.data_ok = 0;
+	msgcb.sub_id = m->sub_id;
+	if (msgcb.n < 512)
+		msgcb.ids[msgcb.n] = m->id;
+	msgcb.n++;
+	if (msgcb.nested_pub) {
+		memcpy(copy, m->data, m->len);
+		msgcb.nested_rc = sl_client_pub(g_c, "topic", 0, "x", 1, NULL);
+		msgcb.data_kept = memcmp(copy, m->data, m->len) == 0;
+	}
+	return m->id == msgcb.hold_id ? 1 : 0;
+}
+
+/* Poll until nothing is in flight (virtual time). */
+static void
+settle(struct sl_client *c)
+{
+	int i;
+
+	for (i = 0; i < 1000 && (sl_client_in_flight(c) > 0 || fk.q_n > 0); i++)
+		(void)sl_client_poll(c, 10000);
+}
+
+static int
+fin_seen(uint64_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < fk.fin_n; i++)
+		if (fk.fin_ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static struct sl_client_conf
+test_conf(void)
+{
+	struct sl_client_conf conf = {
+		.xport = SL_XPORT_UDP,
+		.broker_ip = "127.0.0.1",
+		.window = WIN_CONF,
+		.retry_ms = RETRY_MS,
+		.timeout_ms = TIMEOUT_MS,
+	};
+
+	return conf;
+}
+
+static void
+test_open_fails(void)
+{
+	struct sl_client_conf conf = test_conf();
+	struct sl_client *c;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.blackhole = 1;
+	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	CHECK(c == NULL && errno == SL_E_TIMEOUT, "open without a broker: NULL, errno %d", errno);
+	CHECK(fk.closed == 1, "open failure closes the transport");
+	CHECK(fk.now == (uint64_t)TIMEOUT_MS * 1000, "HELLO gave up after timeout_ms (%" PRIu64
+	      " us)", fk.now);
+	/* HELLO at 0, retries at 20, 60, 140 ms */
+	CHECK(fk.frames_in == 4, "HELLO retransmitted with backoff (%u sends)", fk.frames_in);
+}
+
+static struct sl_client *
+test_open(void)
+{
+	struct sl_client_conf conf = test_conf();
+	const struct sl_wire_welcome *w;
+	struct sl_client *c;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.next_sub_id = 77;
+	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	CHECK(c != NULL, "open over the fake transport");
+	if (c == NULL)
+		exit(1);
+	g_c = c;
+	w = sl_client_welcome(c);
+	CHECK(fk.hellos == 1 && w->session == 1 && w->window == WIN_BROKER &&
+	      w->max_msg == MAX_MSG, "HELLO -> WELCOME (session %" PRIu64 ")", w->session);
+	return c;
+}
+
+static void
+test_pub(struct sl_client *c)
+{
+	struct sl_pub_result res;
+	char big[MAX_MSG + 1];
+	uint32_t before;
+	int rc;
+
+	rc = sl_client_pub(c, "topic", 3, "hello", 5, &res);
+	CHECK(rc == 0 && res.err == 0 && res.partition == 3 && res.count == 1 && res.id == 1,
+	      "blocking PUB answered (rc %d, id %" PRIu64 ")", rc, res.id);
+	CHECK(fk.first_seq_in_session == 1 && fk.max_seq == 1, "first request has seq 1");
+
+	memset(big, 'a', sizeof(big));
+	before = fk.frames_in;
+	rc = sl_client_pub(c, "topic", 0, big, MAX_MSG + 1, &res);
+	CHECK(rc == -SL_E_TOO_BIG && fk.frames_in == before, "message > max_msg refused locally");
+	rc = sl_client_pub(c, "topic", 0, big, MAX_MSG, &res);
+	CHECK(rc == 0, "message of exactly max_msg accepted");
+	{
+		const void *datas[2] = { big, big };
+		uint32_t lens[2] = { MAX_MSG, MAX_MSG };
+
+		before = fk.frames_in;
+		rc = sl_client_mpub(c, "topic", 0, 2, datas, lens, &res);
+		CHECK(rc == -SL_E_TOO_BIG && fk.frames_in == before,
+		      "MPUB over the datagram limit refused locally");
+	}
+	rc = sl_client_pub(c, "bad topic", 0, "x", 1, &res);
+	CHECK(rc == -SL_E_NAME, "invalid topic name refused");
+}
+
+static void
+test_mpub(struct sl_client *c)
+{
+	const void *datas[3] = { "m0", "m1", "m2" };
+	uint32_t lens[3] = { 2, 2, 2 };
+	struct sl_pub_result res;
+	int rc;
+
+	rc = sl_client_mpub(c, "topic", 1, 3, datas, lens, &res);
+	CHECK(rc == 0 && res.count == 3, "MPUB of 3 answered (count %u)", res.count);
+	CHECK(fk.mpubs == 1 && fk.mpub_count == 3 && fk.mpub_data_ok,
+	      "broker decoded one MPUB with the 3 messages");
+}
+
+static void
+test_pipeline_and_retry(struct sl_client *c)
+{
+	struct sl_client_stats st0, st1;
+	uintptr_t i;
+	int rc = 0;
+	char m[16];
+
+	sl_client_get_stats(c, &st0);
+	memset(&pubcb, 0, sizeof(pubcb));
+	fk.drop_third_pub = 1;
+	fk.pubs_new = 0;
+	fk.max_outstanding = 0;
+	fk.client_in_flight_max = 0;
+	for (i = 0; i < PUBS && rc == 0; i++) {
+		const void *d[1] = { m };
+		uint32_t l[1];
+
+		l[0] = (uint32_t)snprintf(m, sizeof(m), "p%u", (unsigned)i);
+		rc = sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, (void *)i);
+		if (sl_client_in_flight(c) > WIN_CONF)
+			rc = -1;
+	}
+	CHECK(rc == 0, "%d pipelined publishes queued", PUBS);
+	rc = sl_client_flush(c, 10000);
+	CHECK(rc == 0 && sl_client_in_flight(c) == 0, "flush: everything answered");
+	CHECK(pubcb.n == PUBS && pubcb.ok == PUBS, "every callback ran with success (%u/%u)",
+	      pubcb.ok, pubcb.n);
+	CHECK(fk.max_outstanding == WIN_CONF,
+	      "broker saw at most the window in flight, and the window was used (%u)",
+	      fk.max_outstanding);
+	CHECK(fk.client_in_flight_max <= WIN_CONF, "client never had more than the window (%u)",
+	      fk.client_in_flight_max);
+	CHECK(fk.retries_same == PUBS / 3 && fk.retries_diff == 0 && fk.n_kept == 0,
+	      "every dropped PUB retried with the same seq and bytes but RETRY (%u same, %u diff)",
+	      fk.retries_same, fk.retries_diff);
+	sl_client_get_stats(c, &st1);
+	CHECK(st1.retries - st0.retries == PUBS / 3, "stats count %" PRIu64 " retries",
+	      st1.retries - st0.retries);
+	CHECK(fk.seq_gaps == 0 && fk.dup_no_flag == 0,
+	      "sequence numbers increase by one per request, repeats only as retries");
+	fk.drop_third_pub = 0;
+}
+
+static void
+test_timeout(struct sl_client *c)
+{
+	struct sl_client_stats st0, st1;
+	struct sl_pub_result res;
+	uint64_t t0 = fk.now;
+	uint32_t frames0 = fk.frames_in;
+	int rc;
+
+	sl_client_get_stats(c, &st0);
+	fk.blackhole = 1;
+	rc = sl_client_pub(c, "topic", 0, "lost", 4, &res);
+	fk.blackhole = 0;
+	sl_client_get_stats(c, &st1);
+	CHECK(rc == -SL_E_TIMEOUT && res.err == -SL_E_TIMEOUT, "unanswered PUB: -SL_E_TIMEOUT");
+	CHECK(fk.now - t0 == (uint64_t)TIMEOUT_MS * 1000, "given up after timeout_ms (%" PRIu64
+	      " us)", fk.now - t0);
+	CHECK(st1.timeouts - st0.timeouts == 1, "timeouts counter");
+	/* sent at 0, retried at 20, 60 and 140 ms (backoff 20, 40, 80) */
+	CHECK(st1.retries - st0.retries == 3 && fk.frames_in - frames0 == 4,
+	      "exponential backoff: %" PRIu64 " retries", st1.retries - st0.retries);
+	CHECK(sl_client_in_flight(c) == 0, "timed out request left the window");
+}
+
+static void
+test_heartbeat(struct sl_client *c)
+{
+	uint32_t nops = fk.nops;
+	uint64_t t0 = fk.now;
+	int rc;
+
+	rc = sl_client_poll(c, 3 * HEARTBEAT_MS * 1000);
+	CHECK(rc == 1 && fk.nops == nops + 1, "idle: one NOP heartbeat (poll %d)", rc);
+	CHECK(fk.now - t0 <= (uint64_t)HEARTBEAT_MS * 1000 + LATENCY_US,
+	      "heartbeat after heartbeat_ms of silence");
+	CHECK(sl_client_in_flight(c) == 0, "NOP answered");
+}
+
+static int64_t
+test_sub_and_fin(struct sl_client *c)
+{
+	struct sl_client_stats st0, st1;
+	int64_t sub;
+	uint64_t id;
+	int rc, all;
+
+	sub = sl_client_sub(c, "topic", 0, "chan", SL_WIRE_SUB_ORDERED, 300, on_msg, NULL);
+	CHECK(sub == 1, "SUB returns the local id 1 (%" PRId64 ")", sub);
+	CHECK(fk.subs == 1 && strcmp(fk.sub_topic, "topic") == 0 &&
+	      strcmp(fk.sub_channel, "chan") == 0 && fk.sub_rdy == 300,
+	      "broker got the SUB address and credit");
+
+	/* 10 messages in one burst: one callback each, one FIN frame for the 9 returning 0 */
+	memset(&msgcb, 0, sizeof(msgcb));
+	msgcb.data_ok = 1;
+	msgcb.hold_id = 105;
+	fk.fin_frames = 0;
+	fk.fin_n = 0;
+	for (id = 100; id < 110; id++)
+		push_msg(&fk, fk.session, 77, id);
+	rc = sl_client_poll(c, 10000);
+	CHECK(rc == 10 && msgcb.n == 10 && msgcb.data_ok && msgcb.sub_id == (uint64_t)sub,
+	      "10 MSG frames -> 10 callbacks with data and the local sub id (poll %d)", rc);
+	all = fk.fin_n == 9;
+	for (id = 100; id < 110; id++)
+		if (id != 105 && !fin_seen(id))
+			all = 0;
+	CHECK(fk.fin_frames == 1 && all && !fin_seen(105),
+	      "one FIN frame with the 9 ids whose callback returned 0 (%u frames, %u ids)",
+	      fk.fin_frames, fk.fin_n);
+	rc = sl_client_fin(c, (uint64_t)sub, 105);
+	CHECK(rc == 0 && fk.fin_frames == 2 && fk.fin_n == 10 && fin_seen(105),
+	      "sl_client_fin outside a poll sends at once");
+	settle(c);
+
+	/* 200 messages: FIN frames of at most SL_WIRE_FIN_MAX ids */
+	fk.fin_frames = 0;
+	fk.fin_n = 0;
+	msgcb.n = 0;
+	msgcb.hold_id = 0;
+	for (id = 1000; id < 1200; id++)
+		push_msg(&fk, fk.session, 77, id);
+	rc = sl_client_poll(c, 10000);
+	all = 1;
+	for (id = 1000; id < 1200; id++)
+		if (!fin_seen(id))
+			all = 0;
+	CHECK(rc == 200 && msgcb.n == 200, "200 MSG frames handled in one poll (%d)", rc);
+	CHECK(fk.fin_frames == 2 && fk.fin_n == 200 && all,
+	      "200 FINs in 2 frames (%u frames, %u ids)", fk.fin_frames, fk.fin_n);
+	settle(c);
+
+	/* a redelivery while the first copy's FIN is still pending is a duplicate */
+	sl_client_get_stats(c, &st0);
+	msgcb.n = 0;
+	push_msg(&fk, fk.session, 77, 2000);
+	push_msg(&fk, fk.session, 77, 2000);
+	(void)sl_client_poll(c, 10000);
+	sl_client_get_stats(c, &st1);
+	CHECK(msgcb.n == 1 && st1.dup_msgs - st0.dup_msgs == 1, "duplicate MSG not delivered twice");
+	settle(c);
+
+	/* FIN answered with ERR SL_E_MSG_ID: counted, not fatal */
+	sl_client_get_stats(c, &st0);
+	fk.fin_err = 1;
+	push_msg(&fk, fk.session, 77, 3000);
+	(void)sl_client_poll(c, 10000);
+	settle(c);
+	fk.fin_err = 0;
+	sl_client_get_stats(c, &st1);
+	CHECK(st1.errors - st0.errors == 1 && fk.hellos == 1 && sl_client_in_flight(c) == 0,
+	      "ERR SL_E_MSG_ID for a FIN is counted and not fatal");
+
+	/* MSG for an unknown subscription, or another session: not delivered */
+	msgcb.n = 0;
+	push_msg(&fk, fk.session, 999, 4000);
+	push_msg(&fk, fk.session + 5, 77, 4001);
+	(void)sl_client_poll(c, 10000);
+	CHECK(msgcb.n == 0, "MSG for an unknown sub id or session ignored");
+
+	/* a blocking call from inside a message callback: data stays valid */
+	msgcb.n = 0;
+	msgcb.nested_pub = 1;
+	push_msg(&fk, fk.session, 77, 5000);
+	(void)sl_client_poll(c, 10000);
+	msgcb.nested_pub = 0;
+	CHECK(msgcb.n == 1 && msgcb.nested_rc == 0 && msgcb.data_kept,
+	      "blocking PUB from a message callback works, message data stays valid");
+	settle(c);
+	CHECK(fin_seen(5000), "message FINed after the nested call");
+	return sub;
+}
+
+static void
+test_chan_ops(struct sl_client *c, int64_t sub)
+{
+	int rc;
+
+	rc = sl_client_rdy(c, (uint64_t)sub, 50);
+	CHECK(rc == 0, "RDY queued");
+	rc = sl_client_req(c, (uint64_t)sub, 7, 100);
+	CHECK(rc == 0, "REQ queued");
+	rc = sl_client_touch(c, (uint64_t)sub, 7);
+	CHECK(rc == 0, "TOUCH queued");
+	CHECK(sl_client_flush(c, 10000) == 0, "flush");
+	CHECK(fk.rdys == 1 && fk.rdy_count == 50 && fk.reqs == 1 && fk.touches == 1,
+	      "broker got RDY 50, REQ and TOUCH");
+	rc = sl_client_set_offset(c, (uint64_t)sub, SL_OFF_COUNT, 0);
+	CHECK(rc == 0 && fk.set_offsets == 1 && fk.set_offset_kind == SL_OFF_COUNT,
+	      "SET_OFFSET count 0 answered");
+	CHECK(sl_client_fin(c, 12345, 1) == -ENOENT, "FIN on an unknown subscription: -ENOENT");
+}
+
+static void
+test_session_reset(struct sl_client *c, int64_t sub)
+{
+	uint32_t subs0 = fk.subs;
+	struct sl_pub_result res;
+	uintptr_t i;
+	int rc;
+
+	/* the broker forgets the session: requests in flight fail with SL_E_SESSION */
+	memset(&pubcb, 0, sizeof(pubcb));
+	fk.session = 0;
+	fk.next_sub_id = 88;
+	for (i = 0; i < 3; i++) {
+		const void *d[1] = { "s" };
+		uint32_t l[1] = { 1 };
+
+		(void)sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, (void *)i);
+	}
+	settle(c);
+	CHECK(pubcb.n == 3 && pubcb.ok == 0 && pubcb.errs[0] == -SL_E_SESSION &&
+	      pubcb.errs[1] == -SL_E_SESSION && pubcb.errs[2] == -SL_E_SESSION,
+	      "requests in flight failed with -SL_E_SESSION");
+	CHECK(fk.hellos == 2 && sl_client_welcome(c)->session == 2,
+	      "re-HELLO: new session %" PRIu64, sl_client_welcome(c)->session);
+	CHECK(fk.subs == subs0 + 1 && strcmp(fk.sub_topic, "topic") == 0 &&
+	      strcmp(fk.sub_channel, "chan") == 0 && fk.sub_rdy == 50,
+	      "re-SUB of the subscription with its current credit");
+	CHECK(fk.first_seq_in_session == 1, "sequence restarted at 1 in the new session");
+
+	/* the broker's new sub id 88 maps to the same local id */
+	memset(&msgcb, 0, sizeof(msgcb));
+	msgcb.data_ok = 1;
+	push_msg(&fk, fk.session, 88, 6000);
+	push_msg(&fk, fk.session, 77, 6001); /* the old id is gone */
+	(void)sl_client_poll(c, 10000);
+	CHECK(msgcb.n == 1 && msgcb.ids[0] == 6000 && msgcb.sub_id == (uint64_t)sub,
+	      "MSG of the new broker sub id delivered with the stable local id");
+	settle(c);
+	CHECK(fin_seen(6000), "and FINed in the new session");
+
+	rc = sl_client_pub(c, "topic", 0, "after", 5, &res);
+	CHECK(rc == 0, "publishing works in the new session");
+	CHECK(fk.seq_gaps == 0 && fk.dup_no_flag == 0, "sequence still contiguous (%u gaps, %u dups)",
+	      fk.seq_gaps, fk.dup_no_flag);
+}
+
+static void
+test_unsub_close(struct sl_client *c, int64_t sub)
+{
+	int rc;
+
+	rc = sl_client_unsub(c, (uint64_t)sub);
+	CHECK(rc == 0 && fk.cls_sub == 1, "unsubscribe sends CLS of the subscription");
+	msgcb.n = 0;
+	push_msg(&fk, fk.session, 88, 7000);
+	(void)sl_client_poll(c, 10000);
+	CHECK(msgcb.n == 0, "no delivery after unsubscribe");
+	CHECK(sl_client_unsub(c, (uint64_t)sub) == -ENOENT, "second unsubscribe: -ENOENT");
+
+	g_c = NULL;
+	sl_client_close(c);
+	CHECK(fk.cls_session == 1 && fk.closed == 1, "close sends CLS of the session and closes");
+}
+
+int
+main(void)
+{
+	struct sl_client *c;
+	int64_t sub;
+
+	test_open_fails();
+	c = test_open();
+	test_pub(c);
+	test_mpub(c);
+	test_pipeline_and_retry(c);
+	test_timeout(c);
+	test_heartbeat(c);
+	sub = test_sub_and_fin(c);
+	test_chan_ops(c, sub);
+	test_session_reset(c, sub);
+	test_unsub_close(c, sub);
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
