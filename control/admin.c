@@ -166,10 +166,12 @@ topic_list_cb(void *arg, struct sl_topic *t)
 }
 
 static void
-json_chan(struct sl_json *out, const struct sl_chan_info *ci)
+json_chan(struct sl_json *out, const struct sl_chan_info *ci, int partition)
 {
 	sl_json_obj_open(out, NULL);
 	sl_json_str(out, "name", ci->name);
+	if (partition >= 0)
+		sl_json_u64(out, "partition", (uint64_t)partition);
 	sl_json_bool(out, "ordered", ci->ordered);
 	sl_json_bool(out, "ephemeral", ci->ephemeral);
 	sl_json_u64(out, "subscribers", ci->nsubs);
@@ -207,7 +209,7 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 		return;
 	sl_json_arr_open(out, "channels");
 	for (c = 0; c < in->nchans; c++)
-		json_chan(out, &in->chans[c]);
+		json_chan(out, &in->chans[c], -1);
 	sl_json_arr_close(out);
 }
 
@@ -313,14 +315,8 @@ chan_list(struct sl_broker *b, const char *topic, struct sl_json *out)
 		rc = sl_broker_part_info(b, topic, p, info);
 		if (rc != 0)
 			break;
-		for (c = 0; c < info->nchans; c++) {
-			sl_json_obj_open(out, NULL);
-			sl_json_u64(out, "partition", p);
-			sl_json_arr_open(out, "channel");
-			json_chan(out, &info->chans[c]);
-			sl_json_arr_close(out);
-			sl_json_obj_close(out);
-		}
+		for (c = 0; c < info->nchans; c++)
+			json_chan(out, &info->chans[c], p);
 	}
 	sl_json_arr_close(out);
 	free(info);

@@ -87,7 +87,8 @@ sub_valid(const struct sl_channel *ch, int sub)
 static inline void
 update_rdy_bit(struct sl_channel *ch, int sub)
 {
-	if (ch->subs[sub].rdy > 0)
+	/* NSQ RDY: a subscriber may hold up to rdy messages in flight */
+	if (((ch->live_mask >> sub) & 1) && ch->subs[sub].in_flight < ch->subs[sub].rdy)
 		ch->rdy_mask |= UINT64_C(1) << sub;
 	else
 		ch->rdy_mask &= ~(UINT64_C(1) << sub);
@@ -115,6 +116,7 @@ to_requeued(struct sl_channel *ch, uint64_t id, struct slot *s, uint64_t ready)
 
 	if (sb->in_flight > 0)
 		sb->in_flight--;
+	update_rdy_bit(ch, s->sub);
 	s->state = ST_REQUEUED;
 	s->time = ready;
 	ch->n_in_flight--;
@@ -392,7 +394,6 @@ sl_channel_next(struct sl_channel *ch, uint64_t end_id, uint64_t now,
 		ch->min_deadline = s->time;
 
 	sb = &ch->subs[sub];
-	sb->rdy--;
 	sb->delivered++;
 	sb->in_flight++;
 	update_rdy_bit(ch, sub);
@@ -415,8 +416,6 @@ sl_channel_unsend(struct sl_channel *ch, const struct sl_channel_delivery *d)
 	if (s == NULL)
 		return;
 	sb = &ch->subs[d->sub];
-	if (sb->rdy < UINT32_MAX)
-		sb->rdy++;
 	if (sb->delivered > 0)
 		sb->delivered--;
 	if (ch->delivered > 0)
@@ -427,6 +426,7 @@ sl_channel_unsend(struct sl_channel *ch, const struct sl_channel_delivery *d)
 		/* It was a new id: the cursor goes back. */
 		if (sb->in_flight > 0)
 			sb->in_flight--;
+		update_rdy_bit(ch, d->sub);
 		ch->n_in_flight--;
 		s->state = ST_FREE;
 		s->attempts = 0;
@@ -451,6 +451,7 @@ sl_channel_fin(struct sl_channel *ch, int sub, uint64_t id)
 	sb = &ch->subs[s->sub];
 	if (sb->in_flight > 0)
 		sb->in_flight--;
+	update_rdy_bit(ch, s->sub);
 	s->state = ST_DONE;
 	ch->n_in_flight--;
 	if (ch->n_in_flight == 0)
@@ -533,7 +534,10 @@ sl_channel_reset(struct sl_channel *ch, uint64_t next_id)
 		next_id = 1;
 	memset(ch->slots, 0, (size_t)ch->window * sizeof(struct slot));
 	while (m != 0) {
-		ch->subs[__builtin_ctzll(m)].in_flight = 0;
+		int sub = __builtin_ctzll(m);
+
+		ch->subs[sub].in_flight = 0;
+		update_rdy_bit(ch, sub);
 		m &= m - 1;
 	}
 	ch->confirmed = next_id;

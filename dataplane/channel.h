@@ -15,7 +15,8 @@
  * then the next new id if cursor <= end_id and the window has room. An ordered channel
  * has at most one id outside DONE at a time, so ids are delivered strictly in order and a
  * requeued id is redelivered before any later one. Each delivery goes to the next
- * subscriber (round robin) with RDY credit > 0 and consumes one credit; attempts counts
+ * subscriber (round robin) holding fewer messages in flight than its RDY (NSQ: RDY is the
+ * most messages a subscriber may hold unfinished); attempts counts
  * deliveries of that id (1 on the first).
  */
 #ifndef SL_CHANNEL_H
@@ -41,7 +42,7 @@ struct sl_channel_sub {
 	uint64_t session;	/* session id (0 = free slot) */
 	uint64_t sub_id;	/* id reported to the client in SUB's OK and in each MSG */
 	uint32_t session_slot;	/* caller's session table slot */
-	uint32_t rdy;		/* remaining credit */
+	uint32_t rdy;		/* most messages this subscriber may hold in flight (NSQ RDY) */
 	uint64_t delivered;
 	uint64_t in_flight;
 };

@@ -8,8 +8,9 @@
  *
  * Each message body is written to stdout followed by '\n'; a message is FINished only
  * after stdout was flushed, so a message is never acknowledged before it was written.
- * Exits 0 after COUNT messages (-n), after IDLE_SECONDS without a message (-t), or on
- * SIGINT/SIGTERM (closing the session first: unfinished messages are requeued).
+ * Exits 0 after COUNT messages (-n), after IDLE_SECONDS without a message (-t), when
+ * stdout's reader goes away (EPIPE), or on SIGINT/SIGTERM; the session is closed first,
+ * so that the messages not FINished are requeued at once.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -227,6 +228,7 @@ main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout is an EPIPE write error instead */
 
 	/* every message the broker may have in flight to us, written but not FINed yet */
 	st.cap_ids = rdy < 65536 ? rdy : 65536;
@@ -261,6 +263,8 @@ main(int argc, char **argv)
 	while (!stop && (st.limit == 0 || st.count < st.limit)) {
 		rc = sl_client_poll(st.c, POLL_US);
 		flush_and_fin();
+		if (st.write_err == EPIPE)
+			break; /* the reader went away (e.g. | head): a normal end */
 		if (st.write_err != 0) {
 			fprintf(stderr, "sluice-sub: writing stdout: %s\n",
 				strerror(st.write_err));

@@ -119,9 +119,12 @@ sl_xport_udp_open(const struct sl_client_conf *conf, const struct sl_xport_ops *
 		err = errno;
 		goto fail;
 	}
-	/* Best effort: the kernel caps these at net.core.[rw]mem_max. */
-	(void)setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-	(void)setsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	/* Best effort: without CAP_NET_ADMIN (the *FORCE variants) the kernel caps these
+	 * at net.core.rmem_max / wmem_max. */
+	if (setsockopt(u->fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) != 0)
+		(void)setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	if (setsockopt(u->fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)) != 0)
+		(void)setsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
 	if (connect(u->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		err = errno;
 		goto fail;

@@ -184,7 +184,7 @@ main(int argc, char **argv)
 	const char *topic;
 	uint64_t count, i, deadline, hz;
 	int ret, rc;
-	int64_t sub;
+	int64_t sub, ord_sub;
 
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
@@ -222,6 +222,16 @@ main(int argc, char **argv)
 	printf("session %016" PRIx64 ", window %u, max message %u\n",
 	       sl_client_welcome(c)->session, sl_client_welcome(c)->window,
 	       sl_client_welcome(c)->max_msg);
+
+	/* channels that must see every message exist before the first publish (a new channel
+	 * starts at the oldest message still held); credit 0 until their turn below */
+	rs.c = c;
+	rs.first_id = 1;
+	sub = sl_client_sub(c, topic, 0, "requeue", 0, 0, on_req_msg, &rs);
+	CHECK(sub > 0, "sub requeue: %s", sl_strerror((int)sub));
+	rs.sub = (uint64_t)sub;
+	ord_sub = sl_client_sub(c, topic, 0, "ordered", SL_WIRE_SUB_ORDERED, 0, on_ord_msg, &os);
+	CHECK(ord_sub > 0, "sub ordered: %s", sl_strerror((int)ord_sub));
 
 	/* blocking PUB */
 	rc = sl_client_pub(c, topic, 0, "first", 5, &res);
@@ -291,11 +301,8 @@ main(int argc, char **argv)
 	      ss.got, npayloads, ss.out_of_order, ss.bad_payload);
 
 	/* REQ with delay: redelivered with attempts 2, not before the delay */
-	rs.c = c;
-	rs.first_id = 1;
-	sub = sl_client_sub(c, topic, 0, "requeue", 0, 1, on_req_msg, &rs);
-	CHECK(sub > 0, "sub requeue: %s", sl_strerror((int)sub));
-	rs.sub = (uint64_t)sub;
+	rc = sl_client_rdy(c, rs.sub, 1);
+	CHECK(rc == 0, "rdy: %s", sl_strerror(rc));
 	deadline = rte_get_tsc_cycles() + 10 * hz;
 	while (rs.seen < 2 && rte_get_tsc_cycles() < deadline)
 		sl_client_poll(c, 1000);
@@ -307,8 +314,9 @@ main(int argc, char **argv)
 	sl_client_unsub(c, rs.sub);
 
 	/* ordered channel: one message in flight at a time even with credit 64 */
-	sub = sl_client_sub(c, topic, 0, "ordered", SL_WIRE_SUB_ORDERED, 64, on_ord_msg, &os);
-	CHECK(sub > 0, "sub ordered: %s", sl_strerror((int)sub));
+	sub = ord_sub;
+	rc = sl_client_rdy(c, (uint64_t)sub, 64);
+	CHECK(rc == 0, "rdy: %s", sl_strerror(rc));
 	deadline = rte_get_tsc_cycles() + 30 * hz;
 	while (os.got < 200 && rte_get_tsc_cycles() < deadline) {
 		sl_client_poll(c, 1000);

@@ -747,7 +747,8 @@ test_sub_and_fin(struct sl_client *c)
 	push_msg(&fk, fk.session, 77, 2000);
 	(void)sl_client_poll(c, 10000);
 	sl_client_get_stats(c, &st1);
-	CHECK(msgcb.n == 1 && st1.dup_msgs - st0.dup_msgs == 1, "duplicate MSG not delivered twice");
+	CHECK(msgcb.n == 1 && st1.dup_msgs - st0.dup_msgs == 1,
+	      "duplicate MSG not delivered twice");
 	settle(c);
 
 	/* FIN answered with ERR SL_E_MSG_ID: counted, not fatal */
@@ -843,8 +844,8 @@ test_session_reset(struct sl_client *c, int64_t sub)
 
 	rc = sl_client_pub(c, "topic", 0, "after", 5, &res);
 	CHECK(rc == 0, "publishing works in the new session");
-	CHECK(fk.seq_gaps == 0 && fk.dup_no_flag == 0, "sequence still contiguous (%u gaps, %u dups)",
-	      fk.seq_gaps, fk.dup_no_flag);
+	CHECK(fk.seq_gaps == 0 && fk.dup_no_flag == 0,
+	      "sequence still contiguous (%u gaps, %u dups)", fk.seq_gaps, fk.dup_no_flag);
 }
 
 static void
