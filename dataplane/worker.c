@@ -849,9 +849,12 @@ tick(struct sl_worker *w)
 			for (s = 0; s < SL_CHANNEL_MAX_SUBS; s++) {
 				const struct sl_channel_sub *sub = sl_channel_sub_get(ch, s);
 
-				if (sub != NULL &&
-				    sl_session_peek(w->sessions, sub->session_slot,
-						    sub->session) == NULL)
+				const struct sl_session *ss;
+
+				if (sub == NULL)
+					continue;
+				ss = sl_session_peek(w->sessions, sub->session_slot, sub->session);
+				if (ss == NULL || ss->closing)
 					sl_channel_sub_remove(ch, s, w->now_ns);
 			}
 			if (sl_channel_is_ephemeral(ch) && sl_channel_sub_count(ch) == 0) {
