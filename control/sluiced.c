@@ -94,7 +94,7 @@ usage(const char *prog)
 	       "  --max-req-delay-ms N   longest REQ delay (default 3600000)\n"
 	       "  --chan-window N        max in flight per channel, power of 2 (default 1024)\n"
 	       "  --max-sessions N       (default 4096)\n"
-	       "  --auto-create [N]      create unknown topics on first publish, N partitions\n"
+	       "  --auto-create[=N]      create unknown topics on first publish, N partitions\n"
 	       "                         (off by default)\n"
 	       "  --topic NAME[:N]       create topic NAME with N partitions at start\n"
 	       "  --node-id N            this node's id (default 1)\n"

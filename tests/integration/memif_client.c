@@ -300,6 +300,22 @@ main(int argc, char **argv)
 	      "subscriber got %" PRIu64 "/%" PRIu64 ", out of order %" PRIu64 ", bad %" PRIu64,
 	      ss.got, npayloads, ss.out_of_order, ss.bad_payload);
 
+	/* SET_OFFSET backwards: to message count 100, so ids 101.. come again, in order
+	 * (the other channels still hold the log) */
+	ss.expect_next = 101;
+	ss.got = 0;
+	rc = sl_client_set_offset(c, (uint64_t)sub, SL_OFF_COUNT, 100);
+	CHECK(rc == 0, "set_offset count 100: %s", sl_strerror(rc));
+	deadline = rte_get_tsc_cycles() + 60 * hz;
+	while (ss.got < npayloads - 100 && rte_get_tsc_cycles() < deadline)
+		sl_client_poll(c, 1000);
+	CHECK(ss.got == npayloads - 100 && ss.out_of_order == 0 && ss.bad_payload == 0,
+	      "after set_offset got %" PRIu64 "/%" PRIu64 ", out of order %" PRIu64,
+	      ss.got, npayloads - 100, ss.out_of_order);
+	/* SET_OFFSET to the end: nothing more comes */
+	rc = sl_client_set_offset(c, (uint64_t)sub, SL_OFF_END, 0);
+	CHECK(rc == 0, "set_offset end: %s", sl_strerror(rc));
+
 	/* REQ with delay: redelivered with attempts 2, not before the delay */
 	rc = sl_client_rdy(c, rs.sub, 1);
 	CHECK(rc == 0, "rdy: %s", sl_strerror(rc));

@@ -16,7 +16,7 @@ HOST=10.77.$(( $$ % 200 )).1
 N=10000
 
 make_netns "$NS"
-start_sluiced tap "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" --topic rt:1
+start_sluiced tap "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" --topic rt:1 --auto-create=2
 in_ns "$NS" ip addr add "$HOST/24" dev "$IF" || fail "address $IF"
 in_ns "$NS" ip link set "$IF" up || fail "link up $IF"
 
@@ -45,6 +45,30 @@ grep -q '"depth": 0' "$TMP/info.json" || fail "channel not fully consumed"
 ctl tap stats workers > "$TMP/stats.json" || fail "stats"
 grep -q '"arp_replies": [1-9]' "$TMP/stats.json" || fail "no ARP reply counted"
 grep -q '"icmp_replies": [1-9]' "$TMP/stats.json" || fail "no ICMP reply counted"
+
+log "auto-creation on first publish"
+echo "created on the fly" | in_ns "$NS" "$PUB" -a "$BROKER" -q fresh || fail "publish to a new topic"
+ctl tap topic list | grep -A2 '"name": "fresh"' | grep -q '"partitions": 2' || fail "topic fresh not auto-created"
+
+log "DPDK telemetry (the protocol dpdk-telemetry.py speaks)"
+python3 - "/var/run/dpdk/sl-tap-$$/dpdk_telemetry.v2" > "$TMP/tel.json" <<'PY' || fail "telemetry"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384))                    # greeting
+out = {}
+for cmd in ("/sluice/status", "/sluice/workers", "/sluice/partitions", "/ethdev/stats,0"):
+    s.send(cmd.encode())
+    out.update(json.loads(s.recv(1 << 20)))
+print(json.dumps(out))
+PY
+python3 - "$TMP/tel.json" "$N" <<'PY' || fail "telemetry content: $(cat "$TMP/tel.json")"
+import json, sys
+t = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+assert t["/sluice/status"]["topics"] == 2, t["/sluice/status"]
+assert t["/sluice/workers"]["worker0"]["messages_in"] >= n, t["/sluice/workers"]
+assert t["/ethdev/stats"]["ipackets"] >= n, t["/ethdev/stats"]
+PY
 
 log "clean shutdown"
 stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
