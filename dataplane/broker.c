@@ -116,6 +116,14 @@ sl_broker_open(const struct sl_broker_conf *conf)
 				goto nomem;
 		}
 	}
+	/* workers 1.. hand worker 0 their frames for ports with a single TX queue */
+	for (j = 1; j < conf->nworkers; j++) {
+		snprintf(name, sizeof(name), "sl_txh%u_%u", id, j);
+		b->workers[0]->txin[j] = rte_ring_create(name, 2048, conf->socket_id,
+							 RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (b->workers[0]->txin[j] == NULL)
+			goto nomem;
+	}
 	return b;
 nomem:
 	sl_broker_close(b);
@@ -195,6 +203,15 @@ sl_broker_close(struct sl_broker *b)
 			while (rte_ring_dequeue(w->in[j], (void **)&m) == 0)
 				rte_pktmbuf_free(m);
 			rte_ring_free(w->in[j]);
+		}
+		for (j = 0; j < SL_BROKER_MAX_WORKERS; j++) {
+			struct rte_mbuf *m;
+
+			if (w->txin[j] == NULL)
+				continue;
+			while (rte_ring_dequeue(w->txin[j], (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(w->txin[j]);
 		}
 		rte_ring_free(w->cmd);
 		rte_free(w->parts);

@@ -37,6 +37,7 @@ enum sl_idle_mode {
 struct sl_broker_port {
 	uint16_t port_id;
 	uint16_t nrxq;		/* RX queues: == nworkers with RSS, else 1 */
+	uint16_t ntxq;		/* TX queues: == nrxq; workers >= ntxq hand TX to worker 0 */
 	uint32_t tx_flags;	/* SL_NET_TX_* offloads enabled */
 	uint32_t rx_flags;	/* SL_NET_RX_* offloads enabled */
 	uint16_t mtu;
@@ -75,6 +76,7 @@ struct sl_worker_stats {
 	uint64_t rx_pkts;
 	uint64_t tx_pkts;
 	uint64_t tx_drops;		/* TX ring full */
+	uint64_t tx_handoff;		/* frames handed to worker 0 to transmit */
 	uint64_t drops[SL_NET_KIND_MAX]; /* by network reason (index 0..3 unused) */
 	uint64_t drop_multiseg;
 	uint64_t drop_bad_magic;	/* not a sluice frame: dropped silently */

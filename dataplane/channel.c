@@ -9,7 +9,8 @@
  * (min_ready), and a lower bound of the lowest REQUEUED id (req_lo). sl_channel_expire
  * and sl_channel_next only scan the window when the tracked minimum is due; a scan that
  * finds nothing due makes the bound exact again, so idle calls stay O(1).
- * Subscribers with credit are a bit mask, so round robin is a couple of bit operations.
+ * Subscribers that may take another message (live, in_flight < rdy: NSQ RDY is a maximum
+ * in flight, never consumed) are a bit mask, so round robin is a couple of bit operations.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ struct sl_channel {
 	uint64_t req_lo;	/* <= every REQUEUED id */
 
 	uint64_t live_mask;	/* subs[] slots in use */
-	uint64_t rdy_mask;	/* live subs with rdy > 0 */
+	uint64_t rdy_mask;	/* live subs with in_flight < rdy */
 	uint32_t rr;		/* round robin: next sub index to try first */
 	uint32_t n_subs;
 	struct sl_channel_sub subs[SL_CHANNEL_MAX_SUBS];
@@ -127,7 +128,7 @@ to_requeued(struct sl_channel *ch, uint64_t id, struct slot *s, uint64_t ready)
 		ch->req_lo = id;
 }
 
-/* Round robin: first sub with credit at or after rr, wrapping. -1 if none. */
+/* Round robin: first sub below its rdy at or after rr, wrapping. -1 if none. */
 static int
 pick_sub(const struct sl_channel *ch)
 {
@@ -420,7 +421,6 @@ sl_channel_unsend(struct sl_channel *ch, const struct sl_channel_delivery *d)
 		sb->delivered--;
 	if (ch->delivered > 0)
 		ch->delivered--;
-	update_rdy_bit(ch, d->sub);
 	ch->rr = d->sub;
 	if (s->attempts == 1 && d->id + 1 == ch->cursor) {
 		/* It was a new id: the cursor goes back. */

@@ -45,7 +45,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
 	char name[64];
-	uint16_t port_id, q, nrxq;
+	uint16_t port_id, q, nrxq, ntxq;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -71,14 +71,10 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	rc = rte_eth_dev_info_get(port_id, &info);
 	if (rc != 0)
 		return rc;
-	if (info.max_tx_queues < conf->nworkers) {
-		PLOG(ERR, "%s: %u TX queues available, %u workers need one each", name,
-		     info.max_tx_queues, conf->nworkers);
-		return -ENOTSUP;
-	}
 	memset(&ec, 0, sizeof(ec));
 	nrxq = 1;
 	if (conf->nworkers > 1 && info.max_rx_queues >= conf->nworkers &&
+	    info.max_tx_queues >= conf->nworkers &&
 	    (info.flow_type_rss_offloads & RTE_ETH_RSS_NONFRAG_IPV4_UDP)) {
 		nrxq = conf->nworkers;
 		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
@@ -101,7 +97,12 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 			out->rx_flags |= SL_NET_RX_L4_CKSUM_GOOD;
 		}
 	}
-	rc = rte_eth_dev_configure(port_id, nrxq, conf->nworkers, &ec);
+	/* With RSS every worker has its own queue pair. Without it, worker 0 does all of the
+	 * port's I/O on one queue pair and the other workers hand it their frames: some
+	 * vdevs (net_memif) only connect as many queues as the peer opens, so a TX queue of
+	 * our own per worker would silently drop. */
+	ntxq = nrxq;
+	rc = rte_eth_dev_configure(port_id, nrxq, ntxq, &ec);
 	if (rc != 0) {
 		PLOG(ERR, "%s: configure failed: %s", name, rte_strerror(-rc));
 		return rc;
@@ -121,7 +122,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 			return rc;
 		}
 	}
-	for (q = 0; q < conf->nworkers; q++) {
+	for (q = 0; q < ntxq; q++) {
 		rc = rte_eth_tx_queue_setup(port_id, q, conf->tx_desc ? conf->tx_desc : 1024,
 					    rte_eth_dev_socket_id(port_id), NULL);
 		if (rc != 0) {
@@ -140,6 +141,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	out->nif.udp_port_hi = conf->udp_port;
 	out->port_id = port_id;
 	out->nrxq = nrxq;
+	out->ntxq = ntxq;
 	rte_eth_dev_get_mtu(port_id, &out->mtu);
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	PLOG(INFO, "%s: port %u up, MAC " RTE_ETHER_ADDR_PRT_FMT ", %s, %u RX queue(s)%s, MTU %u",

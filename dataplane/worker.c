@@ -36,19 +36,39 @@ owned_state(struct sl_worker *w, struct sl_partition *p)
 	return p->owner == w->idx ? p->state : NULL;
 }
 
+/* Send n frames of port index pi: on our own TX queue, or, when the port has fewer TX
+ * queues than workers (software dispatch), through our SPSC ring to worker 0, which
+ * transmits them. Frees and counts what cannot be sent. */
+static void
+tx_burst(struct sl_worker *w, uint16_t pi, struct rte_mbuf **pkts, uint16_t n)
+{
+	const struct sl_broker_port *port = &w->conf->ports[pi];
+	uint16_t sent = 0, i;
+
+	if (w->idx < port->ntxq) {
+		/* a few retries absorb short bursts; after that the frames are dropped and
+		 * the clients retransmit */
+		for (i = 0; i < 4 && sent < n; i++)
+			sent += rte_eth_tx_burst(port->port_id, w->idx, pkts + sent, n - sent);
+		w->st.tx_pkts += sent;
+	} else {
+		for (i = 0; i < n; i++)
+			pkts[i]->hash.usr = pi;
+		sent = (uint16_t)rte_ring_sp_enqueue_burst(w->peers[0]->txin[w->idx],
+							   (void **)pkts, n, NULL);
+		w->st.tx_handoff += sent;
+	}
+	for (i = sent; i < n; i++) {
+		rte_pktmbuf_free(pkts[i]);
+		w->st.tx_drops++;
+	}
+}
+
 static void
 tx_enqueue(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m)
 {
 	if (w->ntx[pi] == SL_WORKER_TXQ_MAX) {
-		uint16_t port = w->conf->ports[pi].port_id;
-		uint16_t sent = rte_eth_tx_burst(port, w->idx, w->tx[pi], w->ntx[pi]);
-		uint16_t i;
-
-		w->st.tx_pkts += sent;
-		for (i = sent; i < w->ntx[pi]; i++) {
-			rte_pktmbuf_free(w->tx[pi][i]);
-			w->st.tx_drops++;
-		}
+		tx_burst(w, pi, w->tx[pi], w->ntx[pi]);
 		w->ntx[pi] = 0;
 	}
 	w->tx[pi][w->ntx[pi]++] = m;
@@ -57,23 +77,12 @@ tx_enqueue(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m)
 static void
 tx_flush(struct sl_worker *w)
 {
-	uint16_t pi, i;
+	uint16_t pi;
 
 	for (pi = 0; pi < w->conf->nports; pi++) {
-		uint16_t n = w->ntx[pi], sent = 0;
-
-		if (n == 0)
+		if (w->ntx[pi] == 0)
 			continue;
-		/* a few retries absorb short bursts; after that the frames are dropped and
-		 * the clients retransmit */
-		for (i = 0; i < 4 && sent < n; i++)
-			sent += rte_eth_tx_burst(w->conf->ports[pi].port_id, w->idx,
-						 w->tx[pi] + sent, n - sent);
-		w->st.tx_pkts += sent;
-		for (i = sent; i < n; i++) {
-			rte_pktmbuf_free(w->tx[pi][i]);
-			w->st.tx_drops++;
-		}
+		tx_burst(w, pi, w->tx[pi], w->ntx[pi]);
 		w->ntx[pi] = 0;
 	}
 }
@@ -1010,6 +1019,26 @@ poll_forwarded(struct sl_worker *w)
 	return total;
 }
 
+/* Worker 0: transmit the frames the other workers handed over (port index in hash.usr). */
+static uint32_t
+poll_tx_handoff(struct sl_worker *w)
+{
+	struct rte_mbuf *pkts[SL_WORKER_BURST];
+	uint32_t total = 0;
+	uint16_t src, i, n;
+
+	for (src = 1; src < w->conf->nworkers; src++) {
+		if (w->txin[src] == NULL)
+			continue;
+		n = (uint16_t)rte_ring_sc_dequeue_burst(w->txin[src], (void **)pkts,
+							 SL_WORKER_BURST, NULL);
+		for (i = 0; i < n; i++)
+			tx_enqueue(w, (uint16_t)pkts[i]->hash.usr, pkts[i]);
+		total += n;
+	}
+	return total;
+}
+
 static uint32_t
 poll_rx(struct sl_worker *w)
 {
@@ -1056,6 +1085,8 @@ sl_worker_main(void *arg)
 		clock_update(w);
 		work = poll_cmds(w);
 		work += poll_forwarded(w);
+		if (w->idx == 0)
+			work += poll_tx_handoff(w);
 		work += poll_rx(w);
 		work += deliver(w);
 		if (w->now_tsc >= w->next_tick_tsc) {

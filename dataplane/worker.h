@@ -7,7 +7,8 @@
  * Loop, every iteration (one QSBR read-side critical section):
  *   1. commands from the control thread (attach/detach partitions, channel changes,
  *      snapshots);
- *   2. frames forwarded by the other workers (SPSC rings, one per source worker);
+ *   2. frames forwarded by the other workers (SPSC rings, one per source worker); on
+ *      worker 0, frames the others hand it to transmit on software-dispatch ports;
  *   3. RX bursts from this worker's queue of every port: parse, answer ARP/ICMP, decode
  *      the sluice frame, forward it to the partition's owner or execute it, answer in
  *      place (the request mbuf becomes the answer);
@@ -82,6 +83,8 @@ struct sl_worker {
 	unsigned int lcore;
 	struct rte_ring *cmd;				/* control -> this worker */
 	struct rte_ring *in[SL_BROKER_MAX_WORKERS];	/* worker i -> this worker */
+	struct rte_ring *txin[SL_BROKER_MAX_WORKERS];	/* worker 0 only: worker i's frames
+							 * for ports with one TX queue */
 	struct rte_ring *autocreate;			/* this worker -> control */
 	struct sl_worker **peers;			/* every worker, by index */
 	struct sl_coord *coord;

@@ -81,12 +81,16 @@ start_sluiced() {
 	shift 3
 	[ "${1:-}" = "--" ] && shift
 	rm -f "$TMP/$name.ready"
-	local pre=()
+	local pre=() eal=$SLUICE_EAL
 	[ -n "$ns" ] && pre=(ip netns exec "$ns")
+	# a test that lays out its own lcores replaces the runner's
+	case " $eal_extra " in
+	*" --lcores "*) eal=$(sed -E 's/--lcores [^ ]+//' <<< "$eal") ;;
+	esac
 	# a plain command in the background (not a function), so $! is sluiced itself
 	# (ip netns exec execs it)
 	# shellcheck disable=SC2086
-	"${pre[@]}" "$SLUICED" $SLUICE_EAL $eal_extra --file-prefix "sl-$name-$$" -- \
+	"${pre[@]}" "$SLUICED" $eal $eal_extra --file-prefix "sl-$name-$$" -- \
 		--control "$TMP/$name.sock" --ready-file "$TMP/$name.ready" "$@" \
 		> "$TMP/$name.log" 2>&1 &
 	SLUICED_PID=$!

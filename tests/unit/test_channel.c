@@ -146,9 +146,9 @@ test_basic(void)
 	ok = 1;
 	for (i = 1; i <= 3; i++)
 		ok &= nx(ch, 10, 0, &d) == i && d.attempts == 1 && d.sub == s &&
-		      sb->rdy == 3 - i;
-	CHECK(ok, "ids 1..3 delivered in order, attempts 1, one credit each");
-	CHECK(nx(ch, 10, 0, NULL) == 0, "rdy 0: nothing delivered");
+		      sb->rdy == 3 && sb->in_flight == i;
+	CHECK(ok, "ids 1..3 delivered in order, attempts 1, rdy stays 3");
+	CHECK(nx(ch, 10, 0, NULL) == 0 && sb->rdy == 3, "3 in flight = rdy 3: nothing delivered");
 	CHECK(sb->delivered == 3 && sb->in_flight == 3, "sub counts 3 delivered, 3 in flight");
 	st = stats(ch);
 	CHECK(st.delivered == 3 && st.in_flight == 3 && st.finished == 0,
@@ -157,23 +157,21 @@ test_basic(void)
 	      "cursor 4, confirmed 1");
 
 	CHECK(sl_channel_sub_rdy(ch, s, 100) == 0 && sb->rdy == 100,
-	      "RDY sets the total credit");
-	CHECK(sl_channel_sub_rdy(ch, s, 5) == 0 && sb->rdy == 5, "RDY can lower the credit");
+	      "RDY sets the maximum in flight (not an increment)");
+	CHECK(sl_channel_sub_rdy(ch, s, 5) == 0 && sb->rdy == 5, "RDY can lower the maximum");
 	CHECK(sl_channel_sub_rdy(ch, 9, 5) == -SL_E_CHANNEL, "RDY on a free slot refused");
 	CHECK(sl_channel_sub_rdy(ch, -1, 5) == -SL_E_CHANNEL, "RDY on index -1 refused");
-	ok = 1;
-	for (i = 4; i <= 8; i++)
-		ok &= nx(ch, 100, 0, NULL) == i;
-	CHECK(ok && sb->rdy == 0 && nx(ch, 100, 0, NULL) == 0,
-	      "5 more credits deliver ids 4..8 then stop");
+	CHECK(nx(ch, 100, 0, NULL) == 4 && nx(ch, 100, 0, NULL) == 5 &&
+	      nx(ch, 100, 0, NULL) == 0 && sb->rdy == 5 && sb->in_flight == 5,
+	      "rdy 5 with 3 in flight: ids 4, 5 then stop");
 
 	sl_channel_sub_rdy(ch, s, 100);
 	ok = 1;
-	for (i = 9; i <= 16; i++)
+	for (i = 6; i <= 16; i++)
 		ok &= nx(ch, 100, 0, NULL) == i;
 	CHECK(ok, "window of 16 filled up to id 16");
-	CHECK(nx(ch, 100, 0, NULL) == 0 && sb->rdy == 92,
-	      "window full: nothing delivered, no credit consumed");
+	CHECK(nx(ch, 100, 0, NULL) == 0 && sb->rdy == 100 && sb->in_flight == 16,
+	      "window full: nothing delivered, rdy unchanged");
 	CHECK(sl_channel_fin(ch, s, 2) == 0 && nx(ch, 100, 0, NULL) == 0,
 	      "FIN of id 2 (not the oldest) does not make room");
 	CHECK(sl_channel_fin(ch, s, 1) == 0 && sl_channel_confirmed(ch) == 3,
@@ -181,6 +179,123 @@ test_basic(void)
 	CHECK(nx(ch, 100, 0, NULL) == 17 && nx(ch, 100, 0, NULL) == 18 &&
 	      nx(ch, 100, 0, NULL) == 0, "two slots freed: ids 17, 18, then full");
 	CHECK(nx(ch, 18, 0, NULL) == 0, "cursor past end_id: nothing");
+	sl_channel_close(ch);
+}
+
+/* NSQ RDY: the most messages a subscriber may hold in flight, never consumed. */
+static void
+test_rdy_max(void)
+{
+	struct sl_channel *ch = mk(64, 0, 1);
+	struct sl_channel_delivery d;
+	const struct sl_channel_sub *sb;
+	int s, o, ok, i;
+	uint64_t a, b, c;
+
+	s = sl_channel_sub_add(ch, 1, 0, 1, 2);
+	sb = sl_channel_sub_get(ch, s);
+	a = nx(ch, 100, 0, &d);
+	b = nx(ch, 100, 0, NULL);
+	CHECK(a == 1 && b == 2 && d.sub == s && sb->in_flight == 2 && sb->rdy == 2,
+	      "rdy 2: ids 1 and 2 delivered, rdy still 2");
+	ok = 1;
+	for (i = 0; i < 5; i++)
+		ok &= nx(ch, 100, (uint64_t)i, NULL) == 0;
+	CHECK(ok && sl_channel_cursor(ch) == 3, "2 in flight: nothing more, repeatedly");
+	CHECK(sl_channel_fin(ch, s, 1) == 0 && sb->in_flight == 1 && sb->rdy == 2,
+	      "FIN 1: 1 in flight");
+	CHECK(nx(ch, 100, 10, NULL) == 3 && nx(ch, 100, 10, NULL) == 0,
+	      "FIN frees exactly one slot: id 3, then nothing");
+
+	/* REQ frees a slot: with a delay, the next id goes out instead */
+	CHECK(sl_channel_req(ch, s, 2, 500, 10) == 0 && sb->in_flight == 1 && sb->rdy == 2,
+	      "REQ 2 (delay 500): 1 in flight");
+	CHECK(nx(ch, 100, 20, NULL) == 4 && nx(ch, 100, 20, NULL) == 0,
+	      "REQ frees exactly one slot: id 4, then nothing");
+	CHECK(nx(ch, 100, 510, NULL) == 0, "ready requeued 2 waits too: the sub is at its rdy");
+	CHECK(sl_channel_req(ch, s, 3, 0, 510) == 0 && nx(ch, 100, 510, &d) == 2 &&
+	      d.attempts == 2 && nx(ch, 100, 510, NULL) == 0,
+	      "REQ 3: the slot goes to the ready 2, then nothing (3 waits)");
+
+	/* timeout frees slots */
+	CHECK(sl_channel_expire(ch, 510 + TIMEOUT) == 2 && sb->in_flight == 0 && sb->rdy == 2,
+	      "both held ids time out: 0 in flight, rdy still 2");
+	a = nx(ch, 100, 2000, NULL);
+	b = nx(ch, 100, 2000, NULL);
+	c = nx(ch, 100, 2000, NULL);
+	CHECK(a == 2 && b == 3 && c == 0 && sb->in_flight == 2,
+	      "timeout frees the slots: 2 and 3 redelivered, then nothing");
+	CHECK(sl_channel_expire(ch, 2000 + TIMEOUT) == 2 && nx(ch, 100, 3000, NULL) == 2 &&
+	      nx(ch, 100, 3000, NULL) == 3 && nx(ch, 100, 3000, NULL) == 0,
+	      "again after the next timeout");
+	CHECK(sl_channel_fin(ch, s, 2) == 0 && sl_channel_fin(ch, s, 3) == 0 &&
+	      nx(ch, 100, 3000, &d) == 4 && d.attempts == 2 && sl_channel_fin(ch, s, 4) == 0 &&
+	      sb->in_flight == 0 && sl_channel_confirmed(ch) == 5,
+	      "FIN 2, 3; the timed-out 4 redelivered and finished");
+
+	/* lowering rdy below in_flight */
+	sl_channel_sub_rdy(ch, s, 4);
+	ok = 1;
+	for (i = 5; i <= 8; i++)
+		ok &= nx(ch, 100, 3000, NULL) == (uint64_t)i;
+	CHECK(ok && nx(ch, 100, 3000, NULL) == 0 && sb->in_flight == 4,
+	      "rdy 4: ids 5..8, then nothing");
+	CHECK(sl_channel_sub_rdy(ch, s, 2) == 0 && sb->rdy == 2 && sb->in_flight == 4 &&
+	      nx(ch, 100, 3000, NULL) == 0, "rdy lowered to 2 with 4 in flight: nothing");
+	CHECK(sl_channel_fin(ch, s, 5) == 0 && nx(ch, 100, 3000, NULL) == 0,
+	      "FIN: 3 in flight >= rdy 2: nothing");
+	CHECK(sl_channel_req(ch, s, 6, 0, 3000) == 0 && nx(ch, 100, 3000, NULL) == 0,
+	      "REQ: 2 in flight >= rdy 2: nothing (not even the ready 6)");
+	CHECK(sl_channel_fin(ch, s, 7) == 0 && sb->in_flight == 1 &&
+	      nx(ch, 100, 3000, &d) == 6 && d.attempts == 2 && nx(ch, 100, 3000, NULL) == 0,
+	      "FIN: 1 in flight < 2: exactly one (the requeued 6), then nothing");
+
+	/* rdy 0 */
+	CHECK(sl_channel_sub_rdy(ch, s, 0) == 0 && nx(ch, 100, 3000, NULL) == 0,
+	      "rdy 0: nothing");
+	CHECK(sl_channel_fin(ch, s, 6) == 0 && sl_channel_fin(ch, s, 8) == 0 &&
+	      sb->in_flight == 0 && nx(ch, 100, 3000, NULL) == 0,
+	      "rdy 0 with nothing in flight: still nothing");
+	CHECK(sl_channel_sub_rdy(ch, s, 1) == 0 && nx(ch, 100, 3000, NULL) == 9 &&
+	      nx(ch, 100, 3000, NULL) == 0, "rdy 1: one id (9), then nothing");
+	CHECK(sl_channel_sub_rdy(ch, s, 1) == 0 && nx(ch, 100, 3000, NULL) == 0,
+	      "RDY 1 again is not an increment: nothing");
+
+	/* a second subscriber is limited by its own rdy only */
+	o = sl_channel_sub_add(ch, 2, 0, 2, 3);
+	ok = 1;
+	for (i = 0; i < 3; i++)
+		ok &= nx(ch, 100, 3000, &d) == (uint64_t)i + 10 && d.sub == o;
+	CHECK(ok && nx(ch, 100, 3000, NULL) == 0 && sl_channel_sub_get(ch, o)->in_flight == 3,
+	      "other sub (rdy 3) gets 10..12 while the first is full, then nothing");
+	CHECK(sl_channel_fin(ch, o, 11) == 0 && nx(ch, 100, 3000, &d) == 13 && d.sub == o &&
+	      nx(ch, 100, 3000, NULL) == 0, "its FIN frees a slot for itself only");
+	sl_channel_sub_remove(ch, o, 3000);
+	CHECK(sb->in_flight == 1 && nx(ch, 100, 3000, NULL) == 0,
+	      "its ids requeued on remove, but the first sub is still at rdy 1");
+	CHECK(sl_channel_fin(ch, s, 9) == 0 && nx(ch, 100, 3000, &d) == 10 && d.sub == s &&
+	      nx(ch, 100, 3000, NULL) == 0, "FIN 9: one requeued id (10), then nothing");
+
+	/* reset forgets what is held */
+	sl_channel_sub_rdy(ch, s, 2);
+	CHECK(nx(ch, 100, 3000, NULL) == 12 && nx(ch, 100, 3000, NULL) == 0,
+	      "rdy 2: one more (12), then full");
+	sl_channel_reset(ch, 50);
+	CHECK(sb->in_flight == 0 && sb->rdy == 2 && nx(ch, 100, 3000, NULL) == 50 &&
+	      nx(ch, 100, 3000, NULL) == 51 && nx(ch, 100, 3000, NULL) == 0,
+	      "reset frees the slots: 50, 51, then nothing");
+	sl_channel_close(ch);
+
+	/* sub_add with rdy 0, and a large rdy bounded by the window only */
+	ch = mk(4, 0, 1);
+	s = sl_channel_sub_add(ch, 1, 0, 1, 0);
+	CHECK(nx(ch, 100, 0, NULL) == 0, "added with rdy 0: nothing");
+	sl_channel_sub_rdy(ch, s, UINT32_MAX);
+	ok = 1;
+	for (i = 1; i <= 4; i++)
+		ok &= nx(ch, 100, 0, NULL) == (uint64_t)i;
+	CHECK(ok && nx(ch, 100, 0, NULL) == 0 && sl_channel_sub_get(ch, s)->rdy == UINT32_MAX,
+	      "rdy UINT32_MAX: the window (4) is the limit, rdy unchanged");
 	sl_channel_close(ch);
 }
 
@@ -363,12 +478,15 @@ test_round_robin(void)
 		ok &= d.sub != s[1];
 		cnt[d.sub == s[0] ? 0 : 2]++;
 	}
-	CHECK(ok && cnt[0] == 3 && cnt[2] == 3, "sub without credit skipped: 3 and 3");
+	CHECK(ok && cnt[0] == 3 && cnt[2] == 3, "sub with rdy 0 skipped: 3 and 3");
 	sl_channel_sub_remove(ch, s[0], 0);
 	i = sl_channel_sub_add(ch, 99, 0, 199, 4);
 	CHECK(i == s[0], "a removed slot is reused (%d)", i);
-	sl_channel_sub_rdy(ch, s[1], 4);
-	sl_channel_sub_rdy(ch, s[2], 4);
+	CHECK(sl_channel_sub_get(ch, s[1])->in_flight == 3 &&
+	      sl_channel_sub_get(ch, s[2])->in_flight == 6, "the others hold 3 and 6");
+	/* 4 free slots each */
+	sl_channel_sub_rdy(ch, s[1], 7);
+	sl_channel_sub_rdy(ch, s[2], 10);
 	memset(cnt, 0, sizeof(cnt));
 	ok = 1;
 	for (i = 0; i < 12; i++) {
@@ -377,7 +495,8 @@ test_round_robin(void)
 		if (i % 3 == 2)
 			ok &= cnt[0] == cnt[1] && cnt[1] == cnt[2];
 	}
-	CHECK(ok && nx(ch, 100, 0, NULL) == 0, "equal shares after remove/add, then no credit");
+	CHECK(ok && nx(ch, 100, 0, NULL) == 0,
+	      "equal shares after remove/add, then every sub at its rdy");
 	sl_channel_close(ch);
 }
 
@@ -403,7 +522,7 @@ test_sub_remove(void)
 	      sl_channel_sub_find(ch, 1) == -SL_E_CHANNEL, "subscriber removed");
 	CHECK(st.in_flight == 0 && st.requeued_now == 2, "its 2 in-flight ids are requeued");
 	CHECK(sl_channel_fin(ch, -1, 1) == -SL_E_MSG_ID, "requeued id cannot be finished");
-	CHECK(nx(ch, 10, 10, NULL) == 0, "other sub has no credit yet");
+	CHECK(nx(ch, 10, 10, NULL) == 0, "other sub has rdy 0: nothing");
 	sl_channel_sub_rdy(ch, b, 10);
 	CHECK(nx(ch, 10, 10, &d) == 1 && d.sub == b && d.attempts == 2 &&
 	      nx(ch, 10, 10, &d) == 3 && d.sub == b && d.attempts == 2,
@@ -491,12 +610,12 @@ test_unsend(void)
 
 	sb = sl_channel_sub_get(ch, s);
 	nx(ch, 10, 0, &d);
-	CHECK(d.sub == s && d.id == 1 && sb->rdy == 1, "id 1 to sub %d", s);
+	CHECK(d.sub == s && d.id == 1 && sb->rdy == 2 && sb->in_flight == 1, "id 1 to sub %d", s);
 	sl_channel_unsend(ch, &d);
 	st = stats(ch);
 	CHECK(sl_channel_cursor(ch) == 1 && sb->rdy == 2 && sb->in_flight == 0 &&
 	      sb->delivered == 0 && st.delivered == 0 && st.in_flight == 0,
-	      "unsend of a new id: cursor, credit, counts restored");
+	      "unsend of a new id: cursor, in_flight, counts restored, rdy unchanged");
 	CHECK(nx(ch, 10, 0, &e) == 1 && e.attempts == 1 && e.sub == s,
 	      "id 1 delivered again, attempts 1, same subscriber");
 	CHECK(sl_channel_req(ch, s, 1, 0, 0) == 0 && nx(ch, 10, 0, &d) == 1 && d.attempts == 2,
@@ -508,7 +627,25 @@ test_unsend(void)
 	CHECK(sl_channel_fin(ch, -1, 1) == -SL_E_MSG_ID, "unsent id is not in flight");
 	CHECK(nx(ch, 10, 0, &e) == 1 && e.attempts == 2 && e.sub == d.sub,
 	      "redelivered with attempts 2 (unsent attempt not counted), same sub");
-	CHECK(sl_channel_sub_get(ch, t)->rdy + sb->rdy == 2, "2 credits used in total");
+	CHECK(sl_channel_sub_get(ch, t)->rdy == 2 && sb->rdy == 2 &&
+	      sl_channel_sub_get(ch, t)->in_flight + sb->in_flight == 1,
+	      "rdy of both unchanged, 1 id held in total");
+	sl_channel_close(ch);
+
+	/* unsend frees the slot of a subscriber at its rdy */
+	ch = mk(8, 0, 1);
+	s = sl_channel_sub_add(ch, 1, 0, 1, 1);
+	sb = sl_channel_sub_get(ch, s);
+	CHECK(nx(ch, 10, 0, &d) == 1 && nx(ch, 10, 0, NULL) == 0,
+	      "rdy 1: id 1, then nothing");
+	sl_channel_unsend(ch, &d);
+	CHECK(sb->in_flight == 0 && sb->rdy == 1 && nx(ch, 10, 0, &d) == 1 && d.attempts == 1 &&
+	      nx(ch, 10, 0, NULL) == 0, "unsend frees the slot: id 1 again, then nothing");
+	CHECK(sl_channel_req(ch, s, 1, 0, 0) == 0 && nx(ch, 10, 0, &d) == 1 &&
+	      d.attempts == 2 && nx(ch, 10, 0, NULL) == 0, "REQ 1, redelivered, then nothing");
+	sl_channel_unsend(ch, &d);
+	CHECK(sb->in_flight == 0 && nx(ch, 10, 0, &d) == 1 && d.attempts == 2 &&
+	      nx(ch, 10, 0, NULL) == 0, "unsend of the redelivery frees the slot too");
 	sl_channel_close(ch);
 }
 
@@ -538,10 +675,14 @@ struct model {
 	uint64_t end;
 	uint64_t now;
 	int live[SL_CHANNEL_MAX_SUBS];
-	uint32_t rdy[SL_CHANNEL_MAX_SUBS];
+	uint32_t rdy[SL_CHANNEL_MAX_SUBS];	/* max in flight; only RDY/add change it */
+	uint32_t fly[SL_CHANNEL_MAX_SUBS];	/* ids each sub holds in flight */
+	uint32_t rr;				/* round robin: first sub index to try */
 	uint64_t next_sub_id;
 	unsigned int bad;
 	uint64_t n_deliver, n_fin, n_req, n_touch, n_expired, n_reset, n_drain, n_unsend;
+	uint64_t n_full;	/* next() that found every sub at its rdy */
+	uint64_t n_over;	/* times a sub held more than its (lowered) rdy */
 };
 
 static uint64_t rng_state;
@@ -625,9 +766,14 @@ m_verify(struct model *m)
 			MFAIL(m, "sub %d liveness", i);
 			continue;
 		}
-		if (sb != NULL && (sb->rdy != m->rdy[i] || sb->in_flight != hold[i]))
-			MFAIL(m, "sub %d rdy %u/%u in_flight %" PRIu64 "/%u", i, sb->rdy,
-			      m->rdy[i], sb->in_flight, hold[i]);
+		if (sb != NULL && (sb->rdy != m->rdy[i] || sb->in_flight != hold[i] ||
+				   hold[i] != m->fly[i]))
+			MFAIL(m, "sub %d rdy %u/%u in_flight %" PRIu64 "/%u/%u", i, sb->rdy,
+			      m->rdy[i], sb->in_flight, hold[i], m->fly[i]);
+		if (sb == NULL && hold[i] != 0)
+			MFAIL(m, "free sub %d holds %u ids", i, hold[i]);
+		if (sb != NULL && hold[i] > m->rdy[i])
+			m->n_over++;
 	}
 }
 
@@ -643,36 +789,49 @@ m_ready(const struct model *m)
 	return 0;
 }
 
+/* The sub a delivery must go to: round robin from rr over the live subs holding fewer
+ * than rdy ids in flight; -1 if every sub is at (or over) its rdy. */
 static int
-m_any_rdy(const struct model *m)
+m_pick_sub(const struct model *m)
 {
-	int i;
+	uint32_t k;
 
-	for (i = 0; i < SL_CHANNEL_MAX_SUBS; i++)
-		if (m->live[i] && m->rdy[i] > 0)
-			return 1;
-	return 0;
+	for (k = 0; k < SL_CHANNEL_MAX_SUBS; k++) {
+		uint32_t i = (m->rr + k) % SL_CHANNEL_MAX_SUBS;
+
+		if (m->live[i] && m->fly[i] < m->rdy[i])
+			return (int)i;
+	}
+	return -1;
 }
 
 static int
 m_next(struct model *m, struct sl_channel_delivery *d)
 {
 	uint64_t ready = m_ready(m);
+	int want = m_pick_sub(m);
 	int can_new;
 	struct mid *x;
 
 	can_new = m->cursor <= m->end && (m->ordered ? m->cursor == m->confirmed :
 					  m->cursor - m->confirmed < m->window);
 	if (sl_channel_next(m->ch, m->end, m->now, d) != 1) {
-		if (m_any_rdy(m) && (ready != 0 || can_new))
-			MFAIL(m, "next gave nothing (ready %" PRIu64 ", can_new %d)", ready,
-			      can_new);
+		if (want >= 0 && (ready != 0 || can_new))
+			MFAIL(m, "next gave nothing (sub %d, ready %" PRIu64 ", can_new %d)",
+			      want, ready, can_new);
+		if (want < 0 && (ready != 0 || can_new))
+			m->n_full++;
 		return 0;
 	}
-	if (d->sub >= SL_CHANNEL_MAX_SUBS || !m->live[d->sub] || m->rdy[d->sub] == 0) {
-		MFAIL(m, "delivered to sub %u without credit", d->sub);
+	if (d->sub >= SL_CHANNEL_MAX_SUBS || !m->live[d->sub] ||
+	    m->fly[d->sub] >= m->rdy[d->sub]) {
+		MFAIL(m, "delivered to sub %u holding %u, rdy %u", d->sub,
+		      d->sub < SL_CHANNEL_MAX_SUBS ? m->fly[d->sub] : 0,
+		      d->sub < SL_CHANNEL_MAX_SUBS ? m->rdy[d->sub] : 0);
 		return 0;
 	}
+	if (d->sub != want)
+		MFAIL(m, "delivered to sub %u, round robin says %d", d->sub, want);
 	if (d->id >= M_MAXID) {
 		MFAIL(m, "id %" PRIu64 " out of range", d->id);
 		return 0;
@@ -700,7 +859,8 @@ m_next(struct model *m, struct sl_channel_delivery *d)
 	x->attempts++;
 	x->time = m->now + TIMEOUT;
 	x->ever = 1;
-	m->rdy[d->sub]--;
+	m->fly[d->sub]++;
+	m->rr = (d->sub + 1u) % SL_CHANNEL_MAX_SUBS;
 	m->n_deliver++;
 	return 1;
 }
@@ -744,6 +904,7 @@ m_fin(struct model *m, uint64_t id, int sub)
 	if ((r == 0) != exp || (r != 0 && r != -SL_E_MSG_ID))
 		MFAIL(m, "fin(%d, %" PRIu64 ") = %d, model %d", sub, id, r, exp);
 	if (exp) {
+		m->fly[mids[id].sub]--;
 		mids[id].st = M_DONE;
 		m_advance(m);
 		m->n_fin++;
@@ -763,6 +924,7 @@ m_sub_remove(struct model *m, int i)
 		}
 	m->live[i] = 0;
 	m->rdy[i] = 0;
+	m->fly[i] = 0;
 }
 
 static int
@@ -777,6 +939,7 @@ m_sub_add(struct model *m, uint32_t rdy)
 	}
 	m->live[i] = 1;
 	m->rdy[i] = rdy;
+	m->fly[i] = 0;
 	return i;
 }
 
@@ -790,6 +953,7 @@ m_reset(struct model *m, uint64_t next)
 	sl_channel_reset(m->ch, next);
 	for (id = lo; id < hi && id < M_MAXID; id++)
 		memset(&mids[id], 0, sizeof(mids[id]));
+	memset(m->fly, 0, sizeof(m->fly));
 	m->base = m->confirmed = m->cursor = next;
 	m->n_reset++;
 }
@@ -816,6 +980,7 @@ m_drain(struct model *m)
 		m->n_expired += sl_channel_expire(m->ch, m->now);
 		for (id = m->confirmed; id < m->cursor; id++)
 			if (mids[id].st == M_FLY) {
+				m->fly[mids[id].sub]--;
 				mids[id].st = M_REQ;
 				mids[id].time = m->now;
 			}
@@ -841,6 +1006,7 @@ model_run(uint32_t window, int ordered, unsigned int ops, uint64_t seed)
 	struct model mm, *m = &mm;
 	struct sl_channel_delivery d;
 	unsigned int op;
+	uint64_t lim;
 	uint64_t id;
 	int sub, i;
 
@@ -863,11 +1029,13 @@ model_run(uint32_t window, int ordered, unsigned int ops, uint64_t seed)
 			uint64_t cur = m->cursor;
 
 			if (m_next(m, &d) && rndn(20) == 0) {
-				/* undo in the model: credit back, id as it was */
+				/* undo in the model: slot freed, id as it was, same
+				 * sub first again */
 				struct mid *x = &mids[d.id];
 
 				sl_channel_unsend(m->ch, &d);
-				m->rdy[d.sub]++;
+				m->fly[d.sub]--;
+				m->rr = d.sub;
 				x->attempts--;
 				if (d.id == cur) {
 					x->st = M_NEW;
@@ -893,6 +1061,7 @@ model_run(uint32_t window, int ordered, unsigned int ops, uint64_t seed)
 			if ((rr == 0) != exp)
 				MFAIL(m, "req(%d, %" PRIu64 ") = %d, model %d", sub, id, rr, exp);
 			if (exp) {
+				m->fly[mids[id].sub]--;
 				mids[id].st = M_REQ;
 				mids[id].time = m->now + (delay < MAX_REQ ? delay : MAX_REQ);
 				m->n_req++;
@@ -916,6 +1085,7 @@ model_run(uint32_t window, int ordered, unsigned int ops, uint64_t seed)
 			m->now += rndn(4) == 0 ? rndn(2 * TIMEOUT) : rndn(TIMEOUT / 4);
 			for (id = m->confirmed; id < m->cursor; id++)
 				if (mids[id].st == M_FLY && mids[id].time <= m->now) {
+					m->fly[mids[id].sub]--;
 					mids[id].st = M_REQ;
 					mids[id].time = m->now;
 					exp++;
@@ -967,6 +1137,11 @@ model_run(uint32_t window, int ordered, unsigned int ops, uint64_t seed)
 	      m->n_req, m->n_touch, m->n_expired, m->n_unsend, m->n_reset, m->n_drain, m->end);
 	CHECK(m->n_deliver > 1000 && m->n_fin > 1000 && m->n_expired > 10 && m->n_drain > 5,
 	      "model exercised deliveries, fins, timeouts and drains");
+	/* an ordered channel or a window of 1 holds one id at most: rarely at rdy */
+	lim = m->ordered || m->window == 1 ? 5 : 100;
+	CHECK(m->n_full > lim && m->n_over > lim,
+	      "model exercised subs at their rdy (%" PRIu64 " next() held back) and over a "
+	      "lowered rdy (%" PRIu64 " states)", m->n_full, m->n_over);
 	sl_channel_close(m->ch);
 }
 
@@ -978,6 +1153,7 @@ main(void)
 		return EXIT_FAILURE;
 	test_conf();
 	test_basic();
+	test_rdy_max();
 	test_fin();
 	test_timeout();
 	test_touch();
