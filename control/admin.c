@@ -442,6 +442,7 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "errors_sent", s->errs_sent);
 	sl_json_u64(out, "forwarded_out", s->fwd_out);
 	sl_json_u64(out, "tx_handoff", s->tx_handoff);
+	sl_json_u64(out, "anonymous_publishes", s->anon_pubs);
 	sl_json_u64(out, "forwarded_in", s->fwd_in);
 	sl_json_u64(out, "arp_replies", s->arp_replies);
 	sl_json_u64(out, "icmp_replies", s->icmp_replies);

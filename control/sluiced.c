@@ -63,6 +63,7 @@ struct opts {
 	uint32_t node_id;
 	uint32_t mbufs;
 	int no_offload;
+	int anon_publish;
 	const char *topics[MAX_TOPICS_AT_START];
 	uint16_t ntopics;
 	const char *ready_file;
@@ -100,6 +101,8 @@ usage(const char *prog)
 	       "  --node-id N            this node's id (default 1)\n"
 	       "  --mbufs N              mbuf pool size (default 16383)\n"
 	       "  --no-offload           do not use checksum offloads\n"
+	       "  --anon-publish         accept PUB/MPUB without a session (session 0: packet\n"
+	       "                         generators; no retry detection, at most once)\n"
 	       "  --ready-file PATH      write PATH once serving (for scripts)\n"
 	       "  --help\n",
 	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW);
@@ -130,7 +133,7 @@ enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
-	O_HELP
+	O_ANON, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -158,6 +161,7 @@ static const struct option long_opts[] = {
 	{"mbufs", required_argument, NULL, O_MBUFS},
 	{"no-offload", no_argument, NULL, O_NO_OFFLOAD},
 	{"ready-file", required_argument, NULL, O_READY},
+	{"anon-publish", no_argument, NULL, O_ANON},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -244,6 +248,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_MBUFS: NUM(mbufs, 1023, 1 << 22); return 0;
 	case O_NO_OFFLOAD: o->no_offload = 1; return 0;
 	case O_READY: o->ready_file = arg; return 0;
+	case O_ANON: o->anon_publish = 1; return 0;
 	default:
 		return -1;
 	}
@@ -489,6 +494,7 @@ main(int argc, char **argv)
 	bc.chan_window = o.chan_window;
 	bc.auto_create = o.auto_create;
 	bc.auto_create_parts = o.auto_create_parts;
+	bc.anon_publish = o.anon_publish;
 	b = sl_broker_open(&bc);
 	if (b == NULL) {
 		MLOG(ERR, "broker: %s", rte_strerror(rte_errno));

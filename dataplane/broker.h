@@ -68,6 +68,7 @@ struct sl_broker_conf {
 	int auto_create;		/* create unknown topics on first publish */
 	uint16_t auto_create_parts;
 	uint16_t max_parts_per_topic;
+	int anon_publish;		/* accept PUB/MPUB with session 0 (no idempotency) */
 };
 
 /* Per-worker counters: written by the owner lcore only, read racily by the control
@@ -89,6 +90,7 @@ struct sl_worker_stats {
 	uint64_t errs_sent;		/* ERR frames */
 	uint64_t err_codes[32];		/* by SL_E_* - SL_E_BASE */
 	uint64_t dups;			/* retries answered from the idempotency window */
+	uint64_t anon_pubs;		/* PUB/MPUB requests without a session */
 	uint64_t fwd_out;
 	uint64_t fwd_in;
 	uint64_t pubs;			/* PUB + MPUB requests committed */

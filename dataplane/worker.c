@@ -517,6 +517,15 @@ forward_to(struct sl_worker *w, struct req *r, uint16_t owner)
 	w->st.fwd_out++;
 }
 
+/* The answer code of an operation's result: 0, an SL_E_* code, or SL_E_INTERNAL. */
+static uint16_t
+answer_code(int rc)
+{
+	if (rc >= 0)
+		return 0;
+	return (uint16_t)(-rc > SL_E_BASE && -rc < SL_E_MAX ? -rc : SL_E_INTERNAL);
+}
+
 static void
 handle_request(struct sl_worker *w, struct req *r, int forwarded)
 {
@@ -533,15 +542,19 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 	struct sl_idem *idem;
 	const struct sl_idem_entry *hit;
 	struct sl_idem_entry e;
-	int rc;
+	int rc, anon;
 
 	w->st.ops[op & 15]++;
 	if (op == SL_OP_HELLO) {
 		handle_hello(w, r);
 		return;
 	}
-	r->sess = sl_session_get(w->sessions, r->hdr.session, &r->slot, w->now_tsc);
-	if (r->sess == NULL) {
+	/* a publish without a session (packet generators): executed every time it arrives,
+	 * no retry detection */
+	anon = r->hdr.session == 0 && (op == SL_OP_PUB || op == SL_OP_MPUB) &&
+	       w->conf->anon_publish;
+	r->sess = anon ? NULL : sl_session_get(w->sessions, r->hdr.session, &r->slot, w->now_tsc);
+	if (r->sess == NULL && !anon) {
 		reply_err(w, r, SL_E_SESSION, 0, NULL);
 		return;
 	}
@@ -633,6 +646,13 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		return;
 	}
 	e.partition = partition;
+	if (anon) {
+		w->st.anon_pubs++;
+		rc = do_pub(w, ps, &pub, op == SL_OP_MPUB, &e);
+		e.code = answer_code(rc);
+		reply_entry(w, r, &e);
+		return;
+	}
 	idem = &w->idem[r->slot];
 	if (idem->session != r->sess->id)
 		sl_idem_bind(idem, r->sess->id);
@@ -656,8 +676,7 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		rc = do_sub(w, r, ps, &sub, &e);
 	else
 		rc = do_chan_op(w, r, ps, &cop, &e);
-	if (rc < 0)
-		e.code = (uint16_t)(-rc >= SL_E_BASE && -rc < SL_E_MAX ? -rc : SL_E_INTERNAL);
+	e.code = answer_code(rc);
 	sl_idem_record(idem, r->hdr.seq, &e);
 	reply_entry(w, r, &e);
 }
