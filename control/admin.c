@@ -519,6 +519,8 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 	if (all || !strcmp(what, "workers") || !strcmp(what, "lcores")) {
 		const struct sl_persist_stats *ps = sl_persist_get_stats(adm.persist);
 
+		/* cycle counters below are in TSC cycles: tsc_hz converts them to time */
+		sl_json_u64(out, "tsc_hz", rte_get_tsc_hz());
 		sl_json_arr_open(out, "workers");
 		for (w = 0; w < c->nworkers; w++)
 			json_worker(out, b, w);

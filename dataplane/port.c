@@ -45,7 +45,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
 	char name[64];
-	uint16_t port_id, q, nrxq, ntxq;
+	uint16_t port_id, q, nrxq, ntxq, forced_mtu = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -109,7 +109,13 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	}
 	if (conf->mtu != 0) {
 		rc = rte_eth_dev_set_mtu(port_id, conf->mtu);
-		if (rc != 0) {
+		if (rc == -ENOTSUP && strcmp(info.driver_name, "net_memif") == 0) {
+			/* memif copies whole frames through shared memory (chaining its
+			 * buffers) and has no MTU to set: the limit is our mbuf size */
+			PLOG(WARNING, "%s: the port has no MTU setting; using %u for the message "
+				      "limit", name, conf->mtu);
+			forced_mtu = conf->mtu;
+		} else if (rc != 0) {
 			PLOG(ERR, "%s: MTU %u refused: %s", name, conf->mtu, rte_strerror(-rc));
 			return rc;
 		}
@@ -143,6 +149,8 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	out->nrxq = nrxq;
 	out->ntxq = ntxq;
 	rte_eth_dev_get_mtu(port_id, &out->mtu);
+	if (forced_mtu != 0)
+		out->mtu = forced_mtu;
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	PLOG(INFO, "%s: port %u up, MAC " RTE_ETHER_ADDR_PRT_FMT ", %s, %u RX queue(s)%s, MTU %u",
 	     name, port_id, RTE_ETHER_ADDR_BYTES(&mac), conf->ip, nrxq,

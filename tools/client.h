@@ -39,6 +39,9 @@ struct sl_client_conf {
 	struct rte_mempool *dpdk_pool;	/* mbufs for transmit */
 	const char *local_ip;		/* our address on that port */
 	uint16_t local_port;		/* our UDP port; 0 = 40000 + queue */
+	uint16_t link_mtu;		/* 0 = the port's MTU; else this (ports that have no
+					 * MTU setting, e.g. net_memif: see
+					 * sl_client_dpdk_port_start) */
 };
 
 /* Result of a publish. */
@@ -70,6 +73,19 @@ struct sl_client_msg {
 typedef int (*sl_msg_cb_t)(void *arg, const struct sl_client_msg *m);
 
 struct sl_client;
+struct rte_mempool;
+
+/**
+ * For DPDK clients: configure and start port `port` with one RX and one TX queue (queue
+ * 0, receiving into pool), set its MTU when mtu != 0, and wait up to timeout_ms for its
+ * link to come up (net_memif connects asynchronously). A port without an MTU setting
+ * (net_memif) is accepted as is: give the same mtu as conf->link_mtu then, and a pool
+ * whose mbufs hold a whole frame. Returns 0 or a negative errno (-ETIMEDOUT: no link).
+ * Calling context: the EAL main thread, after rte_eal_init and before sl_client_open.
+ */
+int
+sl_client_dpdk_port_start(uint16_t port, struct rte_mempool *pool, uint16_t mtu,
+			  uint32_t timeout_ms);
 
 /** Open a client and its session (sends HELLO, waits for WELCOME up to timeout_ms).
  * Returns NULL with errno set (negative SL_E_* values in errno are positive codes). */

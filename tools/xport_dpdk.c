@@ -275,6 +275,8 @@ sl_xport_dpdk_open(const struct sl_client_conf *conf, const struct sl_xport_ops 
 	d->nif.udp_port_hi = d->local_port;
 
 	(void)rte_eth_dev_get_mtu(d->port, &mtu);
+	if (conf->link_mtu != 0)
+		mtu = conf->link_mtu;
 	d->dgram_max = mtu > IPV4_UDP_HDRS ? mtu - IPV4_UDP_HDRS : 0;
 	room = rte_pktmbuf_data_room_size(d->pool);
 	room = room > RTE_PKTMBUF_HEADROOM + SL_NET_HDRS_LEN ?
@@ -296,4 +298,39 @@ fail:
 	dpdk_close(d);
 	errno = err;
 	return NULL;
+}
+
+int
+sl_client_dpdk_port_start(uint16_t port, struct rte_mempool *pool, uint16_t mtu,
+			  uint32_t timeout_ms)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_link link;
+	uint64_t deadline;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_configure(port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL, pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL);
+	if (rc == 0 && mtu != 0) {
+		rc = rte_eth_dev_set_mtu(port, mtu);
+		if (rc == -ENOTSUP)
+			rc = 0; /* no MTU setting (memif): the caller's link_mtu says it */
+	}
+	if (rc == 0)
+		rc = rte_eth_dev_start(port);
+	if (rc != 0)
+		return rc;
+	/* the link state is polled: ethdev has no blocking wait for it (bounded) */
+	deadline = rte_get_tsc_cycles() + (uint64_t)timeout_ms * rte_get_tsc_hz() / 1000;
+	do {
+		rte_eth_link_get_nowait(port, &link);
+		if (link.link_status == RTE_ETH_LINK_UP)
+			return 0;
+		rte_delay_ms(10);
+	} while (rte_get_tsc_cycles() < deadline);
+	return -ETIMEDOUT;
 }

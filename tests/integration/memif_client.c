@@ -141,35 +141,6 @@ on_ord_msg(void *arg, const struct sl_client_msg *m)
 	return 1; /* FIN later, from the main loop */
 }
 
-static int
-port_init(uint16_t port, struct rte_mempool *pool)
-{
-	struct rte_eth_conf conf;
-	struct rte_eth_link link;
-	uint64_t deadline;
-	int rc;
-
-	memset(&conf, 0, sizeof(conf));
-	rc = rte_eth_dev_configure(port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL, pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(port);
-	if (rc != 0)
-		return rc;
-	/* memif connects asynchronously: wait for the link (an event, bounded) */
-	deadline = rte_get_tsc_cycles() + 10 * rte_get_tsc_hz();
-	do {
-		rte_eth_link_get_nowait(port, &link);
-		if (link.link_status == RTE_ETH_LINK_UP)
-			return 0;
-		rte_delay_ms(10);
-	} while (rte_get_tsc_cycles() < deadline);
-	return -ETIMEDOUT;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -205,7 +176,7 @@ main(int argc, char **argv)
 	hz = rte_get_tsc_hz();
 	pool = rte_pktmbuf_pool_create("client_mbufs", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				       (int)rte_socket_id());
-	if (pool == NULL || port_init(0, pool) != 0) {
+	if (pool == NULL || sl_client_dpdk_port_start(0, pool, 0, 10000) != 0) {
 		fprintf(stderr, "port 0 setup failed (is sluiced's memif server up?)\n");
 		return 2;
 	}

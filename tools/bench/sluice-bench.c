@@ -1,0 +1,848 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * sluice-bench: the load generator of the benchmark suite, on libsluice.
+ *
+ *   sluice-bench [EAL options --] [options]      (EAL options only with --xport dpdk or
+ *                                                 --role reflector)
+ *
+ * Roles:
+ *   client (default)  drive a broker (or a reflector) and report one result per workload;
+ *   reflector         a DPDK process that bounces every UDP datagram to its sender (and
+ *                     answers ARP): the same packet path with no broker work, i.e. the
+ *                     ceiling a broker on that path can approach.
+ *
+ * Workloads (--workload):
+ *   pub      PUB of --size bytes; closed loop with --window requests in flight, or open
+ *            loop at --rate messages/s;
+ *   mpub     MPUB of --batch messages per request (same loops);
+ *   pubsub   PUB as above while the same client consumes channel "bench" (auto FIN);
+ *            reports the publish result and the end-to-end (publish to delivery) result;
+ *   reflect  raw frames of the same size as a PUB against a reflector: the ceiling.
+ *
+ * Latency: per request, from its send time (closed loop) or from its *intended* send time
+ * on the fixed schedule (open loop), so a stalled sender is measured, not hidden
+ * (no coordinated omission). Histograms are log-bucketed (hist.h).
+ * Broker CPU per message: --ctl SOCKET reads the workers' busy-cycle counters through the
+ * control socket before and after the measured phase.
+ * Output: one human table row per result on stdout, and JSON lines (report.h) to --json.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include "client.h"
+#include "err.h"
+#include "hist.h"
+#include "net.h"
+#include "report.h"
+#include "wire.h"
+#include "xport.h"
+
+#define MAX_WINDOW 4096
+#define REFLECT_RING 8192 /* power of two, > MAX_WINDOW */
+#define REFLECT_LOSS_US 200000
+
+static volatile int quit;
+
+struct opts {
+	int reflector;
+	enum sl_xport_kind xport;
+	const char *broker;
+	const char *local_ip;
+	uint16_t broker_port;
+	const char *topic;
+	uint16_t partition;
+	const char *workload;
+	uint32_t size;
+	uint64_t count;
+	uint64_t warmup;
+	uint32_t batch;
+	uint32_t window;
+	double rate;
+	const char *json;
+	const char *cdf;
+	const char *ctl;
+	const char *system;
+	uint32_t idle_polls;
+	uint16_t mtu;
+	int quiet;
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+/* ---- broker CPU through the control socket ---- */
+
+/* Sum of the workers' busy cycles and the TSC rate, from "stats workers". */
+static int
+broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
+{
+	static char buf[1 << 16];
+	struct sockaddr_un sa;
+	const char *p;
+	size_t n = 0;
+	ssize_t r;
+	int fd, rc = -1;
+
+	*busy = 0;
+	*hz = 0;
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    write(fd, "stats workers\n", 14) != 14)
+		goto out;
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
+		n += (size_t)r;
+		if (memchr(buf, '\n', n) != NULL)
+			break;
+	}
+	buf[n] = '\0';
+	p = strstr(buf, "\"tsc_hz\":");
+	if (p == NULL)
+		goto out;
+	*hz = strtoull(p + 9, NULL, 10);
+	for (p = buf; (p = strstr(p, "\"busy_cycles\":")) != NULL; p += 14)
+		*busy += strtoull(p + 14, NULL, 10);
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* ---- results ---- */
+
+static void
+emit(const struct opts *o, struct sl_report *r, const struct sl_hist *h)
+{
+	FILE *f;
+
+	r->lat = h;
+	sl_report_row(stdout, r);
+	fflush(stdout);
+	if (o->json != NULL) {
+		f = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "a");
+		if (f == NULL) {
+			fprintf(stderr, "sluice-bench: %s: %s\n", o->json, strerror(errno));
+		} else {
+			sl_report_json(f, r);
+			if (f != stdout)
+				fclose(f);
+		}
+	}
+	if (o->cdf != NULL && h != NULL && h->count > 0) {
+		char label[96];
+
+		f = fopen(o->cdf, "a");
+		if (f == NULL) {
+			fprintf(stderr, "sluice-bench: %s: %s\n", o->cdf, strerror(errno));
+			return;
+		}
+		snprintf(label, sizeof(label), "%s-%s", r->system, r->workload);
+		sl_hist_write_cdf(h, f, label);
+		fclose(f);
+	}
+}
+
+/* ---- publish workloads over libsluice ---- */
+
+struct slot {
+	uint64_t t0;		/* send time (closed) or intended send time (open), ns */
+	struct slot *next_free;
+};
+
+struct run {
+	struct sl_client *c;
+	const struct opts *o;
+	struct slot slots[MAX_WINDOW + 1];
+	struct slot *free;
+	struct sl_hist lat;
+	struct sl_hist e2e;
+	uint64_t acked, errors, delivered, out_of_order, last_id;
+	int first_err;
+	int measuring;
+	uint8_t *payload;
+	const void **datas;
+	uint32_t *lens;
+};
+
+static void
+pub_done(struct run *run, struct slot *s, const struct sl_pub_result *res)
+{
+	uint64_t t = now_ns();
+
+	if (res->err != 0) {
+		if (run->errors++ == 0)
+			run->first_err = res->err;
+	} else {
+		run->acked += res->count;
+		if (run->measuring)
+			sl_hist_add(&run->lat, t - s->t0);
+	}
+	s->next_free = run->free;
+	run->free = s;
+}
+
+static struct run *cur_run;	/* single-threaded tool: the run the callbacks belong to */
+
+static void
+pub_cb(void *arg, const struct sl_pub_result *res)
+{
+	pub_done(cur_run, arg, res);
+}
+
+static int
+msg_cb(void *arg, const struct sl_client_msg *m)
+{
+	struct run *run = arg;
+	uint64_t t0;
+
+	if (m->len >= sizeof(t0) && run->measuring) {
+		memcpy(&t0, m->data, sizeof(t0));
+		sl_hist_add(&run->e2e, now_ns() - t0);
+	}
+	if (m->id != run->last_id + 1 && run->last_id != 0)
+		run->out_of_order++;
+	run->last_id = m->id;
+	run->delivered++;
+	return 0; /* FIN */
+}
+
+static struct slot *
+slot_get(struct run *run)
+{
+	struct slot *s;
+
+	while (run->free == NULL && !quit)
+		sl_client_poll(run->c, 100);
+	s = run->free;
+	if (s != NULL)
+		run->free = s->next_free;
+	return s;
+}
+
+/* Send n requests: closed loop (window) or open loop (rate). Returns the elapsed ns from
+ * the first send to the last answer. */
+static uint64_t
+pub_phase(struct run *run, uint64_t n)
+{
+	const struct opts *o = run->o;
+	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
+	uint64_t i, start, next, interval_ns = 0;
+	uint32_t k;
+
+	if (o->rate > 0)
+		interval_ns = (uint64_t)(1e9 * per_req / o->rate);
+	start = now_ns();
+	next = start;
+	for (i = 0; i < n && !quit; i++) {
+		struct slot *s;
+		uint64_t t;
+		int rc;
+
+		if (interval_ns != 0) {
+			/* open loop: wait for this request's slot in the schedule, answering
+			 * whatever arrives meanwhile */
+			while ((t = now_ns()) < next)
+				sl_client_poll(run->c, 0);
+			s = slot_get(run);
+			if (s == NULL)
+				break;
+			s->t0 = next;
+			next += interval_ns;
+		} else {
+			s = slot_get(run);
+			if (s == NULL)
+				break;
+			s->t0 = now_ns();
+		}
+		t = now_ns();
+		for (k = 0; k < per_req; k++)
+			memcpy(run->payload + (size_t)k * o->size, &t,
+			       o->size >= sizeof(t) ? sizeof(t) : 0);
+		rc = sl_client_pub_async(run->c, o->topic, o->partition, per_req, run->datas,
+					 run->lens, pub_cb, s);
+		if (rc != 0) {
+			run->errors++;
+			s->next_free = run->free;
+			run->free = s;
+		}
+	}
+	sl_client_flush(run->c, 30000);
+	return now_ns() - start;
+}
+
+static int
+run_pub(const struct opts *o, struct sl_client *c)
+{
+	struct run *run = calloc(1, sizeof(*run));
+	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
+	int pubsub = strcmp(o->workload, "pubsub") == 0;
+	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
+	struct sl_client_stats cs0, cs1;
+	struct sl_report r;
+	uint32_t k;
+	int have_cpu = 0;
+
+	if (run == NULL)
+		return -ENOMEM;
+	cur_run = run;
+	run->c = c;
+	run->o = o;
+	sl_hist_init(&run->lat);
+	sl_hist_init(&run->e2e);
+	run->payload = calloc(per_req, o->size ? o->size : 1);
+	run->datas = calloc(per_req, sizeof(*run->datas));
+	run->lens = calloc(per_req, sizeof(*run->lens));
+	if (run->payload == NULL || run->datas == NULL || run->lens == NULL)
+		return -ENOMEM;
+	for (k = 0; k < per_req; k++) {
+		memset(run->payload + (size_t)k * o->size, 'a' + (int)(k % 26), o->size);
+		run->datas[k] = run->payload + (size_t)k * o->size;
+		run->lens[k] = o->size;
+	}
+	for (k = 0; k < o->window; k++) {
+		run->slots[k].next_free = run->free;
+		run->free = &run->slots[k];
+	}
+	if (pubsub) {
+		int64_t sub = sl_client_sub(c, o->topic, o->partition == SL_WIRE_PART_ANY
+							 ? 0 : o->partition, "bench",
+					    SL_WIRE_SUB_EPHEMERAL, 1024, msg_cb, run);
+
+		if (sub < 0) {
+			fprintf(stderr, "sluice-bench: subscribe: %s\n", sl_strerror((int)sub));
+			return (int)sub;
+		}
+		/* only what this run publishes */
+		if (sl_client_set_offset(c, (uint64_t)sub, SL_OFF_END, 0) != 0)
+			fprintf(stderr, "sluice-bench: set_offset end failed\n");
+	}
+	/* warm-up: not measured */
+	pub_phase(run, (o->warmup + per_req - 1) / per_req);
+	if (pubsub) {
+		deadline = now_ns() + 10000000000ull;
+		while (run->delivered < run->acked && now_ns() < deadline && !quit)
+			sl_client_poll(c, 1000);
+	}
+	acked0 = run->acked;
+	run->delivered = 0;
+	run->out_of_order = 0;
+	run->errors = 0;
+	if (o->ctl != NULL)
+		have_cpu = broker_busy(o->ctl, &busy0, &hz) == 0;
+	sl_client_get_stats(c, &cs0);
+	run->measuring = 1;
+	reqs = (o->count + per_req - 1) / per_req;
+	elapsed = pub_phase(run, reqs);
+	if (o->ctl != NULL && have_cpu)
+		have_cpu = broker_busy(o->ctl, &busy1, &hz) == 0 && hz > 0;
+	sl_client_get_stats(c, &cs1);
+
+	memset(&r, 0, sizeof(r));
+	r.system = o->system;
+	r.workload = pubsub ? "pub" : o->workload;
+	r.mode = o->rate > 0 ? "open" : "closed";
+	r.msg_size = o->size;
+	r.batch = per_req;
+	r.window = o->window;
+	r.offered_per_s = o->rate;
+	r.count = reqs * per_req;
+	r.acked = run->acked - acked0;
+	r.errors = run->errors;
+	r.retries = cs1.retries - cs0.retries;
+	r.elapsed_s = (double)elapsed / 1e9;
+	r.cpu_ns_per_msg = have_cpu && r.acked > 0
+				   ? (double)(busy1 - busy0) * 1e9 / (double)hz / (double)r.acked
+				   : -1;
+	if (r.errors > 0)
+		fprintf(stderr, "sluice-bench: %" PRIu64 " errors, the first: %s\n", r.errors,
+			sl_strerror(run->first_err));
+	emit(o, &r, &run->lat);
+	if (pubsub) {
+		uint64_t t0 = now_ns();
+
+		deadline = t0 + 30000000000ull;
+		while (run->delivered < r.acked && now_ns() < deadline && !quit)
+			sl_client_poll(c, 1000);
+		r.workload = "pubsub";
+		r.acked = run->delivered;
+		r.elapsed_s = (double)(now_ns() - t0 + elapsed) / 1e9;
+		r.note = "end to end: publish to delivery; acked = delivered";
+		emit(o, &r, &run->e2e);
+		if (run->out_of_order)
+			fprintf(stderr, "sluice-bench: %" PRIu64 " deliveries out of order\n",
+				run->out_of_order);
+	}
+	free(run->payload);
+	free(run->datas);
+	free(run->lens);
+	free(run);
+	return r.errors > 0 ? 1 : 0;
+}
+
+/* ---- the ceiling: raw frames against a reflector ---- */
+
+static int
+run_reflect(const struct opts *o, const struct sl_client_conf *cc)
+{
+	const struct sl_xport_ops *ops;
+	void *x = cc->xport == SL_XPORT_DPDK ? sl_xport_dpdk_open(cc, &ops)
+					      : sl_xport_udp_open(cc, &ops);
+	static uint64_t sent_at[REFLECT_RING];
+	static uint8_t outstanding[REFLECT_RING];
+	static uint8_t frame[SL_XPORT_DGRAM_MAX], rx[SL_XPORT_DGRAM_MAX];
+	uint32_t per_req = o->batch > 1 ? o->batch : 1;
+	const void **datas = calloc(per_req, sizeof(*datas));
+	uint32_t *lens = calloc(per_req, sizeof(*lens));
+	uint8_t *payload = calloc(per_req, o->size ? o->size : 1);
+	struct sl_wire_hdr h;
+	struct sl_hist lat;
+	struct sl_report r;
+	uint64_t seq = 0, done = 0, lost = 0, inflight = 0, total, phase_start = 0;
+	uint64_t start, next, interval_ns = 0, last_rx, t;
+	int len, n, k;
+
+	if (x == NULL || datas == NULL || lens == NULL || payload == NULL) {
+		fprintf(stderr, "sluice-bench: transport: %s\n", strerror(errno));
+		return 2;
+	}
+	for (k = 0; k < (int)per_req; k++) {
+		datas[k] = payload + (size_t)k * o->size;
+		lens[k] = o->size;
+	}
+	sl_hist_init(&lat);
+	total = o->warmup + (o->count + per_req - 1) / per_req;
+	if (o->rate > 0)
+		interval_ns = (uint64_t)(1e9 * per_req / o->rate);
+	memset(&h, 0, sizeof(h));
+	h.version = SL_WIRE_VERSION;
+	start = next = last_rx = now_ns();
+	while (done + lost < total && !quit) {
+		t = now_ns();
+		/* send what the window and the schedule allow */
+		while (seq < total && inflight < o->window &&
+		       (interval_ns == 0 || t >= next)) {
+			h.seq = ++seq;
+			h.cookie = seq;
+			len = sl_wire_encode_pub(frame, sizeof(frame), &h, per_req > 1, 0, o->topic,
+						 0, 0, (uint16_t)per_req, datas, lens);
+			if (len <= 0)
+				return 2;
+			sent_at[seq & (REFLECT_RING - 1)] = interval_ns ? next : t;
+			outstanding[seq & (REFLECT_RING - 1)] = 1;
+			if (interval_ns)
+				next += interval_ns;
+			if (seq == o->warmup + 1)
+				phase_start = t;
+			ops->send(x, frame, (uint32_t)len);
+			inflight++;
+		}
+		n = ops->recv(x, rx, sizeof(rx), 0);
+		t = now_ns();
+		if (n >= SL_WIRE_HDR_LEN) {
+			uint64_t s = rte_be_to_cpu_64(*(const unaligned_uint64_t *)(rx + 16));
+
+			last_rx = t;
+			if (s >= 1 && s <= seq && seq - s < REFLECT_RING &&
+			    outstanding[s & (REFLECT_RING - 1)]) {
+				outstanding[s & (REFLECT_RING - 1)] = 0;
+				if (s > o->warmup)
+					sl_hist_add(&lat, t - sent_at[s & (REFLECT_RING - 1)]);
+				done++;
+				inflight--;
+			}
+		} else if (inflight > 0 && t - last_rx > REFLECT_LOSS_US * 1000ull) {
+			/* nothing back for a while: what is in flight is lost */
+			lost += inflight;
+			inflight = 0;
+			memset(outstanding, 0, sizeof(outstanding));
+			last_rx = t;
+		}
+	}
+	t = now_ns();
+	memset(&r, 0, sizeof(r));
+	r.system = o->system;
+	r.workload = "reflect";
+	r.mode = o->rate > 0 ? "open" : "closed";
+	r.msg_size = o->size;
+	r.batch = per_req;
+	r.window = o->window;
+	r.offered_per_s = o->rate;
+	r.count = (total - o->warmup) * per_req;
+	r.acked = lat.count * per_req;
+	r.errors = lost;
+	r.elapsed_s = (double)(t - (phase_start ? phase_start : start)) / 1e9;
+	r.cpu_ns_per_msg = -1;
+	r.note = "raw round trips of PUB-sized frames through a reflector: the path's ceiling";
+	emit(o, &r, &lat);
+	ops->close(x);
+	free(datas);
+	free(lens);
+	free(payload);
+	return 0;
+}
+
+/* ---- reflector role ---- */
+
+static int
+reflector(const struct opts *o, uint16_t port, struct rte_mempool *pool)
+{
+	struct sl_net_if nif;
+	struct rte_ether_addr mac;
+	struct rte_mbuf *pkts[32], *out[32];
+	uint64_t rx = 0, tx = 0, empty = 0;
+	uint32_t sleep_us = 0;
+	uint16_t n, i, nout, sent;
+	int rc;
+
+	rc = sl_client_dpdk_port_start(port, pool, o->mtu, 30000);
+	if (rc != 0) {
+		fprintf(stderr, "sluice-bench: port %u: %s\n", port, strerror(-rc));
+		return 2;
+	}
+	memset(&nif, 0, sizeof(nif));
+	rte_eth_macaddr_get(port, &mac);
+	memcpy(nif.mac, mac.addr_bytes, 6);
+	if (sl_net_parse_ip(o->local_ip, &nif.ip) != 0) {
+		fprintf(stderr, "sluice-bench: bad --local-ip\n");
+		return 2;
+	}
+	nif.udp_port_lo = 1;
+	nif.udp_port_hi = 65535;
+	printf("reflector: port %u, %s, bouncing every UDP datagram\n", port, o->local_ip);
+	fflush(stdout);
+	while (!quit) {
+		n = rte_eth_rx_burst(port, 0, pkts, 32);
+		nout = 0;
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+			uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+			struct sl_net_info info;
+			uint32_t len = 0;
+
+			switch (sl_net_parse(f, m->data_len, &nif, 0, &info)) {
+			case SL_NET_UDP:
+				len = sl_net_udp_reply(f, &info, (uint16_t)info.payload_len, 0);
+				break;
+			case SL_NET_ARP_REQUEST:
+				len = sl_net_arp_reply(f, &nif);
+				break;
+			case SL_NET_ICMP_ECHO:
+				len = sl_net_icmp_reply(f, m->data_len, &info, 0);
+				break;
+			default:
+				break;
+			}
+			if (len == 0) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			m->data_len = (uint16_t)len;
+			m->pkt_len = len;
+			out[nout++] = m;
+		}
+		rx += n;
+		sent = nout ? rte_eth_tx_burst(port, 0, out, nout) : 0;
+		tx += sent;
+		for (i = sent; i < nout; i++)
+			rte_pktmbuf_free(out[i]);
+		if (n > 0) {
+			empty = 0;
+			sleep_us = 0;
+		} else if (o->idle_polls > 0 && ++empty >= o->idle_polls) {
+			/* adaptive idle, as sluiced's: back off up to 1 ms */
+			sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, 1000u) : 10;
+			rte_delay_us_sleep(sleep_us);
+		}
+	}
+	printf("reflector: %" PRIu64 " frames in, %" PRIu64 " out\n", rx, tx);
+	return 0;
+}
+
+/* ---- main ---- */
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sluice-bench [EAL options --] [options]\n"
+		"  --role client|reflector   (default client)\n"
+		"  --xport udp|dpdk          client transport (default udp; dpdk uses port 0 of\n"
+		"                            the EAL options, e.g. --vdev net_memif0,...)\n"
+		"  -a, --broker IP           broker (or reflector) address\n"
+		"  --broker-port N           (default 5150)\n"
+		"  --local-ip IP             our address (dpdk client, reflector)\n"
+		"  --workload pub|mpub|pubsub|reflect   (default pub)\n"
+		"  -t, --topic NAME          (default bench)\n"
+		"  -p, --partition N         (default: any)\n"
+		"  --size N                  message bytes (default 100)\n"
+		"  --count N                 measured messages (default 100000)\n"
+		"  --warmup N                messages before measuring (default 10%% of count)\n"
+		"  --batch N                 messages per MPUB (default 32); reflect: frames\n"
+		"                            of an MPUB of N (default 1)\n"
+		"  --window N                requests in flight (default 32, max %d)\n"
+		"  --rate R                  open loop: R messages/s on a fixed schedule\n"
+		"  --system NAME             label in the output (default sluice / reflector)\n"
+		"  --ctl SOCKET              broker control socket: report broker CPU per message\n"
+		"  --json FILE               append JSON lines to FILE ('-': stdout)\n"
+		"  --cdf FILE                append the latency CDF (gnuplot data) to FILE\n"
+		"  --idle-polls N            reflector: sleep after N empty polls (0 = busy)\n"
+		"  --mtu N                   DPDK: link MTU (jumbo frames for MPUB; on memif,\n"
+		"                            give the broker the same --mtu)\n"
+		"  --no-header               do not print the table header\n",
+		MAX_WINDOW);
+}
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"role", required_argument, NULL, 'R'},
+		{"xport", required_argument, NULL, 'X'},
+		{"broker", required_argument, NULL, 'a'},
+		{"broker-port", required_argument, NULL, 'P'},
+		{"local-ip", required_argument, NULL, 'L'},
+		{"workload", required_argument, NULL, 'w'},
+		{"topic", required_argument, NULL, 't'},
+		{"partition", required_argument, NULL, 'p'},
+		{"size", required_argument, NULL, 's'},
+		{"count", required_argument, NULL, 'n'},
+		{"warmup", required_argument, NULL, 'W'},
+		{"batch", required_argument, NULL, 'b'},
+		{"window", required_argument, NULL, 'k'},
+		{"rate", required_argument, NULL, 'r'},
+		{"system", required_argument, NULL, 'S'},
+		{"ctl", required_argument, NULL, 'c'},
+		{"json", required_argument, NULL, 'j'},
+		{"cdf", required_argument, NULL, 'C'},
+		{"idle-polls", required_argument, NULL, 'I'},
+		{"no-header", no_argument, NULL, 'q'},
+		{"mtu", required_argument, NULL, 'M'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, warm_set = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "a:t:p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'R':
+			if (strcmp(optarg, "reflector") == 0)
+				o->reflector = 1;
+			else if (strcmp(optarg, "client") != 0)
+				return -1;
+			break;
+		case 'X':
+			if (strcmp(optarg, "dpdk") == 0)
+				o->xport = SL_XPORT_DPDK;
+			else if (strcmp(optarg, "udp") == 0)
+				o->xport = SL_XPORT_UDP;
+			else
+				return -1;
+			break;
+		case 'a': o->broker = optarg; break;
+		case 'P': o->broker_port = (uint16_t)atoi(optarg); break;
+		case 'L': o->local_ip = optarg; break;
+		case 'w': o->workload = optarg; break;
+		case 't': o->topic = optarg; break;
+		case 'p': o->partition = (uint16_t)atoi(optarg); break;
+		case 's': o->size = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'n': o->count = strtoull(optarg, NULL, 10); break;
+		case 'W': o->warmup = strtoull(optarg, NULL, 10); warm_set = 1; break;
+		case 'b': o->batch = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'k': o->window = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'r': o->rate = strtod(optarg, NULL); break;
+		case 'S': o->system = optarg; break;
+		case 'c': o->ctl = optarg; break;
+		case 'j': o->json = optarg; break;
+		case 'C': o->cdf = optarg; break;
+		case 'I': o->idle_polls = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'q': o->quiet = 1; break;
+		case 'M': o->mtu = (uint16_t)atoi(optarg); break;
+		case 'h': usage(stdout); exit(0);
+		default: return -1;
+		}
+	}
+	if (optind != argc)
+		return -1;
+	if (!warm_set)
+		o->warmup = o->count / 10;
+	if (o->system == NULL)
+		o->system = o->reflector || strcmp(o->workload, "reflect") == 0 ? "reflector"
+										 : "sluice";
+	return 0;
+}
+
+static int
+check_opts(const struct opts *o)
+{
+	const char *w = o->workload;
+
+	if (strcmp(w, "pub") && strcmp(w, "mpub") && strcmp(w, "pubsub") && strcmp(w, "reflect"))
+		return fprintf(stderr, "sluice-bench: unknown --workload %s\n", w), -1;
+	if (o->window == 0 || o->window > MAX_WINDOW)
+		return fprintf(stderr, "sluice-bench: --window must be 1..%d\n", MAX_WINDOW), -1;
+	if (o->batch == 0 || o->batch > SL_WIRE_MPUB_MAX)
+		return fprintf(stderr, "sluice-bench: --batch must be 1..%d\n", SL_WIRE_MPUB_MAX),
+		       -1;
+	if (o->count == 0 || o->rate < 0)
+		return fprintf(stderr, "sluice-bench: --count must be > 0, --rate >= 0\n"), -1;
+	if (!o->reflector && o->broker == NULL)
+		return fprintf(stderr, "sluice-bench: --broker IP is required\n"), -1;
+	if ((o->reflector || o->xport == SL_XPORT_DPDK) && o->local_ip == NULL)
+		return fprintf(stderr, "sluice-bench: --local-ip IP is required with DPDK\n"), -1;
+	if (strcmp(w, "pubsub") == 0 && o->size < 8)
+		return fprintf(stderr, "sluice-bench: pubsub needs --size >= 8 (timestamp)\n"),
+		       -1;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = {
+		.xport = SL_XPORT_UDP,
+		.topic = "bench",
+		.partition = SL_WIRE_PART_ANY,
+		.workload = "pub",
+		.size = 100,
+		.count = 100000,
+		.window = 32,
+		.idle_polls = 256,
+	};
+	struct sl_client_conf cc;
+	struct rte_mempool *pool = NULL;
+	struct sl_client *c;
+	int has_eal = 0, i, rc;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			has_eal = 1;
+	if (has_eal) {
+		rc = rte_eal_init(argc, argv);
+		if (rc < 0) {
+			fprintf(stderr, "sluice-bench: EAL init failed: %s\n",
+				rte_strerror(rte_errno));
+			return 2;
+		}
+		argc -= rc;
+		argv += rc;
+	}
+	if (parse_opts(argc, argv, &o) != 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (o.batch == 0)
+		o.batch = strcmp(o.workload, "mpub") == 0 ? 32 : 1;
+	else if (strcmp(o.workload, "mpub") != 0 && strcmp(o.workload, "reflect") != 0)
+		o.batch = 1;
+	if (check_opts(&o) != 0)
+		return 2;
+	if ((o.reflector || o.xport == SL_XPORT_DPDK) && !has_eal) {
+		fprintf(stderr, "sluice-bench: DPDK needs EAL options: sluice-bench --vdev ... "
+				"-- [options]\n");
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (has_eal) {
+		if (rte_eth_dev_count_avail() == 0) {
+			fprintf(stderr, "sluice-bench: no DPDK port (give --vdev or a PCI device)\n");
+			return 2;
+		}
+		/* mbufs that hold a whole frame, jumbo ones too */
+		pool = rte_pktmbuf_pool_create("bench_mbufs", 8191, 256, 0,
+					       o.mtu > 1500 ? RTE_PKTMBUF_HEADROOM + o.mtu + 64
+							    : RTE_MBUF_DEFAULT_BUF_SIZE,
+					       (int)rte_socket_id());
+		if (pool == NULL) {
+			fprintf(stderr, "sluice-bench: mbuf pool: %s\n", rte_strerror(rte_errno));
+			return 2;
+		}
+	}
+	if (o.reflector) {
+		rc = reflector(&o, 0, pool);
+		goto out;
+	}
+	if (o.xport == SL_XPORT_DPDK) {
+		rc = sl_client_dpdk_port_start(0, pool, o.mtu, 30000);
+		if (rc != 0) {
+			fprintf(stderr, "sluice-bench: port 0: %s\n", strerror(-rc));
+			rc = 2;
+			goto out;
+		}
+	}
+	memset(&cc, 0, sizeof(cc));
+	cc.xport = o.xport;
+	cc.broker_ip = o.broker;
+	cc.broker_port = o.broker_port;
+	/* pubsub: as many requests again for the FINs, so they never wait behind PUBs */
+	cc.window = strcmp(o.workload, "pubsub") == 0 ? 2 * o.window : o.window;
+	cc.dpdk_port = 0;
+	cc.dpdk_pool = pool;
+	cc.local_ip = o.local_ip;
+	cc.link_mtu = o.mtu;
+	if (!o.quiet)
+		sl_report_header(stdout);
+	if (strcmp(o.workload, "reflect") == 0) {
+		rc = run_reflect(&o, &cc);
+		goto out;
+	}
+	c = sl_client_open(&cc);
+	if (c == NULL) {
+		fprintf(stderr, "sluice-bench: cannot open a session with %s: %s\n", o.broker,
+			sl_strerror(errno));
+		rc = 2;
+		goto out;
+	}
+	if (sl_client_welcome(c)->window < cc.window) {
+		fprintf(stderr, "sluice-bench: the broker allows %u requests in flight, not %u "
+				"(sluiced --window)\n", sl_client_welcome(c)->window, cc.window);
+		sl_client_close(c);
+		rc = 2;
+		goto out;
+	}
+	rc = run_pub(&o, c);
+	sl_client_close(c);
+out:
+	if (has_eal) {
+		if (rte_eth_dev_count_avail() > 0) {
+			rte_eth_dev_stop(0);
+			rte_eth_dev_close(0);
+		}
+		rte_eal_cleanup();
+	}
+	return rc;
+}
