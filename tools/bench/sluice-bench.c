@@ -372,7 +372,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 
 	memset(&r, 0, sizeof(r));
 	r.system = o->system;
-	r.workload = pubsub ? "pub" : o->workload;
+	r.workload = pubsub ? "pubsub-pub" : o->workload;
 	r.mode = o->rate > 0 ? "open" : "closed";
 	r.msg_size = o->size;
 	r.batch = per_req;
@@ -793,8 +793,12 @@ main(int argc, char **argv)
 		}
 	}
 	if (o.reflector) {
+		/* exit without closing the port: the memif server's teardown races with its
+		 * interrupt thread when the peer has just gone; the OS frees everything, and
+		 * hugepage files are unlinked (--huge-unlink) or absent (--no-huge) */
 		rc = reflector(&o, 0, pool);
-		goto out;
+		fflush(stdout);
+		_exit(rc);
 	}
 	if (o.xport == SL_XPORT_DPDK) {
 		rc = sl_client_dpdk_port_start(0, pool, o.mtu, 30000);

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The sluice authors
+"""Summarise a tools/bench/run result directory: a markdown table of every result, the
+ratios to the ceiling and to the peers measured in the same run (issue 3 targets), and
+PNG plots drawn by gnuplot (throughput against message size, latency CDFs).
+
+usage: summarize.py DIR      (DIR holds results.jsonl and cdf.dat)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def pick(rows, **kw):
+    out = [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
+    return out[-1] if out else None
+
+
+def fmt_rate(x):
+    return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x / 1e3:.1f} k"
+
+
+def table(rows):
+    print("| system | workload | mode | size | batch | window | acked msg/s | MB/s "
+          "| p50 us | p99 us | p99.9 us | errors | broker CPU ns/msg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        cpu = f"{r['cpu_ns_per_msg']:.0f}" if r["cpu_ns_per_msg"] >= 0 else "-"
+        mode = r["mode"] + (f" @{fmt_rate(r['offered_per_s'])}/s" if r["mode"] == "open"
+                            else "")
+        print(f"| {r['system']} | {r['workload']} | {mode} | {r['msg_size']} | {r['batch']} "
+              f"| {r['window']} | {fmt_rate(r['acked_per_s'])} | {r['mb_per_s']:.1f} "
+              f"| {r['p50_us']:.1f} | {r['p99_us']:.1f} | {r['p999_us']:.1f} "
+              f"| {r['errors']} | {cpu} |")
+
+
+def ratios(rows):
+    print()
+    print("| figure | sluice | compared with | ratio | target | met |")
+    print("|---|---|---|---|---|---|")
+
+    def line(name, a, b, what, ratio, target, ok):
+        met = "-" if ok is None else ("yes" if ok else "no")
+        print(f"| {name} | {a} | {b} ({what}) | {ratio} | {target} | {met} |")
+
+    pub = pick(rows, system="sluice", workload="pub", mode="closed", msg_size=100)
+    refl = pick(rows, system="reflector", workload="reflect", mode="closed", msg_size=100,
+                batch=1)
+    if pub and refl and refl["acked_per_s"] > 0:
+        q = pub["acked_per_s"] / refl["acked_per_s"]
+        line("PUB closed loop, acked/s", fmt_rate(pub["acked_per_s"]),
+             fmt_rate(refl["acked_per_s"]), "reflector round trips", f"{q:.2f}", ">= 0.50",
+             q >= 0.5)
+    mpub = pick(rows, system="sluice", workload="mpub", msg_size=100)
+    peers = [r for r in rows if r["system"] in ("jetstream", "redis")
+             and r["workload"] == "pub" and r["msg_size"] == 100]
+    if mpub and peers:
+        best = max(peers, key=lambda r: r["acked_per_s"])
+        if best["acked_per_s"] > 0:
+            q = mpub["acked_per_s"] / best["acked_per_s"]
+            line("MPUB of 32, acked msg/s", fmt_rate(mpub["acked_per_s"]),
+                 fmt_rate(best["acked_per_s"]), f"best acked peer: {best['system']}",
+                 f"{q:.1f}", ">= 10", q >= 10)
+    mrefl = pick(rows, system="reflector", workload="reflect", mode="closed", batch=32)
+    if mpub and mrefl and mrefl["acked_per_s"] > 0:
+        q = mpub["acked_per_s"] / mrefl["acked_per_s"]
+        line("MPUB of 32, msg/s", fmt_rate(mpub["acked_per_s"]),
+             fmt_rate(mrefl["acked_per_s"]), "reflector, MPUB-sized frames", f"{q:.2f}",
+             "-", None)
+    opn = pick(rows, system="sluice", workload="pub", mode="open")
+    ropn = pick(rows, system="reflector", workload="reflect", mode="open")
+    if opn and ropn and ropn["p99_us"] > 0:
+        q = opn["p99_us"] / ropn["p99_us"]
+        line("open loop at half the peak, p99 us", f"{opn['p99_us']:.1f}",
+             f"{ropn['p99_us']:.1f}", "reflector, same rate", f"{q:.2f}", "<= 5", q <= 5)
+    for r in peers + [x for x in rows if x["system"] == "nats-core" and x["workload"] == "pub"]:
+        if pub and r["acked_per_s"] > 0:
+            q = pub["acked_per_s"] / r["acked_per_s"]
+            line("PUB closed loop, acked/s", fmt_rate(pub["acked_per_s"]),
+                 fmt_rate(r["acked_per_s"]), f"{r['system']} {r['workload']}", f"{q:.1f}",
+                 "-", None)
+
+
+def plots(d, rows):
+    if shutil.which("gnuplot") is None:
+        print("\n(gnuplot not found: no plots)")
+        return
+    made = []
+    pts = {}
+    for r in rows:
+        if r["mode"] != "closed" or r["batch"] != 1:
+            continue
+        if (r["system"], r["workload"]) in (("sluice", "pub"), ("reflector", "reflect")):
+            pts.setdefault(r["system"], {})[r["msg_size"]] = r["acked_per_s"] / 1e6
+    if any(len(v) > 1 for v in pts.values()):
+        dat = os.path.join(d, "size.dat")
+        with open(dat, "w") as f:
+            for sysname, v in pts.items():
+                f.write(f"# {sysname}\n")
+                for size in sorted(v):
+                    f.write(f"{size} {v[size]:.4f}\n")
+                f.write("\n\n")
+        names = list(pts)
+        plot = ", ".join(f"'{dat}' index {i} with linespoints title '{n}'"
+                         for i, n in enumerate(names))
+        script = (f"set terminal png size 800,500; set output '{d}/throughput-size.png';"
+                  "set title 'Closed loop, window 32: messages/s against message size';"
+                  "set xlabel 'message bytes'; set ylabel 'million messages/s';"
+                  "set logscale x 2; set grid; set key top right;"
+                  f"plot {plot}")
+        subprocess.run(["gnuplot", "-e", script], check=True)
+        made.append("throughput-size.png")
+    cdf = os.path.join(d, "cdf.dat")
+    if os.path.exists(cdf):
+        series = {}
+        with open(cdf) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 3:
+                    series.setdefault(p[0], []).append((float(p[1]), float(p[2])))
+        if series:
+            dat = os.path.join(d, "cdf-plot.dat")
+            names = sorted(series)
+            with open(dat, "w") as f:
+                for n in names:
+                    f.write(f"# {n}\n")
+                    for x, y in series[n]:
+                        f.write(f"{x} {y}\n")
+                    f.write("\n\n")
+            plot = ", ".join(f"'{dat}' index {i} with lines title '{n}'"
+                             for i, n in enumerate(names))
+            script = (f"set terminal png size 900,560; set output '{d}/latency-cdf.png';"
+                      "set title 'Latency CDF (per request; pubsub: publish to delivery)';"
+                      "set xlabel 'latency, microseconds'; set ylabel 'fraction';"
+                      "set logscale x; set grid; set key bottom right;"
+                      f"plot {plot}")
+            subprocess.run(["gnuplot", "-e", script], check=True)
+            made.append("latency-cdf.png")
+    if made:
+        print("\nplots: " + ", ".join(os.path.join(d, m) for m in made))
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    d = sys.argv[1]
+    rows = load(os.path.join(d, "results.jsonl"))
+    if not rows:
+        print("no results", file=sys.stderr)
+        return 1
+    table(rows)
+    ratios(rows)
+    plots(d, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
