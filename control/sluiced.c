@@ -503,7 +503,10 @@ main(int argc, char **argv)
 	memset(&pc, 0, sizeof(pc));
 	pc.lcore = lcores[o.workers];
 	pc.nsources = o.workers;
-	pc.adaptive_idle = o.idle == SL_IDLE_ADAPTIVE;
+	/* --idle applies to the workers. The persistence lcore has nothing to write while
+	 * durability is "memory", so it always backs off when idle: busy polling there would
+	 * only take a CPU from whatever shares it (on small machines, the clients) */
+	pc.adaptive_idle = 1;
 	pc.idle_max_us = o.idle_max_us;
 	pc.socket_id = (int)rte_socket_id();
 	persist = sl_persist_open(&pc);

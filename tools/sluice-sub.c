@@ -243,7 +243,10 @@ main(int argc, char **argv)
 			conf.broker_ip, conf.broker_port, sl_strerror(errno));
 		goto out;
 	}
-	st.sub_id = sl_client_sub(st.c, topic, partition, channel, flags, rdy, on_msg, NULL);
+	/* with a position to set, subscribe without credit first: nothing is delivered
+	 * from the old position before the new one applies */
+	st.sub_id = sl_client_sub(st.c, topic, partition, channel, flags, from != 0 ? 0 : rdy,
+				  on_msg, NULL);
 	if (st.sub_id < 0) {
 		fprintf(stderr, "sluice-sub: subscribing to %s/%u channel %s: %s\n", topic,
 			partition, channel, sl_strerror((int)st.sub_id));
@@ -255,6 +258,11 @@ main(int argc, char **argv)
 		if (rc != 0) {
 			fprintf(stderr, "sluice-sub: setting the position: %s\n",
 				sl_strerror(rc));
+			goto out;
+		}
+		rc = sl_client_rdy(st.c, (uint64_t)st.sub_id, rdy);
+		if (rc != 0) {
+			fprintf(stderr, "sluice-sub: RDY: %s\n", sl_strerror(rc));
 			goto out;
 		}
 	}

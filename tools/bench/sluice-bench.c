@@ -169,7 +169,9 @@ emit(const struct opts *o, struct sl_report *r, const struct sl_hist *h)
 			fprintf(stderr, "sluice-bench: %s: %s\n", o->cdf, strerror(errno));
 			return;
 		}
-		snprintf(label, sizeof(label), "%s-%s", r->system, r->workload);
+		/* one curve per system, workload, message size and loop */
+		snprintf(label, sizeof(label), "%s-%s-%uB-%s", r->system, r->workload,
+			 r->msg_size, r->mode);
 		sl_hist_write_cdf(h, f, label);
 		fclose(f);
 	}

@@ -129,7 +129,9 @@ def plots(d, rows):
         with open(cdf) as f:
             for line in f:
                 p = line.split()
-                if len(p) == 3:
+                # the size sweep's other sizes would crowd the plot: 100-byte runs only
+                if len(p) == 3 and not any(x.endswith("B") and x[:-1].isdigit() and
+                                           x != "100B" for x in p[0].split("-")):
                     series.setdefault(p[0], []).append((float(p[1]), float(p[2])))
         if series:
             dat = os.path.join(d, "cdf-plot.dat")
