@@ -162,7 +162,7 @@ emit(const struct opts *o, struct sl_report *r, const struct sl_hist *h)
 		}
 	}
 	if (o->cdf != NULL && h != NULL && h->count > 0) {
-		char label[96];
+		char label[96], batch[16] = "";
 
 		f = fopen(o->cdf, "a");
 		if (f == NULL) {
@@ -170,7 +170,9 @@ emit(const struct opts *o, struct sl_report *r, const struct sl_hist *h)
 			return;
 		}
 		/* one curve per system, workload, message size and loop */
-		snprintf(label, sizeof(label), "%s-%s-%uB-%s", r->system, r->workload,
+		if (r->batch > 1)
+			snprintf(batch, sizeof(batch), "x%u", r->batch);
+		snprintf(label, sizeof(label), "%s-%s%s-%uB-%s", r->system, r->workload, batch,
 			 r->msg_size, r->mode);
 		sl_hist_write_cdf(h, f, label);
 		fclose(f);
