@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "hist.h"
 
@@ -32,6 +33,15 @@ bucket_hi(unsigned int i)
 		return i;
 	shift = grp - 1;
 	return ((uint64_t)(SL_HIST_SUB + sub + 1) << shift) - 1;
+}
+
+uint64_t
+sl_hist_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void

@@ -27,6 +27,11 @@ struct sl_hist {
 	uint64_t b[SL_HIST_NBUCKETS];
 };
 
+/** The clock every benchmark measures with: CLOCK_MONOTONIC in ns (vDSO, no syscall).
+ * Any thread. */
+uint64_t
+sl_hist_now_ns(void);
+
 /** Empty the histogram. */
 void
 sl_hist_init(struct sl_hist *h);

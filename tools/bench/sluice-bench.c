@@ -83,15 +83,6 @@ struct opts {
 	int quiet;
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void
 on_signal(int sig)
 {
@@ -204,7 +195,7 @@ struct run {
 static void
 pub_done(struct run *run, struct slot *s, const struct sl_pub_result *res)
 {
-	uint64_t t = now_ns();
+	uint64_t t = sl_hist_now_ns();
 
 	if (res->err != 0) {
 		if (run->errors++ == 0)
@@ -234,7 +225,7 @@ msg_cb(void *arg, const struct sl_client_msg *m)
 
 	if (m->len >= sizeof(t0) && run->measuring) {
 		memcpy(&t0, m->data, sizeof(t0));
-		sl_hist_add(&run->e2e, now_ns() - t0);
+		sl_hist_add(&run->e2e, sl_hist_now_ns() - t0);
 	}
 	if (m->id != run->last_id + 1 && run->last_id != 0)
 		run->out_of_order++;
@@ -268,7 +259,7 @@ pub_phase(struct run *run, uint64_t n)
 
 	if (o->rate > 0)
 		interval_ns = (uint64_t)(1e9 * per_req / o->rate);
-	start = now_ns();
+	start = sl_hist_now_ns();
 	next = start;
 	for (i = 0; i < n && !quit; i++) {
 		struct slot *s;
@@ -278,7 +269,7 @@ pub_phase(struct run *run, uint64_t n)
 		if (interval_ns != 0) {
 			/* open loop: wait for this request's slot in the schedule, answering
 			 * whatever arrives meanwhile */
-			while ((t = now_ns()) < next)
+			while ((t = sl_hist_now_ns()) < next)
 				sl_client_poll(run->c, 0);
 			s = slot_get(run);
 			if (s == NULL)
@@ -289,9 +280,9 @@ pub_phase(struct run *run, uint64_t n)
 			s = slot_get(run);
 			if (s == NULL)
 				break;
-			s->t0 = now_ns();
+			s->t0 = sl_hist_now_ns();
 		}
-		t = now_ns();
+		t = sl_hist_now_ns();
 		for (k = 0; k < per_req; k++)
 			memcpy(run->payload + (size_t)k * o->size, &t,
 			       o->size >= sizeof(t) ? sizeof(t) : 0);
@@ -304,7 +295,7 @@ pub_phase(struct run *run, uint64_t n)
 		}
 	}
 	sl_client_flush(run->c, 30000);
-	return now_ns() - start;
+	return sl_hist_now_ns() - start;
 }
 
 static int
@@ -356,8 +347,8 @@ run_pub(const struct opts *o, struct sl_client *c)
 	/* warm-up: not measured */
 	pub_phase(run, (o->warmup + per_req - 1) / per_req);
 	if (pubsub) {
-		deadline = now_ns() + 10000000000ull;
-		while (run->delivered < run->acked && now_ns() < deadline && !quit)
+		deadline = sl_hist_now_ns() + 10000000000ull;
+		while (run->delivered < run->acked && sl_hist_now_ns() < deadline && !quit)
 			sl_client_poll(c, 1000);
 	}
 	acked0 = run->acked;
@@ -395,14 +386,14 @@ run_pub(const struct opts *o, struct sl_client *c)
 			sl_strerror(run->first_err));
 	emit(o, &r, &run->lat);
 	if (pubsub) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = sl_hist_now_ns();
 
 		deadline = t0 + 30000000000ull;
-		while (run->delivered < r.acked && now_ns() < deadline && !quit)
+		while (run->delivered < r.acked && sl_hist_now_ns() < deadline && !quit)
 			sl_client_poll(c, 1000);
 		r.workload = "pubsub";
 		r.acked = run->delivered;
-		r.elapsed_s = (double)(now_ns() - t0 + elapsed) / 1e9;
+		r.elapsed_s = (double)(sl_hist_now_ns() - t0 + elapsed) / 1e9;
 		r.note = "end to end: publish to delivery; acked = delivered";
 		emit(o, &r, &run->e2e);
 		if (run->out_of_order)
@@ -452,9 +443,9 @@ run_reflect(const struct opts *o, const struct sl_client_conf *cc)
 		interval_ns = (uint64_t)(1e9 * per_req / o->rate);
 	memset(&h, 0, sizeof(h));
 	h.version = SL_WIRE_VERSION;
-	start = next = last_rx = now_ns();
+	start = next = last_rx = sl_hist_now_ns();
 	while (done + lost < total && !quit) {
-		t = now_ns();
+		t = sl_hist_now_ns();
 		/* send what the window and the schedule allow */
 		while (seq < total && inflight < o->window &&
 		       (interval_ns == 0 || t >= next)) {
@@ -474,7 +465,7 @@ run_reflect(const struct opts *o, const struct sl_client_conf *cc)
 			inflight++;
 		}
 		n = ops->recv(x, rx, sizeof(rx), 0);
-		t = now_ns();
+		t = sl_hist_now_ns();
 		if (n >= SL_WIRE_HDR_LEN) {
 			uint64_t s = rte_be_to_cpu_64(*(const unaligned_uint64_t *)(rx + 16));
 
@@ -495,7 +486,7 @@ run_reflect(const struct opts *o, const struct sl_client_conf *cc)
 			last_rx = t;
 		}
 	}
-	t = now_ns();
+	t = sl_hist_now_ns();
 	memset(&r, 0, sizeof(r));
 	r.system = o->system;
 	r.workload = "reflect";

@@ -54,32 +54,19 @@
 #include <nats/nats.h>
 
 #include "hist.h"
+#include "peer.h"
 #include "report.h"
 
-#define STAMP_BYTES   8
+#define STAMP_BYTES   SL_PEER_STAMP_BYTES
 #define MIN_CPU_TICKS 10
 #define DURABLE       "slbench"
 
 enum sys { SYS_JETSTREAM, SYS_CORE };
 
 struct opts {
+	struct sl_peer_opts c;	/* the options every peer takes */
 	char url[512];
-	const char *host;
-	int port;
 	enum sys sys;
-	uint32_t size;
-	uint32_t batch;
-	uint32_t window;
-	uint32_t fetch;
-	uint64_t count;
-	uint64_t warmup;
-	double rate;
-	bool pubsub;
-	const char *json;
-	const char *cdf;
-	int server_pid;
-	double timeout_s;
-	bool header;
 	int asap; /* publisher unbuffered; -1 auto: closed loop and not nats-core pub */
 };
 
@@ -116,15 +103,6 @@ struct consumer {
 
 static const char *prog = "bench_nats";
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 usage(FILE *f)
 {
@@ -151,77 +129,23 @@ usage(FILE *f)
 		prog);
 }
 
-static uint64_t
-parse_num(const char *name, const char *s, uint64_t min, uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-		fprintf(stderr, "%s: bad --%s '%s' (want %" PRIu64 "..%" PRIu64 ")\n", prog, name,
-			s, min, max);
-		exit(2);
-	}
-	return v;
-}
-
-static double
-parse_double(const char *name, const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0)) {
-		fprintf(stderr, "%s: bad --%s '%s' (want a positive number)\n", prog, name, s);
-		exit(2);
-	}
-	return v;
-}
-
 static void
 parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"system", required_argument, NULL, 'S'},
 		{"url", required_argument, NULL, 'u'},
-		{"host", required_argument, NULL, 'H'},
-		{"port", required_argument, NULL, 'P'},
-		{"size", required_argument, NULL, 's'},
-		{"count", required_argument, NULL, 'n'},
-		{"warmup", required_argument, NULL, 'W'},
-		{"batch", required_argument, NULL, 'b'},
-		{"window", required_argument, NULL, 'w'},
-		{"rate", required_argument, NULL, 'r'},
-		{"workload", required_argument, NULL, 'l'},
-		{"fetch", required_argument, NULL, 'f'},
-		{"json", required_argument, NULL, 'j'},
-		{"cdf", required_argument, NULL, 'c'},
-		{"server-pid", required_argument, NULL, 'p'},
-		{"timeout", required_argument, NULL, 't'},
-		{"no-header", no_argument, NULL, 'N'},
+		SL_PEER_LONG_OPTS,
 		{"send-asap", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool window_set = false;
 	const char *url = NULL;
 	int c;
 
-	*o = (struct opts){.host = "127.0.0.1",
-			   .port = 4222,
-			   .size = 100,
-			   .batch = 1,
-			   .window = 1,
-			   .fetch = 100,
-			   .count = 100000,
-			   .warmup = 1000,
-			   .timeout_s = 120,
-			   .header = true,
-			   .asap = -1};
+	memset(o, 0, sizeof(*o));
+	sl_peer_opts_init(&o->c, 4222);
+	o->asap = -1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'S':
@@ -237,68 +161,17 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case 'u':
 			url = optarg;
 			break;
-		case 'H':
-			o->host = optarg;
-			break;
-		case 'P':
-			o->port = (int)parse_num("port", optarg, 1, 65535);
-			break;
-		case 's':
-			o->size = (uint32_t)parse_num("size", optarg, STAMP_BYTES, 64 << 20);
-			break;
-		case 'n':
-			o->count = parse_num("count", optarg, 1, UINT32_MAX);
-			break;
-		case 'W':
-			o->warmup = parse_num("warmup", optarg, 0, UINT32_MAX);
-			break;
-		case 'b':
-			o->batch = (uint32_t)parse_num("batch", optarg, 1, 1 << 20);
-			break;
-		case 'w':
-			o->window = (uint32_t)parse_num("window", optarg, 1, 1 << 20);
-			window_set = true;
-			break;
-		case 'r':
-			o->rate = parse_double("rate", optarg);
-			break;
-		case 'l':
-			if (strcmp(optarg, "pub") == 0) {
-				o->pubsub = false;
-			} else if (strcmp(optarg, "pubsub") == 0) {
-				o->pubsub = true;
-			} else {
-				fprintf(stderr, "%s: --workload is pub or pubsub\n", prog);
-				exit(2);
-			}
-			break;
-		case 'f':
-			o->fetch = (uint32_t)parse_num("fetch", optarg, 1, 1 << 20);
-			break;
-		case 'j':
-			o->json = optarg;
-			break;
-		case 'c':
-			o->cdf = optarg;
-			break;
-		case 'p':
-			o->server_pid = (int)parse_num("server-pid", optarg, 1, INT32_MAX);
-			break;
-		case 't':
-			o->timeout_s = parse_double("timeout", optarg);
-			break;
-		case 'N':
-			o->header = false;
-			break;
 		case 'A':
-			o->asap = (int)parse_num("send-asap", optarg, 0, 1);
+			o->asap = (int)sl_peer_parse_num(prog, "send-asap", optarg, 0, 1);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			if (sl_peer_opt(&o->c, prog, c, optarg) != 0) {
+				usage(stderr);
+				exit(2);
+			}
 		}
 	}
 	if (optind != argc) {
@@ -308,37 +181,10 @@ parse_opts(struct opts *o, int argc, char **argv)
 	if (url != NULL)
 		snprintf(o->url, sizeof(o->url), "%s", url);
 	else
-		snprintf(o->url, sizeof(o->url), "nats://%s:%d", o->host, o->port);
-	if (o->rate > 0 && !window_set)
-		o->window = 1024;
+		snprintf(o->url, sizeof(o->url), "nats://%s:%d", o->c.host, o->c.port);
+	sl_peer_opts_finish(&o->c);
 	if (o->asap < 0)
-		o->asap = o->rate == 0 && (o->sys == SYS_JETSTREAM || o->pubsub);
-}
-
-/* utime + stime of PID in ns, or -1 when unknown. */
-static double
-proc_cpu_ns(int pid)
-{
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
-	size_t n;
-	FILE *f;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* Field 2 (comm) may hold spaces: fields 14 and 15 are counted from its ')'. */
-	p = strrchr(buf, ')');
-	if (p == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+		o->asap = o->c.rate == 0 && (o->sys == SYS_JETSTREAM || o->c.pubsub);
 }
 
 static void
@@ -415,7 +261,7 @@ flight_init(struct flight *f, uint64_t cap)
 static void
 flight_close(struct flight *f, const char *data, int len, bool ok)
 {
-	uint64_t t = now_ns(), stamp = 0;
+	uint64_t t = sl_hist_now_ns(), stamp = 0;
 
 	if (len >= STAMP_BYTES)
 		memcpy(&stamp, data, STAMP_BYTES);
@@ -498,14 +344,14 @@ consumer_main(void *arg)
 	natsStatus s;
 	int i;
 
-	while (cs->consumed < cs->o->count) {
+	while (cs->consumed < cs->o->c.count) {
 		bool idle_after_pub = atomic_load(&cs->pub_done);
 
-		if (now_ns() >= cs->deadline_ns) {
+		if (sl_hist_now_ns() >= cs->deadline_ns) {
 			snprintf(cs->err, sizeof(cs->err), "timed out");
 			break;
 		}
-		s = natsSubscription_Fetch(&list, cs->sub, (int)cs->o->fetch, 500, &jerr);
+		s = natsSubscription_Fetch(&list, cs->sub, (int)cs->o->c.fetch, 500, &jerr);
 		if (s == NATS_TIMEOUT) {
 			/* Nothing came after the last publish was acknowledged: none is left. */
 			if (idle_after_pub) {
@@ -518,7 +364,7 @@ consumer_main(void *arg)
 			snprintf(cs->err, sizeof(cs->err), "fetch: %s", natsStatus_GetText(s));
 			break;
 		}
-		t = now_ns();
+		t = sl_hist_now_ns();
 		for (i = 0; i < list.Count; i++) {
 			natsMsg *m = list.Msgs[i];
 
@@ -535,7 +381,7 @@ consumer_main(void *arg)
 			cs->consumed++;
 		}
 		natsMsgList_Destroy(&list);
-		cs->last_ns = now_ns();
+		cs->last_ns = sl_hist_now_ns();
 	}
 	return NULL;
 }
@@ -550,28 +396,28 @@ publish(const struct opts *o, natsConnection *nc, jsCtx *js, const char *subj, s
 	uint64_t n, bool measured, uint64_t t0, uint64_t deadline, struct sl_hist *sync_hist,
 	uint64_t *sync_acked, bool *timed_out)
 {
-	const double ns_per_req = o->rate > 0 ? 1e9 * o->batch / o->rate : 0;
-	const bool sync_js = js != NULL && o->window == 1 && o->batch == 1;
+	const double ns_per_req = o->c.rate > 0 ? 1e9 * o->c.batch / o->c.rate : 0;
+	const bool sync_js = js != NULL && o->c.window == 1 && o->c.batch == 1;
 	uint64_t sent = 0, k, m, i, due, stamp, fails = 0, t;
 	jsErrCode jerr;
 	jsPubAck *pa;
 	natsStatus s;
 	char *buf;
 
-	buf = malloc(o->size);
+	buf = malloc(o->c.size);
 	if (buf == NULL) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		exit(2);
 	}
-	memset(buf, 'x', o->size);
+	memset(buf, 'x', o->c.size);
 	for (k = 0; sent < n; k++) {
-		m = n - sent < o->batch ? n - sent : o->batch;
+		m = n - sent < o->c.batch ? n - sent : o->c.batch;
 		due = 0;
-		if (o->rate > 0) {
+		if (o->c.rate > 0) {
 			due = t0 + (uint64_t)((double)k * ns_per_req);
 			wait_until(due);
 		}
-		if (now_ns() >= deadline) {
+		if (sl_hist_now_ns() >= deadline) {
 			*timed_out = true;
 			break;
 		}
@@ -579,22 +425,22 @@ publish(const struct opts *o, natsConnection *nc, jsCtx *js, const char *subj, s
 			*timed_out = true;
 			break;
 		}
-		stamp = measured ? (o->rate > 0 ? due : now_ns()) : 0;
+		stamp = measured ? (o->c.rate > 0 ? due : sl_hist_now_ns()) : 0;
 		memcpy(buf, &stamp, STAMP_BYTES);
 		for (i = 0; i < m; i++) {
 			if (sync_js) {
 				pa = NULL;
-				s = js_Publish(&pa, js, subj, buf, (int)o->size, NULL, &jerr);
-				t = now_ns();
+				s = js_Publish(&pa, js, subj, buf, (int)o->c.size, NULL, &jerr);
+				t = sl_hist_now_ns();
 				jsPubAck_Destroy(pa);
 				if (s == NATS_OK && measured) {
 					sl_hist_add(sync_hist, t - stamp);
 					(*sync_acked)++;
 				}
 			} else if (js != NULL) {
-				s = js_PublishAsync(js, subj, buf, (int)o->size, NULL);
+				s = js_PublishAsync(js, subj, buf, (int)o->c.size, NULL);
 			} else {
-				s = natsConnection_Publish(nc, subj, buf, (int)o->size);
+				s = natsConnection_Publish(nc, subj, buf, (int)o->c.size);
 			}
 			if (s != NATS_OK) {
 				if (fails++ == 0)
@@ -638,26 +484,26 @@ main(int argc, char **argv)
 	parse_opts(&o, argc, argv);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	sysname = o.sys == SYS_JETSTREAM ? "jetstream" : "nats-core";
-	snprintf(subj, sizeof(subj), "slbench.%d.%" PRIu64, (int)getpid(), now_ns());
-	snprintf(stream, sizeof(stream), "SLBENCH_%d_%" PRIu64, (int)getpid(), now_ns());
+	snprintf(subj, sizeof(subj), "slbench.%d.%" PRIu64, (int)getpid(), sl_hist_now_ns());
+	snprintf(stream, sizeof(stream), "SLBENCH_%d_%" PRIu64, (int)getpid(), sl_hist_now_ns());
 	subjects[0] = subj;
-	sync_js = o.sys == SYS_JETSTREAM && o.window == 1 && o.batch == 1;
-	use_flight = o.sys == SYS_JETSTREAM ? !sync_js : o.pubsub;
-	flight_init(&fl, (uint64_t)o.window * o.batch);
+	sync_js = o.sys == SYS_JETSTREAM && o.c.window == 1 && o.c.batch == 1;
+	use_flight = o.sys == SYS_JETSTREAM ? !sync_js : o.c.pubsub;
+	flight_init(&fl, (uint64_t)o.c.window * o.c.batch);
 	sl_hist_init(&sync_hist);
 	sl_hist_init(&cs.hist);
 	nc = connect_or_die(&o, o.asap);
-	deadline = now_ns() + (uint64_t)(o.timeout_s * 1e9);
+	deadline = sl_hist_now_ns() + (uint64_t)(o.c.timeout_s * 1e9);
 
 	if (o.sys == SYS_JETSTREAM) {
 		jsStreamConfig sc;
 
 		jsOptions_Init(&jo);
 		jo.Wait = 10000;
-		jo.PublishAsync.MaxPending = (int64_t)o.window * o.batch;
+		jo.PublishAsync.MaxPending = (int64_t)o.c.window * o.c.batch;
 		jo.PublishAsync.AckHandler = on_puback;
 		jo.PublishAsync.AckHandlerClosure = &fl;
-		jo.PublishAsync.StallWait = (int64_t)(o.timeout_s * 1000);
+		jo.PublishAsync.StallWait = (int64_t)(o.c.timeout_s * 1000);
 		s = natsConnection_JetStream(&js, nc, &jo);
 		if (s != NATS_OK)
 			die_nats("jetstream context", s);
@@ -676,7 +522,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.pubsub) {
+	if (o.c.pubsub) {
 		nc2 = connect_or_die(&o, false);
 		if (o.sys == SYS_JETSTREAM) {
 			jsSubOptions so;
@@ -713,8 +559,8 @@ main(int argc, char **argv)
 	}
 
 	/* Warmup: unstamped, then wait until all of it is closed. */
-	if (o.warmup > 0) {
-		publish(&o, nc, js, subj, use_flight ? &fl : NULL, o.warmup, false, now_ns(),
+	if (o.c.warmup > 0) {
+		publish(&o, nc, js, subj, use_flight ? &fl : NULL, o.c.warmup, false, sl_hist_now_ns(),
 			deadline, &sync_hist, &sync_acked, &timed_out);
 		if (use_flight)
 			flight_drain(&fl, deadline);
@@ -722,9 +568,9 @@ main(int argc, char **argv)
 		fl.errors = 0;
 	}
 
-	cpu0 = proc_cpu_ns(o.server_pid);
-	t0 = now_ns();
-	sent_ok = publish(&o, nc, js, subj, use_flight ? &fl : NULL, o.count, true, t0, deadline,
+	cpu0 = sl_peer_proc_cpu_ns(o.c.server_pid);
+	t0 = sl_hist_now_ns();
+	sent_ok = publish(&o, nc, js, subj, use_flight ? &fl : NULL, o.c.count, true, t0, deadline,
 			  &sync_hist, &sync_acked, &timed_out);
 	if (use_flight && !timed_out && !flight_drain(&fl, deadline))
 		timed_out = true;
@@ -734,8 +580,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: flush: %s\n", prog, natsStatus_GetText(s));
 		sent_ok = 0;
 	}
-	end = now_ns();
-	if (o.pubsub && o.sys == SYS_JETSTREAM) {
+	end = sl_hist_now_ns();
+	if (o.c.pubsub && o.sys == SYS_JETSTREAM) {
 		atomic_store(&cs.pub_done, true);
 		pthread_join(cs.tid, NULL);
 		if (cs.err[0] != '\0')
@@ -743,40 +589,40 @@ main(int argc, char **argv)
 		natsConnection_FlushTimeout(nc2, 5000); /* the last acks */
 		end = cs.last_ns;
 	}
-	cpu1 = proc_cpu_ns(o.server_pid);
+	cpu1 = sl_peer_proc_cpu_ns(o.c.server_pid);
 
 	rep = (struct sl_report){
 		.system = sysname,
-		.workload = o.pubsub ? "pubsub" : "pub",
-		.mode = o.rate > 0 ? "open" : "closed",
-		.msg_size = o.size,
-		.batch = o.batch,
-		.window = o.window,
-		.offered_per_s = o.rate,
-		.count = o.count,
+		.workload = o.c.pubsub ? "pubsub" : "pub",
+		.mode = o.c.rate > 0 ? "open" : "closed",
+		.msg_size = o.c.size,
+		.batch = o.c.batch,
+		.window = o.c.window,
+		.offered_per_s = o.c.rate,
+		.count = o.c.count,
 		.cpu_ns_per_msg = -1,
 		.note = note,
 	};
 	pthread_mutex_lock(&fl.mu);
-	if (o.sys == SYS_JETSTREAM && o.pubsub) {
+	if (o.sys == SYS_JETSTREAM && o.c.pubsub) {
 		rep.acked = cs.consumed;
-		rep.errors = o.count - cs.consumed + cs.errors;
+		rep.errors = o.c.count - cs.consumed + cs.errors;
 		rep.lat = &cs.hist;
 		snprintf(note, sizeof(note),
 			 "jetstream file stream R1, pull consumer (fetch %u, explicit ack each): "
 			 "rate consumed, latency (intended) send to delivery; publisher %s",
-			 o.fetch, sync_js ? "js_Publish" : "js_PublishAsync");
+			 o.c.fetch, sync_js ? "js_Publish" : "js_PublishAsync");
 	} else if (o.sys == SYS_JETSTREAM) {
 		rep.acked = sync_js ? sync_acked : fl.acked;
-		rep.errors = o.count - rep.acked;
+		rep.errors = o.c.count - rep.acked;
 		rep.lat = sync_js ? &sync_hist : &fl.hist;
 		snprintf(note, sizeof(note),
 			 "jetstream file stream R1, %s, latency (intended) send to PubAck",
 			 sync_js ? "synchronous js_Publish"
 				 : "js_PublishAsync, MaxPending = window * batch");
-	} else if (o.pubsub) {
+	} else if (o.c.pubsub) {
 		rep.acked = fl.acked;
-		rep.errors = o.count - rep.acked;
+		rep.errors = o.c.count - rep.acked;
 		rep.lat = &fl.hist;
 		snprintf(note, sizeof(note),
 			 "core nats, no ack, no storage: subscriber on a 2nd connection, at most "
@@ -784,14 +630,14 @@ main(int argc, char **argv)
 			 "to delivery");
 	} else {
 		rep.acked = sent_ok;
-		rep.errors = o.count - sent_ok;
+		rep.errors = o.c.count - sent_ok;
 		rep.lat = NULL;
 		snprintf(note, sizeof(note),
 			 "core nats, no ack, no storage, no subscriber: natsConnection_Publish, "
 			 "one flush (PING/PONG) at the end; window ignored; latency not measured");
 	}
 	pthread_mutex_unlock(&fl.mu);
-	if (o.sys == SYS_JETSTREAM || o.pubsub)
+	if (o.sys == SYS_JETSTREAM || o.c.pubsub)
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "; %s",
 			 o.asap ? "send-asap" : "publishes buffered by the cnats flusher");
 	rep.elapsed_s = end > t0 ? (double)(end - t0) / 1e9 : 0;
@@ -800,30 +646,30 @@ main(int argc, char **argv)
 	    cpu1 - cpu0 >= MIN_CPU_TICKS * 1e9 / (double)sysconf(_SC_CLK_TCK))
 		rep.cpu_ns_per_msg = (cpu1 - cpu0) / (double)rep.acked;
 	if (timed_out) {
-		fprintf(stderr, "%s: timed out after %.0f s\n", prog, o.timeout_s);
+		fprintf(stderr, "%s: timed out after %.0f s\n", prog, o.c.timeout_s);
 		strncat(note, "; TIMED OUT", sizeof(note) - strlen(note) - 1);
 	}
 
-	if (o.header)
+	if (o.c.header)
 		sl_report_header(stderr);
 	sl_report_row(stderr, &rep);
-	if (o.json != NULL) {
-		jf = fopen(o.json, "a");
+	if (o.c.json != NULL) {
+		jf = fopen(o.c.json, "a");
 		if (jf == NULL) {
-			fprintf(stderr, "%s: cannot open %s: %s\n", prog, o.json, strerror(errno));
+			fprintf(stderr, "%s: cannot open %s: %s\n", prog, o.c.json, strerror(errno));
 			return 2;
 		}
 	}
 	sl_report_json(jf, &rep);
 	if (jf != stdout)
 		fclose(jf);
-	if (o.cdf != NULL && rep.lat != NULL) {
-		FILE *cf = fopen(o.cdf, "a");
+	if (o.c.cdf != NULL && rep.lat != NULL) {
+		FILE *cf = fopen(o.c.cdf, "a");
 
 		/* "SYSTEM-WORKLOAD", as sluice-bench labels its series */
 		snprintf(label, sizeof(label), "%s-%s", rep.system, rep.workload);
 		if (cf == NULL || sl_hist_write_cdf(rep.lat, cf, label) < 0) {
-			fprintf(stderr, "%s: cannot write %s\n", prog, o.cdf);
+			fprintf(stderr, "%s: cannot write %s\n", prog, o.c.cdf);
 			rc = 1;
 		}
 		if (cf != NULL)
@@ -842,7 +688,7 @@ main(int argc, char **argv)
 	natsConnection_Destroy(nc2);
 	natsConnection_Destroy(nc);
 	nats_Close();
-	if (rep.acked < o.count || rep.errors > 0 || timed_out)
+	if (rep.acked < o.c.count || rep.errors > 0 || timed_out)
 		rc = 1;
 	return rc;
 }

@@ -41,29 +41,13 @@
 #include <hiredis.h>
 
 #include "hist.h"
+#include "peer.h"
 #include "report.h"
 
 #define GROUP         "slbench"
-#define STAMP_BYTES   8
+#define STAMP_BYTES   SL_PEER_STAMP_BYTES
 #define MIN_CPU_TICKS 10
 
-struct opts {
-	const char *host;
-	int port;
-	uint32_t size;
-	uint32_t batch;
-	uint32_t window;
-	uint32_t fetch;
-	uint64_t count;
-	uint64_t warmup;
-	double rate;
-	bool pubsub;
-	const char *json;
-	const char *cdf;
-	int server_pid;
-	double timeout_s;
-	bool header;
-};
 
 /* One pipelined request in flight: its (intended) send time and replies still due. */
 struct req {
@@ -82,7 +66,7 @@ struct pub_result {
 /* Consumer thread state. Written by the consumer, read by main after join, except the
  * flags. */
 struct consumer {
-	const struct opts *o;
+	const struct sl_peer_opts *o;
 	const char *key;
 	redisContext *c;
 	pthread_t tid;
@@ -96,15 +80,6 @@ struct consumer {
 };
 
 static const char *prog = "bench_redis";
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 usage(FILE *f)
@@ -129,40 +104,9 @@ usage(FILE *f)
 		prog);
 }
 
-static uint64_t
-parse_num(const char *name, const char *s, uint64_t min, uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-		fprintf(stderr, "%s: bad --%s '%s' (want %" PRIu64 "..%" PRIu64 ")\n", prog, name,
-			s, min, max);
-		exit(2);
-	}
-	return v;
-}
-
-static double
-parse_double(const char *name, const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0)) {
-		fprintf(stderr, "%s: bad --%s '%s' (want a positive number)\n", prog, name, s);
-		exit(2);
-	}
-	return v;
-}
-
 /* "redis://HOST:PORT", "HOST:PORT" or "HOST". */
 static void
-parse_url(struct opts *o, const char *url)
+parse_url(struct sl_peer_opts *o, const char *url)
 {
 	static char host[256];
 	const char *p = url, *colon;
@@ -180,147 +124,45 @@ parse_url(struct opts *o, const char *url)
 	host[n] = '\0';
 	o->host = host;
 	if (colon)
-		o->port = (int)parse_num("url port", colon + 1, 1, 65535);
+		o->port = (int)sl_peer_parse_num(prog, "url port", colon + 1, 1, 65535);
 }
 
 static void
-parse_opts(struct opts *o, int argc, char **argv)
+parse_opts(struct sl_peer_opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"url", required_argument, NULL, 'u'},
-		{"host", required_argument, NULL, 'H'},
-		{"port", required_argument, NULL, 'P'},
-		{"size", required_argument, NULL, 's'},
-		{"count", required_argument, NULL, 'n'},
-		{"warmup", required_argument, NULL, 'W'},
-		{"batch", required_argument, NULL, 'b'},
-		{"window", required_argument, NULL, 'w'},
-		{"rate", required_argument, NULL, 'r'},
-		{"workload", required_argument, NULL, 'l'},
-		{"fetch", required_argument, NULL, 'f'},
-		{"json", required_argument, NULL, 'j'},
-		{"cdf", required_argument, NULL, 'c'},
-		{"server-pid", required_argument, NULL, 'p'},
-		{"timeout", required_argument, NULL, 't'},
-		{"no-header", no_argument, NULL, 'N'},
+		SL_PEER_LONG_OPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	bool window_set = false;
 	int c;
 
-	*o = (struct opts){.host = "127.0.0.1",
-			   .port = 6379,
-			   .size = 100,
-			   .batch = 1,
-			   .window = 1,
-			   .fetch = 100,
-			   .count = 100000,
-			   .warmup = 1000,
-			   .timeout_s = 120,
-			   .header = true};
+	sl_peer_opts_init(o, 6379);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'u':
 			parse_url(o, optarg);
 			break;
-		case 'H':
-			o->host = optarg;
-			break;
-		case 'P':
-			o->port = (int)parse_num("port", optarg, 1, 65535);
-			break;
-		case 's':
-			o->size = (uint32_t)parse_num("size", optarg, STAMP_BYTES, 64 << 20);
-			break;
-		case 'n':
-			o->count = parse_num("count", optarg, 1, UINT32_MAX);
-			break;
-		case 'W':
-			o->warmup = parse_num("warmup", optarg, 0, UINT32_MAX);
-			break;
-		case 'b':
-			o->batch = (uint32_t)parse_num("batch", optarg, 1, 1 << 20);
-			break;
-		case 'w':
-			o->window = (uint32_t)parse_num("window", optarg, 1, 1 << 20);
-			window_set = true;
-			break;
-		case 'r':
-			o->rate = parse_double("rate", optarg);
-			break;
-		case 'l':
-			if (strcmp(optarg, "pub") == 0) {
-				o->pubsub = false;
-			} else if (strcmp(optarg, "pubsub") == 0) {
-				o->pubsub = true;
-			} else {
-				fprintf(stderr, "%s: --workload is pub or pubsub\n", prog);
-				exit(2);
-			}
-			break;
-		case 'f':
-			o->fetch = (uint32_t)parse_num("fetch", optarg, 1, 1 << 20);
-			break;
-		case 'j':
-			o->json = optarg;
-			break;
-		case 'c':
-			o->cdf = optarg;
-			break;
-		case 'p':
-			o->server_pid = (int)parse_num("server-pid", optarg, 1, INT32_MAX);
-			break;
-		case 't':
-			o->timeout_s = parse_double("timeout", optarg);
-			break;
-		case 'N':
-			o->header = false;
-			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			if (sl_peer_opt(o, prog, c, optarg) != 0) {
+				usage(stderr);
+				exit(2);
+			}
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
 		exit(2);
 	}
-	if (o->rate > 0 && !window_set)
-		o->window = 1024;
-}
-
-/* utime + stime of PID in ns, or -1 when unknown. */
-static double
-proc_cpu_ns(int pid)
-{
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
-	size_t n;
-	FILE *f;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* Field 2 (comm) may hold spaces: fields 14 and 15 are counted from its ')'. */
-	p = strrchr(buf, ')');
-	if (p == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+	sl_peer_opts_finish(o);
 }
 
 static redisContext *
-connect_or_die(const struct opts *o)
+connect_or_die(const struct sl_peer_opts *o)
 {
 	struct timeval tv = {.tv_sec = 2};
 	redisContext *c;
@@ -368,7 +210,7 @@ flush_out(redisContext *c)
  * (NULL: not measured, and payload stamps are 0 so a consumer skips them too).
  */
 static int
-publish(const struct opts *o, redisContext *c, const char *key, uint64_t n, struct sl_hist *h,
+publish(const struct sl_peer_opts *o, redisContext *c, const char *key, uint64_t n, struct sl_hist *h,
 	uint64_t t0, uint64_t deadline, struct pub_result *res)
 {
 	const double ns_per_req = o->rate > 0 ? 1e9 * o->batch / o->rate : 0;
@@ -394,7 +236,7 @@ publish(const struct opts *o, redisContext *c, const char *key, uint64_t n, stru
 	argv[4] = buf;
 	*res = (struct pub_result){0};
 	while (done < n) {
-		t = now_ns();
+		t = sl_hist_now_ns();
 		/* Send every request the window (and, open loop, the schedule) allows. */
 		while (inflight < o->window && sent < n) {
 			due = o->rate > 0 ? t0 + (uint64_t)((double)k * ns_per_req) : t;
@@ -445,7 +287,7 @@ publish(const struct opts *o, redisContext *c, const char *key, uint64_t n, stru
 		}
 		if (done >= n)
 			break;
-		t = now_ns();
+		t = sl_hist_now_ns();
 		if (t >= deadline) {
 			res->timed_out = true;
 			break;
@@ -471,9 +313,9 @@ publish(const struct opts *o, redisContext *c, const char *key, uint64_t n, stru
 			goto io_err;
 		if (rc > 0 && redisBufferRead(c) != REDIS_OK)
 			goto io_err;
-		t_rx = now_ns();
+		t_rx = sl_hist_now_ns();
 	}
-	res->end_ns = now_ns();
+	res->end_ns = sl_hist_now_ns();
 	ret = 0;
 	goto out;
 io_err:
@@ -488,7 +330,7 @@ static void *
 consumer_main(void *arg)
 {
 	struct consumer *cs = arg;
-	const struct opts *o = cs->o;
+	const struct sl_peer_opts *o = cs->o;
 	char count[16];
 	const char *rd[] = {"XREADGROUP", "GROUP", GROUP,     "c1",    "COUNT", count,
 			    "BLOCK",      "200",   "STREAMS", cs->key, ">"};
@@ -509,7 +351,7 @@ consumer_main(void *arg)
 	while (cs->consumed < o->count) {
 		bool idle_after_pub = atomic_load(&cs->pub_done);
 
-		if (now_ns() >= cs->deadline_ns) {
+		if (sl_hist_now_ns() >= cs->deadline_ns) {
 			snprintf(cs->err, sizeof(cs->err), "timed out");
 			break;
 		}
@@ -530,7 +372,7 @@ consumer_main(void *arg)
 			}
 			continue;
 		}
-		t = now_ns();
+		t = sl_hist_now_ns();
 		ents = r->element[0]->element[1];
 		nack = 3;
 		for (i = 0; i < ents->elements; i++) {
@@ -551,7 +393,7 @@ consumer_main(void *arg)
 		if (nack > 3) {
 			if (!command_ok(cs->c, "XACK", (int)nack, ack))
 				cs->errors++;
-			cs->last_ns = now_ns();
+			cs->last_ns = sl_hist_now_ns();
 		}
 		freeReplyObject(r);
 	}
@@ -571,15 +413,15 @@ main(int argc, char **argv)
 	uint64_t t0, deadline, end;
 	double cpu0, cpu1;
 	char label[64];
-	struct opts o;
+	struct sl_peer_opts o;
 	FILE *jf = stdout;
 	int rc = 0;
 
 	parse_opts(&o, argc, argv);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	c = connect_or_die(&o);
-	snprintf(key, sizeof(key), "slbench:%d:%" PRIu64, (int)getpid(), now_ns());
-	deadline = now_ns() + (uint64_t)(o.timeout_s * 1e9);
+	snprintf(key, sizeof(key), "slbench:%d:%" PRIu64, (int)getpid(), sl_hist_now_ns());
+	deadline = sl_hist_now_ns() + (uint64_t)(o.timeout_s * 1e9);
 	sl_hist_init(&hist);
 	if (o.pubsub) {
 		const char *cr[] = {"XGROUP", "CREATE", key, GROUP, "$", "MKSTREAM"};
@@ -597,10 +439,10 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.warmup > 0 && publish(&o, c, key, o.warmup, NULL, now_ns(), deadline, &wres) < 0)
+	if (o.warmup > 0 && publish(&o, c, key, o.warmup, NULL, sl_hist_now_ns(), deadline, &wres) < 0)
 		return 2;
-	cpu0 = proc_cpu_ns(o.server_pid);
-	t0 = now_ns();
+	cpu0 = sl_peer_proc_cpu_ns(o.server_pid);
+	t0 = sl_hist_now_ns();
 	if (publish(&o, c, key, o.count, &hist, t0, deadline, &res) < 0)
 		rc = 1;
 	end = res.end_ns;
@@ -611,7 +453,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "%s: consumer: %s\n", prog, cs.err);
 		end = cs.last_ns;
 	}
-	cpu1 = proc_cpu_ns(o.server_pid);
+	cpu1 = sl_peer_proc_cpu_ns(o.server_pid);
 	{
 		const char *del[] = {"DEL", key};
 
