@@ -94,6 +94,22 @@ def ratios(rows):
                  "-", None)
 
 
+def gnuplot(d, dat_name, png, size, series, style, settings):
+    """Write series {title: [(x, y), ...]} as gnuplot data blocks and plot them to d/png."""
+    dat = os.path.join(d, dat_name)
+    with open(dat, "w") as f:
+        for name, pts in series.items():
+            f.write(f"# {name}\n")
+            for x, y in pts:
+                f.write(f"{x} {y}\n")
+            f.write("\n\n")
+    plot = ", ".join(f"'{dat}' index {i} with {style} title '{n}'"
+                     for i, n in enumerate(series))
+    script = (f"set terminal png size {size}; set output '{d}/{png}';" + settings +
+              f"plot {plot}")
+    subprocess.run(["gnuplot", "-e", script], check=True)
+
+
 def plots(d, rows):
     if shutil.which("gnuplot") is None:
         print("\n(gnuplot not found: no plots)")
@@ -106,22 +122,11 @@ def plots(d, rows):
         if (r["system"], r["workload"]) in (("sluice", "pub"), ("reflector", "reflect")):
             pts.setdefault(r["system"], {})[r["msg_size"]] = r["acked_per_s"] / 1e6
     if any(len(v) > 1 for v in pts.values()):
-        dat = os.path.join(d, "size.dat")
-        with open(dat, "w") as f:
-            for sysname, v in pts.items():
-                f.write(f"# {sysname}\n")
-                for size in sorted(v):
-                    f.write(f"{size} {v[size]:.4f}\n")
-                f.write("\n\n")
-        names = list(pts)
-        plot = ", ".join(f"'{dat}' index {i} with linespoints title '{n}'"
-                         for i, n in enumerate(names))
-        script = (f"set terminal png size 800,500; set output '{d}/throughput-size.png';"
-                  "set title 'Closed loop, window 32: messages/s against message size';"
-                  "set xlabel 'message bytes'; set ylabel 'million messages/s';"
-                  "set logscale x 2; set grid; set key top right;"
-                  f"plot {plot}")
-        subprocess.run(["gnuplot", "-e", script], check=True)
+        series = {n: [(size, v[size]) for size in sorted(v)] for n, v in pts.items()}
+        gnuplot(d, "size.dat", "throughput-size.png", "800,500", series, "linespoints",
+                "set title 'Closed loop, window 32: messages/s against message size';"
+                "set xlabel 'message bytes'; set ylabel 'million messages/s';"
+                "set logscale x 2; set grid; set key top right;")
         made.append("throughput-size.png")
     cdf = os.path.join(d, "cdf.dat")
     if os.path.exists(cdf):
@@ -134,22 +139,11 @@ def plots(d, rows):
                                            x != "100B" for x in p[0].split("-")):
                     series.setdefault(p[0], []).append((float(p[1]), float(p[2])))
         if series:
-            dat = os.path.join(d, "cdf-plot.dat")
-            names = sorted(series)
-            with open(dat, "w") as f:
-                for n in names:
-                    f.write(f"# {n}\n")
-                    for x, y in series[n]:
-                        f.write(f"{x} {y}\n")
-                    f.write("\n\n")
-            plot = ", ".join(f"'{dat}' index {i} with lines title '{n}'"
-                             for i, n in enumerate(names))
-            script = (f"set terminal png size 900,560; set output '{d}/latency-cdf.png';"
-                      "set title 'Latency CDF (per request; pubsub: publish to delivery)';"
-                      "set xlabel 'latency, microseconds'; set ylabel 'fraction';"
-                      "set logscale x; set grid; set key bottom right;"
-                      f"plot {plot}")
-            subprocess.run(["gnuplot", "-e", script], check=True)
+            gnuplot(d, "cdf-plot.dat", "latency-cdf.png", "900,560",
+                    {n: series[n] for n in sorted(series)}, "lines",
+                    "set title 'Latency CDF (per request; pubsub: publish to delivery)';"
+                    "set xlabel 'latency, microseconds'; set ylabel 'fraction';"
+                    "set logscale x; set grid; set key bottom right;")
             made.append("latency-cdf.png")
     if made:
         print("\nplots: " + ", ".join(os.path.join(d, m) for m in made))
