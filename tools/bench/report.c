@@ -20,8 +20,9 @@ q_us(const struct sl_report *r, double q)
 void
 sl_report_header(FILE *f)
 {
-	fprintf(f, "%-10s %-8s %-6s %5s %5s %5s %12s %9s %9s %9s %9s %9s %7s %8s\n", "system",
-		"workload", "mode", "size", "batch", "win", "acked/s", "MB/s", "p50 us",
+	fprintf(f, "%-10s %-8s %-6s %5s %5s %5s %4s %12s %9s %9s %9s %9s %9s %7s %8s\n",
+		"system", "workload", "mode", "size", "batch", "win", "prod", "acked/s", "MB/s",
+		"p50 us",
 		"p99 us", "p99.9 us", "max us", "errors", "cpu ns/m");
 }
 
@@ -34,8 +35,10 @@ sl_report_row(FILE *f, const struct sl_report *r)
 		snprintf(cpu, sizeof(cpu), "-");
 	else
 		snprintf(cpu, sizeof(cpu), "%.0f", r->cpu_ns_per_msg);
-	fprintf(f, "%-10s %-8s %-6s %5u %5u %5u %12.0f %9.2f %9.1f %9.1f %9.1f %9.1f %7llu %8s\n",
-		r->system, r->workload, r->mode, r->msg_size, r->batch, r->window, rate(r),
+	fprintf(f,
+		"%-10s %-8s %-6s %5u %5u %5u %4u %12.0f %9.2f %9.1f %9.1f %9.1f %9.1f %7llu %8s\n",
+		r->system, r->workload, r->mode, r->msg_size, r->batch, r->window,
+		r->producers ? r->producers : 1, rate(r),
 		rate(r) * r->msg_size / 1e6, q_us(r, 0.5), q_us(r, 0.99), q_us(r, 0.999),
 		r->lat ? (double)r->lat->max / 1000.0 : 0, (unsigned long long)r->errors, cpu);
 }
@@ -64,12 +67,13 @@ sl_report_json(FILE *f, const struct sl_report *r)
 	fputs(", \"mode\": ", f);
 	json_str(f, r->mode);
 	fprintf(f,
-		", \"msg_size\": %u, \"batch\": %u, \"window\": %u, \"offered_per_s\": %.1f"
+		", \"msg_size\": %u, \"batch\": %u, \"window\": %u, \"producers\": %u"
+		", \"offered_per_s\": %.1f"
 		", \"count\": %llu, \"acked\": %llu, \"errors\": %llu, \"retries\": %llu"
 		", \"elapsed_s\": %.6f, \"acked_per_s\": %.1f, \"mb_per_s\": %.3f"
 		", \"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f"
 		", \"mean_us\": %.3f, \"cpu_ns_per_msg\": %.1f, \"note\": ",
-		r->msg_size, r->batch, r->window, r->offered_per_s,
+		r->msg_size, r->batch, r->window, r->producers ? r->producers : 1, r->offered_per_s,
 		(unsigned long long)r->count, (unsigned long long)r->acked,
 		(unsigned long long)r->errors, (unsigned long long)r->retries, r->elapsed_s,
 		rate(r), rate(r) * r->msg_size / 1e6, q_us(r, 0.5), q_us(r, 0.99),

@@ -7,7 +7,8 @@
  *
  * JSON line (one object per result, on stdout or the --json file):
  *   {"system": "...", "workload": "pub|mpub|pubsub|reflect|...", "mode": "closed|open",
- *    "msg_size": N, "batch": N, "window": N, "offered_per_s": X (open loop, else 0),
+ *    "msg_size": N, "batch": N, "window": N, "producers": N,
+ *    "offered_per_s": X (open loop, else 0),
  *    "count": N, "acked": N, "errors": N, "retries": N, "elapsed_s": X,
  *    "acked_per_s": X, "mb_per_s": X, "p50_us": X, "p99_us": X, "p999_us": X,
  *    "max_us": X, "mean_us": X, "cpu_ns_per_msg": X (broker CPU, -1 if unknown),
@@ -29,7 +30,8 @@ struct sl_report {
 	const char *mode;	/* "closed" or "open" */
 	uint32_t msg_size;
 	uint32_t batch;		/* messages per request (1 for PUB) */
-	uint32_t window;	/* requests in flight (closed loop) */
+	uint32_t window;	/* requests in flight (closed loop), per producer */
+	uint32_t producers;	/* publishing clients (0 is taken as 1) */
 	double offered_per_s;	/* open loop: intended messages/s; 0 for closed loop */
 	uint64_t count;		/* messages attempted */
 	uint64_t acked;		/* messages acknowledged */

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,8 @@ struct opts {
 	const char *system;
 	uint32_t idle_polls;
 	uint16_t mtu;
+	uint32_t producers;
+	const char *note;
 	int quiet;
 };
 
@@ -140,6 +143,8 @@ emit(const struct opts *o, struct sl_report *r, const struct sl_hist *h)
 	FILE *f;
 
 	r->lat = h;
+	if (r->note == NULL)
+		r->note = o->note;
 	sl_report_row(stdout, r);
 	fflush(stdout);
 	if (o->json != NULL) {
@@ -209,7 +214,8 @@ pub_done(struct run *run, struct slot *s, const struct sl_pub_result *res)
 	run->free = s;
 }
 
-static struct run *cur_run;	/* single-threaded tool: the run the callbacks belong to */
+/* the run the callbacks of this thread's client belong to (one client per thread) */
+static __thread struct run *cur_run;
 
 static void
 pub_cb(void *arg, const struct sl_pub_result *res)
@@ -298,21 +304,13 @@ pub_phase(struct run *run, uint64_t n)
 	return sl_hist_now_ns() - start;
 }
 
+/* Payload and free slots of a run for client c. 0 or -ENOMEM. */
 static int
-run_pub(const struct opts *o, struct sl_client *c)
+run_init(struct run *run, const struct opts *o, struct sl_client *c)
 {
-	struct run *run = calloc(1, sizeof(*run));
 	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
-	int pubsub = strcmp(o->workload, "pubsub") == 0;
-	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
-	struct sl_client_stats cs0, cs1;
-	struct sl_report r;
 	uint32_t k;
-	int have_cpu = 0;
 
-	if (run == NULL)
-		return -ENOMEM;
-	cur_run = run;
 	run->c = c;
 	run->o = o;
 	sl_hist_init(&run->lat);
@@ -331,6 +329,35 @@ run_pub(const struct opts *o, struct sl_client *c)
 		run->slots[k].next_free = run->free;
 		run->free = &run->slots[k];
 	}
+	return 0;
+}
+
+static void
+run_fini(struct run *run)
+{
+	free(run->payload);
+	free(run->datas);
+	free(run->lens);
+	free(run);
+}
+
+static int
+run_pub(const struct opts *o, struct sl_client *c)
+{
+	struct run *run = calloc(1, sizeof(*run));
+	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
+	int pubsub = strcmp(o->workload, "pubsub") == 0;
+	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
+	struct sl_client_stats cs0, cs1;
+	struct sl_report r;
+	int have_cpu = 0;
+
+	if (run == NULL || run_init(run, o, c) != 0) {
+		if (run != NULL)
+			run_fini(run);
+		return -ENOMEM;
+	}
+	cur_run = run;
 	if (pubsub) {
 		int64_t sub = sl_client_sub(c, o->topic, o->partition == SL_WIRE_PART_ANY
 							 ? 0 : o->partition, "bench",
@@ -400,11 +427,131 @@ run_pub(const struct opts *o, struct sl_client *c)
 			fprintf(stderr, "sluice-bench: %" PRIu64 " deliveries out of order\n",
 				run->out_of_order);
 	}
-	free(run->payload);
-	free(run->datas);
-	free(run->lens);
-	free(run);
+	run_fini(run);
 	return r.errors > 0 ? 1 : 0;
+}
+
+/* ---- several producers (kernel UDP): one thread and one client each ---- */
+
+struct producer {
+	pthread_t tid;
+	struct opts o;			/* the run's options; rate = this producer's share */
+	const struct sl_client_conf *cc;
+	pthread_barrier_t *bar;		/* opened + warmed up; go */
+	struct run *run;
+	struct sl_client_stats cs0, cs1;
+	int rc;
+};
+
+static void *
+producer_main(void *arg)
+{
+	struct producer *p = arg;
+	uint32_t per_req = strcmp(p->o.workload, "mpub") == 0 ? p->o.batch : 1;
+	struct sl_client *c = sl_client_open(p->cc);
+
+	if (c == NULL) {
+		p->rc = -errno;
+	} else {
+		p->run = calloc(1, sizeof(*p->run));
+		if (p->run == NULL || run_init(p->run, &p->o, c) != 0)
+			p->rc = -ENOMEM;
+	}
+	if (p->rc == 0) {
+		cur_run = p->run;
+		pub_phase(p->run, (p->o.warmup + per_req - 1) / per_req);
+		p->run->acked = 0;
+		p->run->errors = 0;
+		sl_client_get_stats(c, &p->cs0);
+	}
+	pthread_barrier_wait(p->bar);	/* every producer warmed up: the broker CPU is read */
+	pthread_barrier_wait(p->bar);	/* go */
+	if (p->rc == 0) {
+		p->run->measuring = 1;
+		pub_phase(p->run, (p->o.count + per_req - 1) / per_req);
+		sl_client_get_stats(c, &p->cs1);
+	}
+	if (c != NULL)
+		sl_client_close(c);
+	return NULL;
+}
+
+static int
+run_producers(const struct opts *o, const struct sl_client_conf *cc)
+{
+	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
+	uint32_t n = o->producers, i, started = 0;
+	struct producer *ps = calloc(n, sizeof(*ps));
+	uint64_t busy0 = 0, busy1 = 0, hz = 0, t0, t1;
+	pthread_barrier_t bar;
+	struct sl_hist lat;
+	struct sl_report r;
+	int have_cpu = 0, rc = 0, first_err = 0;
+
+	if (ps == NULL || pthread_barrier_init(&bar, NULL, n + 1) != 0)
+		return -ENOMEM;
+	memset(&r, 0, sizeof(r));
+	sl_hist_init(&lat);
+	for (i = 0; i < n; i++) {
+		ps[i].o = *o;
+		ps[i].o.rate = o->rate / n;
+		ps[i].o.count = o->count / n + (i < o->count % n);
+		ps[i].o.warmup = o->warmup / n;
+		ps[i].cc = cc;
+		ps[i].bar = &bar;
+		if (pthread_create(&ps[i].tid, NULL, producer_main, &ps[i]) != 0)
+			break;
+		started++;
+	}
+	if (started < n) {
+		/* the barrier needs everyone: a machine that cannot start n threads is unusable */
+		fprintf(stderr, "sluice-bench: cannot start %u producer threads\n", n);
+		exit(2);
+	}
+	pthread_barrier_wait(&bar);
+	if (o->ctl != NULL)
+		have_cpu = broker_busy(o->ctl, &busy0, &hz) == 0;
+	t0 = sl_hist_now_ns();
+	pthread_barrier_wait(&bar);
+	for (i = 0; i < n; i++)
+		pthread_join(ps[i].tid, NULL);
+	t1 = sl_hist_now_ns();
+	if (have_cpu)
+		have_cpu = broker_busy(o->ctl, &busy1, &hz) == 0 && hz > 0;
+	for (i = 0; i < n; i++) {
+		if (ps[i].rc != 0) {
+			fprintf(stderr, "sluice-bench: producer %u: %s\n", i, sl_strerror(ps[i].rc));
+			rc = 2;
+			continue;
+		}
+		r.count += (ps[i].o.count + per_req - 1) / per_req * per_req;
+		r.acked += ps[i].run->acked;
+		r.errors += ps[i].run->errors;
+		if (first_err == 0)
+			first_err = ps[i].run->first_err;
+		r.retries += ps[i].cs1.retries - ps[i].cs0.retries;
+		sl_hist_merge(&lat, &ps[i].run->lat);
+		run_fini(ps[i].run);
+	}
+	r.system = o->system;
+	r.workload = o->workload;
+	r.mode = o->rate > 0 ? "open" : "closed";
+	r.msg_size = o->size;
+	r.batch = per_req;
+	r.window = o->window;
+	r.producers = n;
+	r.offered_per_s = o->rate;
+	r.elapsed_s = (double)(t1 - t0) / 1e9;
+	r.cpu_ns_per_msg = have_cpu && r.acked > 0
+				   ? (double)(busy1 - busy0) * 1e9 / (double)hz / (double)r.acked
+				   : -1;
+	if (r.errors > 0)
+		fprintf(stderr, "sluice-bench: %" PRIu64 " errors, the first: %s\n", r.errors,
+			sl_strerror(first_err));
+	emit(o, &r, &lat);
+	pthread_barrier_destroy(&bar);
+	free(ps);
+	return rc != 0 ? rc : r.errors > 0 ? 1 : 0;
 }
 
 /* ---- the ceiling: raw frames against a reflector ---- */
@@ -609,6 +756,9 @@ usage(FILE *f)
 		"                            of an MPUB of N (default 1)\n"
 		"  --window N                requests in flight (default 32, max %d)\n"
 		"  --rate R                  open loop: R messages/s on a fixed schedule\n"
+		"  --producers N             pub/mpub: N producers, each a thread with its own\n"
+		"                            session (kernel UDP; default 1); window, rate and\n"
+		"                            count are shared out, latency is merged\n"
 		"  --system NAME             label in the output (default sluice / reflector)\n"
 		"  --ctl SOCKET              broker control socket: report broker CPU per message\n"
 		"  --json FILE               append JSON lines to FILE ('-': stdout)\n"
@@ -616,6 +766,7 @@ usage(FILE *f)
 		"  --idle-polls N            reflector: sleep after N empty polls (0 = busy)\n"
 		"  --mtu N                   DPDK: link MTU (jumbo frames for MPUB; on memif,\n"
 		"                            give the broker the same --mtu)\n"
+		"  --note TEXT               free text for the JSON line (e.g. the topic's layout)\n"
 		"  --no-header               do not print the table header\n",
 		MAX_WINDOW);
 }
@@ -645,6 +796,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"idle-polls", required_argument, NULL, 'I'},
 		{"no-header", no_argument, NULL, 'q'},
 		{"mtu", required_argument, NULL, 'M'},
+		{"producers", required_argument, NULL, 'D'},
+		{"note", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -686,6 +839,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'I': o->idle_polls = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'q': o->quiet = 1; break;
 		case 'M': o->mtu = (uint16_t)atoi(optarg); break;
+		case 'D': o->producers = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'O': o->note = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -712,6 +867,13 @@ check_opts(const struct opts *o)
 	if (o->batch == 0 || o->batch > SL_WIRE_MPUB_MAX)
 		return fprintf(stderr, "sluice-bench: --batch must be 1..%d\n", SL_WIRE_MPUB_MAX),
 		       -1;
+	if (o->producers == 0 || o->producers > 64)
+		return fprintf(stderr, "sluice-bench: --producers must be 1..64\n"), -1;
+	if (o->producers > 1 && (o->xport != SL_XPORT_UDP ||
+				 (strcmp(w, "pub") != 0 && strcmp(w, "mpub") != 0)))
+		return fprintf(stderr, "sluice-bench: --producers > 1 is for pub and mpub over "
+				       "--xport udp (a DPDK client owns its port queue)\n"),
+		       -1;
 	if (o->count == 0 || o->rate < 0)
 		return fprintf(stderr, "sluice-bench: --count must be > 0, --rate >= 0\n"), -1;
 	if (!o->reflector && o->broker == NULL)
@@ -735,6 +897,7 @@ main(int argc, char **argv)
 		.size = 100,
 		.count = 100000,
 		.window = 32,
+		.producers = 1,
 		.idle_polls = 256,
 	};
 	struct sl_client_conf cc;
@@ -817,6 +980,10 @@ main(int argc, char **argv)
 		sl_report_header(stdout);
 	if (strcmp(o.workload, "reflect") == 0) {
 		rc = run_reflect(&o, &cc);
+		goto out;
+	}
+	if (o.producers > 1) {
+		rc = run_producers(&o, &cc);
 		goto out;
 	}
 	c = sl_client_open(&cc);

@@ -33,18 +33,25 @@ def fmt_rate(x):
     return f"{x / 1e6:.2f} M" if x >= 1e6 else f"{x / 1e3:.1f} k"
 
 
+def short_note(r):
+    """The note of sluice's own runs (the peers' notes are long; they stay in the JSON)."""
+    n = r.get("note", "")
+    return n if r["system"].startswith("sluice") and len(n) < 60 else ""
+
+
 def table(rows):
-    print("| system | workload | mode | size | batch | window | acked msg/s | MB/s "
-          "| p50 us | p99 us | p99.9 us | errors | broker CPU ns/msg |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| system | workload | mode | size | batch | window | producers | acked msg/s "
+          "| MB/s | p50 us | p99 us | p99.9 us | errors | broker CPU ns/msg | note |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         cpu = f"{r['cpu_ns_per_msg']:.0f}" if r["cpu_ns_per_msg"] >= 0 else "-"
         mode = r["mode"] + (f" @{fmt_rate(r['offered_per_s'])}/s" if r["mode"] == "open"
                             else "")
         print(f"| {r['system']} | {r['workload']} | {mode} | {r['msg_size']} | {r['batch']} "
-              f"| {r['window']} | {fmt_rate(r['acked_per_s'])} | {r['mb_per_s']:.1f} "
+              f"| {r['window']} | {r.get('producers', 1)} | {fmt_rate(r['acked_per_s'])} "
+              f"| {r['mb_per_s']:.1f} "
               f"| {r['p50_us']:.1f} | {r['p99_us']:.1f} | {r['p999_us']:.1f} "
-              f"| {r['errors']} | {cpu} |")
+              f"| {r['errors']} | {cpu} | {short_note(r)} |")
 
 
 def ratios(rows):
@@ -79,6 +86,13 @@ def ratios(rows):
         q = mpub["acked_per_s"] / mrefl["acked_per_s"]
         line("MPUB of 32, msg/s", fmt_rate(mpub["acked_per_s"]),
              fmt_rate(mrefl["acked_per_s"]), "reflector, MPUB-sized frames", f"{q:.2f}",
+             "-", None)
+    upub = pick(rows, system="sluice-udp", workload="pub", mode="closed", producers=1)
+    urefl = pick(rows, system="reflector-udp", workload="reflect", mode="closed")
+    if upub and urefl and urefl["acked_per_s"] > 0:
+        q = upub["acked_per_s"] / urefl["acked_per_s"]
+        line("kernel UDP (tap) PUB, acked/s", fmt_rate(upub["acked_per_s"]),
+             fmt_rate(urefl["acked_per_s"]), "reflector on the same tap port", f"{q:.2f}",
              "-", None)
     opn = pick(rows, system="sluice", workload="pub", mode="open")
     ropn = pick(rows, system="reflector", workload="reflect", mode="open")
@@ -134,8 +148,10 @@ def plots(d, rows):
         with open(cdf) as f:
             for line in f:
                 p = line.split()
-                # the size sweep's other sizes would crowd the plot: 100-byte runs only
-                if len(p) == 3 and not any(x.endswith("B") and x[:-1].isdigit() and
+                # the size sweep's other sizes and the kernel-UDP producer runs would
+                # crowd the plot: 100-byte DPDK and peer runs only
+                if len(p) == 3 and not p[0].startswith("sluice-udp") and not any(
+                        x.endswith("B") and x[:-1].isdigit() and
                                            x != "100B" for x in p[0].split("-")):
                     series.setdefault(p[0], []).append((float(p[1]), float(p[2])))
         if series:
