@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * disklog: one topic partition's log on disk. Owned by the persistence lcore (appender:
+ * write, sync, retention, truncate, checkpoint, channel positions); readers (a reader
+ * thread serving consumers that fell behind memory, SET_OFFSET lookups) may call
+ * sl_disklog_read and sl_disklog_find from any one other thread at the same time.
+ * An internal mutex guards the segment table; the appender takes it only when it adds or
+ * removes a segment, never per record.
+ *
+ * Directory <dir>/ holds, per segment, a message-log file and a commit-log file named by
+ * the segment's base queue offset (20 decimal digits), plus a checkpoint and the channel
+ * positions:
+ *   00000000000000000000.msg   message log segment
+ *   00000000000000000000.clog  commit log of that segment (its index)
+ *   checkpoint                 last durable position (tmp + rename)
+ *   channels                   channel consume positions (tmp + rename)
+ * All integers little-endian. Every file starts with a 64-byte header:
+ *   off size field
+ *     0    8 magic      "SLMSGLOG" (.msg), "SLCOMLOG" (.clog), "SLCHECKP", "SLCHANPS"
+ *     8    4 version    1
+ *    12    4 hdr_len    64
+ *    16    8 base_offset  (msg/clog: queue offset of the segment's first record)
+ *    24    8 base_id      (msg/clog: id of the segment's first message)
+ *    32    8 created_ns   wall clock
+ *    40    4 partition
+ *    44    4 count        (channels: entries; else 0)
+ *    48    8 reserved 0
+ *    56    4 reserved 0
+ *    60    4 crc32c of bytes 0..59
+ * Message record (the in-memory log's record with a CRC in its reserved word, so a
+ * record's size and therefore every queue offset is the same in memory and on disk):
+ *     0    4 magic_len  0xA5 << 24 | len
+ *     4    4 crc32c     over bytes 0..3 and 8..(32+len-1)
+ *     8    8 id
+ *    16    8 timestamp_ns (wall clock)
+ *    24    8 trace_id
+ *    32  len data, zero padding to a multiple of 8
+ * The record at queue offset o of a segment with base b sits at file position 64 + o - b.
+ * Commit record (one per PUB or MPUB, fixed 64 bytes, record i at 64 + 64 * i):
+ *     0    8 log_id          id of the first message
+ *     8    8 epoch           write epoch of the leader that wrote it
+ *    16    8 last_msg_log_id id of the last message (== log_id for PUB)
+ *    24    8 msg_offset      queue offset of the first message
+ *    32    8 msg_cnt         total message count after this record (== last id)
+ *    40    8 timestamp_ns    of the first message
+ *    48    4 msg_size        bytes of message records
+ *    52    4 msg_num         messages in this record
+ *    56    4 magic           0x474F4C43 ("CLOG")
+ *    60    4 crc32c of bytes 0..59
+ * A commit record and its messages never span two segments. A message is committed on
+ * disk iff its commit record and every one of its message records are intact.
+ * Channel entry (channels file, 96 bytes each after the header):
+ *     0   72 name, NUL padded (at most 64 bytes)
+ *    72    4 flags (bit 0: ordered)
+ *    76    4 reserved 0
+ *    80    8 confirmed_id (every id below is finished)
+ *    88    4 reserved 0
+ *    92    4 crc32c of bytes 0..91
+ * The checkpoint file is a header whose base_offset/base_id are the end (offset, next id)
+ * of the log when it was written, all of it durable.
+ *
+ * Errors are sticky: the first failed write, fdatasync or truncate poisons the log and
+ * every later call returns that error, until sl_disklog_resume.
+ */
+#ifndef SL_DISKLOG_H
+#define SL_DISKLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sio.h"
+
+#define SL_DISKLOG_VERSION 1
+#define SL_DISKLOG_HDR_LEN 64
+#define SL_DISKLOG_CREC_LEN 64
+#define SL_DISKLOG_MREC_HDR 32
+#define SL_DISKLOG_MREC_SIZE(len) (SL_DISKLOG_MREC_HDR + (((uint64_t)(len) + 7) & ~(uint64_t)7))
+#define SL_DISKLOG_CHAN_NAME_MAX 64
+
+struct sl_disklog_conf {
+	const char *dir;		/* partition directory (created with parents) */
+	uint32_t partition;
+	uint64_t segment_bytes;		/* roll the segment past this; 0 = 64 MiB */
+	const struct sl_sio_ops *ops;	/* NULL = sl_sio_posix */
+};
+
+/* What sl_disklog_open found and did. */
+struct sl_disklog_recovery {
+	int checkpoint_valid;		/* a valid checkpoint was found */
+	uint64_t checkpoint_id;		/* next id at the checkpoint */
+	uint32_t segments;		/* segments found */
+	uint64_t scanned_records;	/* commit records verified past the checkpoint */
+	uint64_t first_id;		/* oldest retained id (end_id + 1 when empty) */
+	uint64_t end_id;		/* last intact id (0 = empty) */
+	uint64_t end_offset;		/* queue offset after it */
+	uint64_t truncated_msg_bytes;	/* torn or orphaned bytes cut off the message log */
+	uint64_t truncated_commit_bytes; /* bytes cut off the commit log */
+	uint32_t removed_segments;	/* empty or wholly invalid tail segments removed */
+	char what[160];			/* one line for an operator: "clean", or what was cut */
+};
+
+/* A commit record as the appender hands it in (the CRC and magic are filled in). */
+struct sl_disklog_crec {
+	uint64_t log_id;
+	uint64_t epoch;
+	uint64_t last_msg_log_id;
+	uint64_t msg_offset;
+	uint64_t msg_cnt;
+	uint64_t timestamp_ns;
+	uint32_t msg_size;
+	uint32_t msg_num;
+};
+
+/* A message read back. data points into the caller's buffer. */
+struct sl_disklog_msg {
+	uint64_t id;
+	uint64_t offset;
+	uint64_t timestamp_ns;
+	uint64_t trace_id;
+	uint32_t len;
+	const uint8_t *data;
+};
+
+enum sl_disklog_find_kind {
+	SL_DISKLOG_BY_ID = 0,		/* the id itself, if retained */
+	SL_DISKLOG_BY_OFFSET = 1,	/* the message at this queue offset (a record boundary) */
+	SL_DISKLOG_BY_COUNT = 2,	/* the message after `value` messages (id value + 1) */
+	SL_DISKLOG_BY_TIME = 3,		/* the first message with timestamp >= value */
+};
+
+struct sl_disklog_retention {
+	uint64_t max_bytes;		/* keep at most this much (0 = no limit) */
+	uint64_t max_age_ns;		/* drop segments whose newest message is older (0 = none) */
+	uint64_t keep_from_id;		/* never drop ids >= this (durable channels); 0 = none */
+	uint64_t now_ns;		/* wall clock */
+};
+
+struct sl_disklog_retain_res {
+	uint32_t removed_segments;
+	uint64_t removed_bytes;
+	uint64_t held_bytes;		/* bytes the policy would drop but a channel holds */
+	uint64_t held_from_id;		/* the channel position that holds them */
+};
+
+struct sl_disklog_stats {
+	uint64_t first_id;
+	uint64_t end_id;
+	uint64_t end_offset;
+	uint64_t synced_id;		/* every id <= this survives a crash */
+	uint64_t bytes;			/* message + commit log bytes on disk */
+	uint32_t segments;
+	uint64_t writes;
+	uint64_t syncs;
+	int error;			/* sticky error (negative errno) or 0 */
+};
+
+struct sl_disklog;
+
+/**
+ * Open (create or recover) the partition log in conf->dir. Recovery starts at the last
+ * checkpoint, verifies every commit record after it and its message records, truncates a
+ * torn or corrupt tail back to the last intact commit record, drops message bytes that
+ * have no commit record, and removes tail segments left empty. *rep (may be NULL) says
+ * what was found and done. Returns NULL with errno set on failure (EINVAL on a bad conf,
+ * SL_E_STORAGE-class errno from the filesystem, EBADMSG when a file's header is not ours).
+ * Calling context: control thread.
+ */
+struct sl_disklog *
+sl_disklog_open(const struct sl_disklog_conf *conf, struct sl_disklog_recovery *rep);
+
+/** Close the files and free the handle (does not sync). Control thread, after the
+ * appender and readers stopped using it. */
+void
+sl_disklog_close(struct sl_disklog *dl);
+
+/**
+ * Encode one message record at dst (SL_DISKLOG_MREC_SIZE(len) bytes, CRC computed).
+ * Returns the bytes written. Any thread, no I/O.
+ */
+uint32_t
+sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
+		      const void *data, uint32_t len);
+
+/**
+ * Append ncrec commit records and their message records. msgs holds the encoded message
+ * records of all of them back to back (sum of msg_size bytes), in order; each crec's
+ * log_id must be end_id + 1 and msg_offset the end offset at that point (else -EINVAL,
+ * not sticky). The segment rolls between records once it passes segment_bytes.
+ * Returns 0 or the (sticky) negative errno. Calling context: the appender only.
+ */
+int
+sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_disklog_crec *crecs,
+		 uint32_t ncrec);
+
+/** fdatasync the active segment's two files (and any segment closed since the last sync).
+ * On success everything written so far is durable: synced_id = end_id. Appender. */
+int
+sl_disklog_sync(struct sl_disklog *dl);
+
+/** Write the checkpoint (the synced end) with tmp + fsync + rename. Appender. */
+int
+sl_disklog_checkpoint(struct sl_disklog *dl);
+
+/** Remove every message with id > end_id from both logs (files truncated, later
+ * segments removed). Appender. 0 or sticky negative errno. */
+int
+sl_disklog_truncate(struct sl_disklog *dl, uint64_t end_id);
+
+/** The sticky error, 0 if none. Any thread. */
+int
+sl_disklog_error(const struct sl_disklog *dl);
+
+/**
+ * Clear a sticky error once its cause is fixed: reopen the files, cut both logs back to
+ * the last synced position (what was written after it is not trusted) and sync. Returns 0
+ * (the log accepts writes again, end == synced) or a negative errno (still poisoned).
+ * Appender.
+ */
+int
+sl_disklog_resume(struct sl_disklog *dl);
+
+/**
+ * Delete whole oldest segments (never the active one) per the policy. Appender.
+ */
+int
+sl_disklog_retain(struct sl_disklog *dl, const struct sl_disklog_retention *pol,
+		  struct sl_disklog_retain_res *res);
+
+/**
+ * Read intact message records starting at id `from` (which must be retained: else
+ * -ENOENT with *first_avail set to the oldest retained id) into buf. Stops before id
+ * max_id + 1, at the end of the log, or when buf (len bytes) is full; at least one record
+ * is read if one exists and fits. Fills msgs[0..*n-1] (at most max_msgs), pointing into
+ * buf. Returns 0 (*n may be 0 at the end of the log) or a negative errno (-EBADMSG on a
+ * CRC mismatch). Any thread (one reader at a time besides the appender).
+ */
+int
+sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf, size_t len,
+		struct sl_disklog_msg *msgs, uint32_t max_msgs, uint32_t *n,
+		uint64_t *first_avail);
+
+/**
+ * Find a message through the commit-log index (binary search over segments, then over
+ * the segment's fixed-size commit records, then a scan of one record's messages).
+ * *id gets the id found; end_id + 1 when value is past the end (by time, count, offset);
+ * -ENOENT when value is below the oldest retained message (*id = first_id), -EINVAL when
+ * an offset is not a record boundary. Any thread (same rule as sl_disklog_read).
+ */
+int
+sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t value,
+		uint64_t *id);
+
+/** Save the channel positions (tmp + fsync + rename). Appender. */
+struct sl_disklog_chan {
+	char name[SL_DISKLOG_CHAN_NAME_MAX + 1];
+	uint32_t flags;			/* bit 0: ordered */
+	uint64_t confirmed_id;
+};
+int
+sl_disklog_chan_save(struct sl_disklog *dl, const struct sl_disklog_chan *c, uint32_t n);
+
+/** Load saved channel positions. Returns the number loaded (<= max), 0 when none were
+ * saved, or a negative errno (-EBADMSG: corrupt file, reported and ignored by callers).
+ * Control thread, at start. */
+int
+sl_disklog_chan_load(struct sl_disklog *dl, struct sl_disklog_chan *c, uint32_t max);
+
+/** Counters and positions. Appender, or any thread (values may be a little stale). */
+void
+sl_disklog_get_stats(const struct sl_disklog *dl, struct sl_disklog_stats *st);
+
+#endif /* SL_DISKLOG_H */
