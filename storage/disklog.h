@@ -163,7 +163,7 @@ struct sl_disklog;
  * torn or corrupt tail back to the last intact commit record, drops message bytes that
  * have no commit record, and removes tail segments left empty. *rep (may be NULL) says
  * what was found and done. Returns NULL with errno set on failure (EINVAL on a bad conf,
- * SL_E_STORAGE-class errno from the filesystem, EBADMSG when a file's header is not ours).
+ * the filesystem's errno, EBADMSG when a file's header is not ours).
  * Calling context: control thread.
  */
 struct sl_disklog *
