@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The sluice authors
 """Summarise a tools/bench/run result directory: a markdown table of every result, the
-ratios to the ceiling and to the peers measured in the same run (issue 3 targets), and
+ratios to the ceiling and to the peers measured in the same run (issue 3 targets), the
+storage table (sluice-disk-bench: the disk log against the raw disk, per sync policy), and
 PNG plots drawn by gnuplot (throughput against message size, latency CDFs).
 
 usage: summarize.py DIR      (DIR holds results.jsonl and cdf.dat)
@@ -52,6 +53,46 @@ def table(rows):
               f"| {r['mb_per_s']:.1f} "
               f"| {r['p50_us']:.1f} | {r['p99_us']:.1f} | {r['p999_us']:.1f} "
               f"| {r['errors']} | {cpu} | {short_note(r)} |")
+
+
+STORAGE = ("disk-raw", "disklog")
+STORAGE_TARGET = 0.80
+
+
+def disk_figures(r):
+    """The key=value words sluice-disk-bench puts before the ';' of its note."""
+    words = r.get("note", "").split(";")[0].split()
+    return {k: float(v) for k, v in (w.split("=", 1) for w in words if "=" in w)}
+
+
+def disk_pairs(rows):
+    """(disklog row, disk-raw row with the same workload, sync policy, size and batch)."""
+    for r in rows:
+        if r["system"] == "disklog":
+            raw = pick(rows, system="disk-raw", workload=r["workload"], mode=r["mode"],
+                       msg_size=r["msg_size"], batch=r["batch"])
+            if raw and raw["acked_per_s"] > 0:
+                yield r, raw
+
+
+def storage(rows):
+    disk = [r for r in rows if r["system"] in STORAGE]
+    if not disk:
+        return
+    print()
+    print("Storage append (sluice-disk-bench; latency per write call with its sync; vs raw: "
+          "the disk log's msg/s over the raw disk's under the same sync policy):")
+    print()
+    print("| system | workload | sync | size | batch | msg/s | disk MB/s | syncs/s | p50 us "
+          "| p99 us | CPU ns/msg | vs raw |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in disk:
+        f = disk_figures(r)
+        vs = f"{f.get('vs_raw', 0):.2f}" if r["system"] == "disklog" else "-"
+        print(f"| {r['system']} | {r['workload']} | {r['mode']} | {r['msg_size']} "
+              f"| {r['batch']} | {fmt_rate(r['acked_per_s'])} "
+              f"| {f.get('disk_mb_per_s', 0):.1f} | {f.get('syncs_per_s', 0):.0f} "
+              f"| {r['p50_us']:.1f} | {r['p99_us']:.1f} | {r['cpu_ns_per_msg']:.0f} | {vs} |")
 
 
 def ratios(rows):
@@ -106,6 +147,15 @@ def ratios(rows):
             line("PUB closed loop, acked/s", fmt_rate(pub["acked_per_s"]),
                  fmt_rate(r["acked_per_s"]), f"{r['system']} {r['workload']}", f"{q:.1f}",
                  "-", None)
+    for d, raw in disk_pairs(rows):
+        q = d["acked_per_s"] / raw["acked_per_s"]
+        always = d["mode"] == "always"
+        line(f"disk log {d['workload'].upper()} x{d['batch']}, sync {d['mode']}, msg/s",
+             fmt_rate(d["acked_per_s"]), fmt_rate(raw["acked_per_s"]),
+             "raw pwrite, same bytes, no sync" if d["mode"] == "none" else
+             "raw pwrite + fdatasync, same bytes and sync spacing", f"{q:.2f}",
+             f">= {STORAGE_TARGET:.2f}" if always else "-",
+             q >= STORAGE_TARGET if always else None)
 
 
 def gnuplot(d, dat_name, png, size, series, style, settings):
@@ -174,8 +224,9 @@ def main():
     if not rows:
         print("no results", file=sys.stderr)
         return 1
-    table(rows)
+    table([r for r in rows if r["system"] not in STORAGE])
     ratios(rows)
+    storage(rows)
     plots(d, rows)
     return 0
 
