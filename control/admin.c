@@ -150,6 +150,16 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	return 0;
 }
 
+/* A walk over partitions (stats, storage status). */
+struct part_walk {
+	struct sl_broker *b;
+	struct sl_json *out;
+	struct sl_part_info *info;
+	const char *topic;	/* only this topic (NULL: all) */
+	int chans;
+	int rc;
+};
+
 /* ---- topics ---- */
 
 static int
@@ -188,6 +198,65 @@ json_chan(struct sl_json *out, const struct sl_chan_info *ci, int partition)
 	sl_json_obj_close(out);
 }
 
+/* A partition's storage: positions, health, what recovery did, what retention holds. */
+static void
+json_storage(struct sl_json *out, const struct sl_part_info *in)
+{
+	const struct sl_pstore *st = in->store;
+	struct sl_disklog_stats ds;
+	char sync[32];
+
+	sl_json_obj_open(out, "storage");
+	if (st == NULL) {
+		sl_json_str(out, "durability", "memory");
+		sl_json_bool(out, "on_disk", 0);
+		sl_json_obj_close(out);
+		return;
+	}
+	sl_disklog_get_stats(st->dl, &ds);
+	sl_json_str(out, "durability", in->disk ? "disk" : "memory");
+	sl_json_bool(out, "on_disk", 1);
+	sl_json_str(out, "sync", sl_persist_sync_str(&st->pol, sync, sizeof(sync)));
+	sl_json_str(out, "state", st->error != 0 ? "failed" : "ok");
+	if (st->error != 0)
+		sl_json_str(out, "error", sl_strerror(st->error));
+	sl_json_u64(out, "written_id", st->written_id);
+	sl_json_u64(out, "durable_id", st->durable_id);
+	sl_json_u64(out, "disk_first_id", ds.first_id);
+	sl_json_u64(out, "disk_bytes", ds.bytes);
+	sl_json_u64(out, "segments", ds.segments);
+	sl_json_u64(out, "syncs", ds.syncs);
+	sl_json_u64(out, "waiting_publishes", in->pending);
+	sl_json_u64(out, "io_errors", in->io_errs);
+	sl_json_u64(out, "disk_reads", in->disk_reads);
+	sl_json_u64(out, "disk_skipped", in->disk_skipped);
+	sl_json_u64(out, "resumes", st->resumes);
+	sl_json_obj_open(out, "retention");
+	sl_json_u64(out, "max_bytes", st->pol.retain_bytes);
+	sl_json_u64(out, "max_age_s", st->pol.retain_age_s);
+	sl_json_bool(out, "keep_unconsumed", st->pol.retain_unconsumed);
+	sl_json_u64(out, "removed_segments", st->retain.removed_segments);
+	sl_json_u64(out, "removed_bytes", st->retain.removed_bytes);
+	sl_json_u64(out, "held_bytes", st->retain.held_bytes);
+	if (st->retain.held_bytes > 0) {
+		sl_json_u64(out, "held_from_id", st->retain.held_from_id);
+		sl_json_str(out, "held_because", "a durable channel has not consumed them");
+	}
+	sl_json_obj_close(out);
+	sl_json_obj_open(out, "recovery");
+	sl_json_str(out, "result", st->rec.what);
+	sl_json_bool(out, "checkpoint_valid", st->rec.checkpoint_valid);
+	sl_json_u64(out, "checkpoint_id", st->rec.checkpoint_id);
+	sl_json_u64(out, "segments", st->rec.segments);
+	sl_json_u64(out, "scanned_records", st->rec.scanned_records);
+	sl_json_u64(out, "end_id", st->rec.end_id);
+	sl_json_u64(out, "truncated_msg_bytes", st->rec.truncated_msg_bytes);
+	sl_json_u64(out, "truncated_commit_bytes", st->rec.truncated_commit_bytes);
+	sl_json_u64(out, "removed_segments", st->rec.removed_segments);
+	sl_json_obj_close(out);
+	sl_json_obj_close(out);
+}
+
 static void
 json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int chans)
 {
@@ -205,6 +274,7 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "bytes_in", in->bytes_in);
 	sl_json_u64(out, "full_errors", in->full_errs);
 	sl_json_u64(out, "deliveries", in->deliveries);
+	json_storage(out, in);
 	if (!chans)
 		return;
 	sl_json_arr_open(out, "channels");
@@ -252,8 +322,9 @@ static int
 cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 {
 	struct sl_broker *b = arg;
-	long parts = 1;
-	int rc;
+	struct sl_persist_policy pol = sl_broker_get_conf(b)->policy;
+	long parts = 1, v;
+	int rc, i;
 
 	if (argc >= 2 && strcmp(argv[1], "list") == 0) {
 		sl_json_arr_open(out, "topics");
@@ -262,18 +333,57 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 		return 0;
 	}
 	if (argc >= 3 && strcmp(argv[1], "create") == 0) {
-		if (argc >= 4 && parse_int(argv[3], 1, SL_COORD_MAX_PARTS, &parts) != 0) {
-			sl_ctl_set_error(out, "partitions must be 1..%d", SL_COORD_MAX_PARTS);
-			return -SL_E_INVAL;
+		i = 3;
+		if (argc >= 4 && argv[3][0] != '-') {
+			if (parse_int(argv[3], 1, SL_COORD_MAX_PARTS, &parts) != 0) {
+				sl_ctl_set_error(out, "partitions must be 1..%d",
+						 SL_COORD_MAX_PARTS);
+				return -SL_E_INVAL;
+			}
+			i = 4;
 		}
-		rc = sl_broker_topic_create(b, argv[2], (uint16_t)parts, 0);
+		for (; i < argc; i += 2) {
+			const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+			if (val == NULL)
+				goto create_usage;
+			if (strcmp(k, "--durability") == 0 && strcmp(val, "disk") == 0)
+				pol.durability = SL_PERSIST_DISK;
+			else if (strcmp(k, "--durability") == 0 && strcmp(val, "memory") == 0)
+				pol.durability = SL_PERSIST_MEMORY;
+			else if (strcmp(k, "--sync") == 0 && sl_persist_parse_sync(val, &pol) == 0)
+				;
+			else if (strcmp(k, "--retain-mb") == 0 &&
+				 parse_int(val, 0, 1L << 30, &v) == 0)
+				pol.retain_bytes = (uint64_t)v << 20;
+			else if (strcmp(k, "--retain-age-s") == 0 &&
+				 parse_int(val, 0, UINT32_MAX, &v) == 0)
+				pol.retain_age_s = (uint64_t)v;
+			else if (strcmp(k, "--keep-unconsumed") == 0 &&
+				 parse_int(val, 0, 1, &v) == 0)
+				pol.retain_unconsumed = (int)v;
+			else
+				goto create_usage;
+		}
+		rc = sl_broker_topic_create(b, argv[2], (uint16_t)parts, 0, &pol);
 		if (rc != 0) {
-			sl_ctl_set_error(out, "topic '%s': %s", argv[2], sl_strerror(rc));
+			sl_ctl_set_error(out, "topic '%s': %s%s", argv[2], sl_strerror(rc),
+					 rc == -SL_E_INVAL && pol.durability == SL_PERSIST_DISK &&
+							 sl_broker_get_conf(b)->data_dir == NULL ?
+						 " (disk durability needs sluiced --data-dir)" :
+						 "");
 			return rc;
 		}
 		sl_json_str(out, "created", argv[2]);
 		sl_json_u64(out, "partitions", (uint64_t)parts);
+		sl_json_str(out, "durability",
+			    pol.durability == SL_PERSIST_DISK ? "disk" : "memory");
 		return 0;
+create_usage:
+		sl_ctl_set_error(out, "usage: topic create <name> [partitions] [--durability "
+				      "memory|disk] [--sync always|every:N|ms:T] [--retain-mb N] "
+				      "[--retain-age-s N] [--keep-unconsumed 0|1]");
+		return -SL_E_INVAL;
 	}
 	if (argc == 3 && strcmp(argv[1], "delete") == 0) {
 		rc = sl_broker_topic_delete(b, argv[2]);
@@ -286,8 +396,84 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 	}
 	if (argc == 3 && strcmp(argv[1], "info") == 0)
 		return topic_info(b, argv[2], out);
-	sl_ctl_set_error(out, "usage: topic create <name> [partitions] | topic list | "
+	sl_ctl_set_error(out, "usage: topic create <name> [partitions] [options] | topic list | "
 			      "topic info <name> | topic delete <name>");
+	return -EINVAL;
+}
+
+/* ---- storage ---- */
+
+static int
+storage_status_cb(void *arg, struct sl_topic *t)
+{
+	struct part_walk *pw = arg;
+	uint16_t p;
+
+	for (p = 0; p < t->nparts; p++) {
+		char name[SL_COORD_NAME_MAX + 1];
+
+		memcpy(name, t->name, t->name_len);
+		name[t->name_len] = '\0';
+		if (pw->topic != NULL && strcmp(pw->topic, name) != 0)
+			return 0;
+		if (sl_broker_part_info(pw->b, name, p, pw->info) != 0)
+			continue;
+		sl_json_obj_open(pw->out, NULL);
+		sl_json_str(pw->out, "topic", name);
+		sl_json_u64(pw->out, "partition", p);
+		sl_json_u64(pw->out, "message_count", pw->info->end_id);
+		json_storage(pw->out, pw->info);
+		sl_json_obj_close(pw->out);
+	}
+	return 0;
+}
+
+static int
+cmd_storage(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	const struct sl_broker_conf *c = sl_broker_get_conf(b);
+	struct part_walk pw = {.b = b, .out = out};
+	long part = -1;
+	int rc;
+
+	if (argc >= 2 && strcmp(argv[1], "status") == 0 && argc <= 3) {
+		const struct sl_persist_stats *ps = sl_persist_get_stats(adm.persist);
+
+		sl_json_str(out, "data_dir", c->data_dir != NULL ? c->data_dir : "");
+		sl_json_bool(out, "staging_on_hugepages", ps->huge_buf);
+		sl_json_u64(out, "written_messages", ps->msgs);
+		sl_json_u64(out, "written_bytes", ps->bytes);
+		sl_json_u64(out, "write_batches", ps->writes);
+		sl_json_u64(out, "syncs", ps->syncs);
+		sl_json_u64(out, "disk_fetches", ps->fetches);
+		sl_json_u64(out, "disk_fetched_messages", ps->fetch_msgs);
+		pw.topic = argc == 3 ? argv[2] : NULL;
+		pw.info = malloc(sizeof(*pw.info));
+		if (pw.info == NULL)
+			return -ENOMEM;
+		sl_json_arr_open(out, "partitions");
+		sl_coord_foreach(sl_broker_coord(b), storage_status_cb, &pw);
+		sl_json_arr_close(out);
+		free(pw.info);
+		return 0;
+	}
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "resume") == 0) {
+		if (argc == 4 && parse_int(argv[3], 0, SL_COORD_MAX_PARTS - 1, &part) != 0) {
+			sl_ctl_set_error(out, "partition must be 0..%d", SL_COORD_MAX_PARTS - 1);
+			return -SL_E_INVAL;
+		}
+		rc = sl_broker_storage_resume(b, argv[2], (int)part, 3000);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "resume %s: %s%s", argv[2], sl_strerror(rc),
+					 rc == -SL_E_IO ? " (still failing: see `storage status` and "
+							  "the sluiced log)" : "");
+			return rc;
+		}
+		sl_json_str(out, "resumed", argv[2]);
+		return 0;
+	}
+	sl_ctl_set_error(out, "usage: storage status [topic] | storage resume <topic> [partition]");
 	return -EINVAL;
 }
 
@@ -471,13 +657,6 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_obj_close(out);
 }
 
-struct part_walk {
-	struct sl_broker *b;
-	struct sl_json *out;
-	struct sl_part_info *info;
-	int chans;
-	int rc;
-};
 
 static int
 stats_part_cb(void *arg, struct sl_topic *t)
@@ -527,6 +706,9 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_arr_close(out);
 		sl_json_obj_open(out, "persist");
 		sl_json_u64(out, "records", ps->records);
+		sl_json_u64(out, "messages", ps->msgs);
+		sl_json_u64(out, "bytes", ps->bytes);
+		sl_json_u64(out, "syncs", ps->syncs);
 		sl_json_u64(out, "loops", ps->loops);
 		sl_json_u64(out, "idle_sleeps", ps->idle_sleeps);
 		sl_json_obj_close(out);
@@ -736,7 +918,9 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p)
 		return -ENOMEM;
 	rc |= sl_ctl_register(ctl, "status", cmd_status, b, "status: node, lcores, ports");
 	rc |= sl_ctl_register(ctl, "topic", cmd_topic, b,
-			      "topic create <name> [partitions] | topic list | topic info <name> "
+			      "topic create <name> [partitions] [--durability memory|disk] "
+			      "[--sync always|every:N|ms:T] [--retain-mb N] [--retain-age-s N] "
+			      "[--keep-unconsumed 0|1] | topic list | topic info <name> "
 			      "| topic delete <name>");
 	rc |= sl_ctl_register(ctl, "channel", cmd_channel, b,
 			      "channel list <topic> | channel create <topic> <channel> "
@@ -746,6 +930,9 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p)
 	rc |= sl_ctl_register(ctl, "stats", cmd_stats, b,
 			      "stats [all|ports|workers|partitions|channels]");
 	rc |= sl_ctl_register(ctl, "sessions", cmd_sessions, b, "sessions: live client sessions");
+	rc |= sl_ctl_register(ctl, "storage", cmd_storage, b,
+			      "storage status [topic]: disk logs, recovery, retention | storage "
+			      "resume <topic> [partition]: after a disk error is fixed");
 	if (rc != 0)
 		return -EINVAL;
 	pthread_mutex_lock(&adm.snap_lock);

@@ -67,6 +67,9 @@ struct opts {
 	const char *topics[MAX_TOPICS_AT_START];
 	uint16_t ntopics;
 	const char *ready_file;
+	const char *data_dir;
+	uint32_t segment_mb;
+	struct sl_persist_policy policy;
 };
 
 static void
@@ -97,13 +100,24 @@ usage(const char *prog)
 	       "  --max-sessions N       (default 4096)\n"
 	       "  --auto-create[=N]      create unknown topics on first publish, N partitions\n"
 	       "                         (off by default)\n"
-	       "  --topic NAME[:N]       create topic NAME with N partitions at start\n"
+	       "  --topic NAME[:N[:D]]   create topic NAME with N partitions and durability D\n"
+	       "                         (memory|disk) at start, unless the data directory\n"
+	       "                         already holds it\n"
 	       "  --node-id N            this node's id (default 1)\n"
 	       "  --mbufs N              mbuf pool size (default 16383)\n"
 	       "  --no-offload           do not use checksum offloads\n"
 	       "  --anon-publish         accept PUB/MPUB without a session (session 0: packet\n"
 	       "                         generators; no retry detection, at most once)\n"
 	       "  --ready-file PATH      write PATH once serving (for scripts)\n"
+	       "  --data-dir DIR         keep topics on disk in DIR (default: memory only);\n"
+	       "                         topics saved there are recreated at start\n"
+	       "  --durability memory|disk  default for new topics (default memory): disk\n"
+	       "                         acknowledges a publish only once it is on disk\n"
+	       "  --sync always|every:N|ms:T  default sync policy (default always: group\n"
+	       "                         commit, one fdatasync per write batch)\n"
+	       "  --segment-mb N         disk log segment size (default 64)\n"
+	       "  --retain-mb N          default retention per partition, MiB (0 = no limit)\n"
+	       "  --retain-age-s N       default retention by age, seconds (0 = no limit)\n"
 	       "  --help\n",
 	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW);
 }
@@ -127,13 +141,17 @@ opts_default(struct opts *o)
 	o->auto_create_parts = 1;
 	o->node_id = 1;
 	o->mbufs = 16383;
+	o->segment_mb = 64;
+	o->policy.durability = SL_PERSIST_MEMORY;
+	o->policy.sync = SL_PERSIST_SYNC_ALWAYS;
+	o->policy.retain_unconsumed = 1;
 }
 
 enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
-	O_ANON, O_HELP
+	O_ANON, O_DATA_DIR, O_DURABILITY, O_SYNC, O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -162,6 +180,12 @@ static const struct option long_opts[] = {
 	{"no-offload", no_argument, NULL, O_NO_OFFLOAD},
 	{"ready-file", required_argument, NULL, O_READY},
 	{"anon-publish", no_argument, NULL, O_ANON},
+	{"data-dir", required_argument, NULL, O_DATA_DIR},
+	{"durability", required_argument, NULL, O_DURABILITY},
+	{"sync", required_argument, NULL, O_SYNC},
+	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
+	{"retain-mb", required_argument, NULL, O_RETAIN_MB},
+	{"retain-age-s", required_argument, NULL, O_RETAIN_AGE},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -249,11 +273,33 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_NO_OFFLOAD: o->no_offload = 1; return 0;
 	case O_READY: o->ready_file = arg; return 0;
 	case O_ANON: o->anon_publish = 1; return 0;
+	case O_DATA_DIR: o->data_dir = arg; return 0;
+	case O_DURABILITY:
+		if (strcmp(arg, "disk") == 0)
+			o->policy.durability = SL_PERSIST_DISK;
+		else if (strcmp(arg, "memory") == 0)
+			o->policy.durability = SL_PERSIST_MEMORY;
+		else
+			goto bad;
+		return 0;
+	case O_SYNC:
+		if (sl_persist_parse_sync(arg, &o->policy) != 0)
+			goto bad;
+		return 0;
+	case O_SEGMENT_MB: NUM(segment_mb, 1, 1 << 16); return 0;
+	case O_RETAIN_MB:
+		NUM(policy.retain_bytes, 0, 1u << 30);
+		o->policy.retain_bytes <<= 20;
+		return 0;
+	case O_RETAIN_AGE: NUM(policy.retain_age_s, 0, UINT32_MAX); return 0;
 	default:
 		return -1;
 	}
 too_many:
 	fprintf(stderr, "sluiced: too many --%s\n", name);
+	return -1;
+bad:
+	fprintf(stderr, "sluiced: --%s %s: see --help for the values it takes\n", name, arg);
 	return -1;
 }
 
@@ -359,23 +405,41 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 }
 
 static int
-create_topic_arg(struct sl_broker *b, const char *arg)
+create_topic_arg(struct sl_broker *b, const char *arg, const struct sl_persist_policy *def)
 {
 	char name[SL_COORD_NAME_MAX + 1];
 	const char *colon = strchr(arg, ':');
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
-	unsigned long parts = colon ? strtoul(colon + 1, NULL, 10) : 1;
+	char *end = NULL;
+	unsigned long parts = colon ? strtoul(colon + 1, &end, 10) : 1;
+	struct sl_persist_policy pol = *def;
 	int rc;
 
+	if (end != NULL && *end == ':') {
+		if (strcmp(end + 1, "disk") == 0)
+			pol.durability = SL_PERSIST_DISK;
+		else if (strcmp(end + 1, "memory") == 0)
+			pol.durability = SL_PERSIST_MEMORY;
+		else
+			parts = 0;
+	} else if (end != NULL && *end != '\0') {
+		parts = 0;
+	}
 	if (len == 0 || len > SL_COORD_NAME_MAX || parts == 0 || parts > SL_COORD_MAX_PARTS) {
-		MLOG(ERR, "--topic %s: expected NAME[:PARTITIONS]", arg);
+		MLOG(ERR, "--topic %s: expected NAME[:PARTITIONS[:memory|disk]]", arg);
 		return -EINVAL;
 	}
 	memcpy(name, arg, len);
 	name[len] = '\0';
-	rc = sl_broker_topic_create(b, name, (uint16_t)parts, 0);
+	rc = sl_broker_topic_create(b, name, (uint16_t)parts, 0, &pol);
+	if (rc == -SL_E_EXISTS) {
+		MLOG(INFO, "--topic %s: already in the data directory, kept as it is", arg);
+		return 0;
+	}
 	if (rc != 0)
-		MLOG(ERR, "--topic %s: %s", arg, sl_strerror(rc));
+		MLOG(ERR, "--topic %s: %s%s", arg, sl_strerror(rc),
+		     rc == -SL_E_INVAL && pol.durability == SL_PERSIST_DISK && b != NULL ?
+			     " (disk durability needs --data-dir)" : "");
 	return rc;
 }
 
@@ -495,11 +559,6 @@ main(int argc, char **argv)
 	bc.auto_create = o.auto_create;
 	bc.auto_create_parts = o.auto_create_parts;
 	bc.anon_publish = o.anon_publish;
-	b = sl_broker_open(&bc);
-	if (b == NULL) {
-		MLOG(ERR, "broker: %s", rte_strerror(rte_errno));
-		goto out_ports;
-	}
 	memset(&pc, 0, sizeof(pc));
 	pc.lcore = lcores[o.workers];
 	pc.nsources = o.workers;
@@ -512,8 +571,32 @@ main(int argc, char **argv)
 	persist = sl_persist_open(&pc);
 	if (persist == NULL) {
 		MLOG(ERR, "persistence lcore: %s", rte_strerror(rte_errno));
+		goto out_ports;
+	}
+	bc.data_dir = o.data_dir;
+	bc.persist = persist;
+	bc.segment_bytes = (uint64_t)o.segment_mb << 20;
+	bc.policy = o.policy;
+	if (o.data_dir == NULL && o.policy.durability == SL_PERSIST_DISK) {
+		MLOG(ERR, "--durability disk needs --data-dir");
 		goto out_broker;
 	}
+	b = sl_broker_open(&bc);
+	if (b == NULL) {
+		MLOG(ERR, "broker: %s", rte_strerror(rte_errno));
+		goto out_broker;
+	}
+	/* topics before traffic: the saved ones (recovering their logs), then --topic */
+	ret = sl_broker_topics_load(b);
+	if (ret < 0) {
+		MLOG(ERR, "data directory %s: %s", o.data_dir, sl_strerror(ret));
+		goto out_broker;
+	}
+	if (o.data_dir != NULL)
+		MLOG(INFO, "data directory %s: %d topic(s) recovered", o.data_dir, ret);
+	for (i = 0; i < o.ntopics; i++)
+		if (create_topic_arg(b, o.topics[i], &o.policy) != 0)
+			goto out_broker;
 	memset(&cc, 0, sizeof(cc));
 	cc.path = o.control;
 	cc.strerror = sl_strerror;
@@ -524,11 +607,8 @@ main(int argc, char **argv)
 	}
 	if (sl_admin_register(ctl, b, persist) != 0)
 		goto out_broker;
-	if (sl_broker_start(b) != 0 || sl_persist_start(persist) != 0)
+	if (sl_persist_start(persist) != 0 || sl_broker_start(b) != 0)
 		goto out_stop;
-	for (i = 0; i < o.ntopics; i++)
-		if (create_topic_arg(b, o.topics[i]) != 0)
-			goto out_stop;
 	MLOG(INFO, "node %u serving UDP port %u on %u port(s) with %u worker(s), idle %s, "
 		   "max message %u bytes, control socket %s",
 	     o.node_id, o.udp_port, o.nports, o.workers,

@@ -18,6 +18,7 @@
 
 #include "broker.h"
 #include "err.h"
+#include "tstore.h"
 #include "wire.h"
 #include "worker.h"
 
@@ -35,6 +36,7 @@ struct sl_broker {
 	struct sl_worker *workers[SL_BROKER_MAX_WORKERS];
 	uint16_t next_owner;
 	int started;
+	uint32_t loaded;	/* topics recreated from the data directory */
 };
 
 static uint32_t instance;
@@ -62,7 +64,8 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	uint32_t id = instance++;
 	uint16_t i, j;
 
-	if (conf == NULL || check_conf(conf) != 0) {
+	if (conf == NULL || check_conf(conf) != 0 ||
+	    (conf->data_dir != NULL && conf->persist == NULL)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -93,6 +96,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		w->lcore = conf->worker_lcores[i];
 		w->peers = b->workers;
 		w->coord = b->coord;
+		w->persist = conf->data_dir != NULL ? conf->persist : NULL;
 		w->sessions = b->sessions;
 		w->autocreate = b->autocreate;
 		w->idem = rte_zmalloc_socket("sl_idem", sizeof(*w->idem) * conf->max_sessions,
@@ -296,7 +300,7 @@ sl_broker_tick(struct sl_broker *b)
 		rcu_read_unlock();
 		if (!rc) {
 			rc = sl_broker_topic_create(b, name, b->conf.auto_create_parts,
-						    SL_COORD_TOPIC_AUTO);
+						    SL_COORD_TOPIC_AUTO, NULL);
 			if (rc == 0)
 				BLOG(INFO, "auto-created topic %s (%u partitions)", name,
 				     b->conf.auto_create_parts);
@@ -340,13 +344,49 @@ sl_broker_worker_lcore(const struct sl_broker *b, uint16_t w)
 	return b->workers[w]->lcore;
 }
 
+/* Open partition i's store (recovering its disk log) and start writing it. */
+static int
+store_open(struct sl_broker *b, const char *name, uint16_t i,
+	   const struct sl_persist_policy *pol, struct sl_pstore **out)
+{
+	char dir[4096];
+	struct sl_pstore *st;
+
+	*out = NULL;
+	sl_tstore_part_dir(b->conf.data_dir, name, i, dir, sizeof(dir));
+	st = sl_pstore_open(dir, name, i, pol, b->conf.segment_bytes);
+	if (st == NULL) {
+		BLOG(ERR, "topic %s partition %u: storage in %s: %s", name, i, dir,
+		     sl_strerror(rte_errno));
+		return -SL_E_IO;
+	}
+	*out = st;
+	return 0;
+}
+
+/* Stop writing and close the stores of states[0..n-1] (their workers let go of them). */
+static void
+stores_detach(struct sl_broker *b, void *const *states, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct sl_pstate *ps = states[i];
+
+		if (ps != NULL && ps->store != NULL && ps->store->log != NULL)
+			sl_persist_detach(b->conf.persist, ps->store);
+	}
+}
+
 int
-sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags)
+sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags,
+		       const struct sl_persist_policy *pol)
 {
 	uint16_t owners[SL_COORD_MAX_PARTS];
 	void *states[SL_COORD_MAX_PARTS];
 	struct sl_topic *t = NULL;
-	uint16_t i, attached = 0;
+	struct sl_pstore *st = NULL;
+	uint16_t i, attached = 0, stored = 0;
 	int rc;
 
 	if (sl_wire_check_name(name, strlen(name)) != 0)
@@ -356,15 +396,44 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 		return -SL_E_INVAL;
 	if (sl_coord_topic_find(b->coord, name, (uint32_t)strlen(name)) != NULL)
 		return -SL_E_EXISTS;
+	if (pol == NULL)
+		pol = &b->conf.policy;
+	if (pol->durability == SL_PERSIST_DISK && b->conf.data_dir == NULL)
+		return -SL_E_INVAL;
+	if (b->conf.data_dir != NULL) {
+		rc = sl_tstore_save(b->conf.data_dir, name, nparts, pol);
+		if (rc != 0) {
+			BLOG(ERR, "topic %s: cannot save its configuration in %s: %s", name,
+			     b->conf.data_dir, sl_strerror(rc));
+			return -SL_E_IO;
+		}
+	}
 	memset(states, 0, sizeof(states));
 	for (i = 0; i < nparts; i++) {
 		owners[i] = b->next_owner;
 		b->next_owner = (uint16_t)((b->next_owner + 1) % b->conf.nworkers);
-		states[i] = sl_worker_pstate_create(&b->conf, i, owners[i]);
+		if (b->conf.data_dir != NULL) {
+			rc = store_open(b, name, i, pol, &st);
+			if (rc != 0)
+				goto fail;
+		}
+		states[i] = sl_worker_pstate_create(&b->conf, i, owners[i], st);
 		if (states[i] == NULL) {
+			sl_pstore_close(st);
 			rc = -ENOMEM;
 			goto fail;
 		}
+		st = NULL;
+	}
+	/* the persistence lcore takes the stores before any worker can write to them */
+	for (stored = 0; stored < nparts; stored++) {
+		struct sl_pstate *ps = states[stored];
+
+		if (ps->store == NULL)
+			continue;
+		rc = sl_persist_attach(b->conf.persist, ps->store);
+		if (rc != 0)
+			goto fail;
 	}
 	t = sl_coord_topic_alloc(b->coord, name, nparts, owners, states, flags);
 	if (t == NULL) {
@@ -404,10 +473,85 @@ fail:
 		if (c != NULL && run_cmd_free(b, owners[i], c) == -ETIMEDOUT)
 			states[i] = NULL; /* the worker may still hold it: leak */
 	}
+	stores_detach(b, states, stored);
 	for (i = 0; i < nparts; i++)
 		sl_worker_pstate_free(states[i]);
 	sl_coord_topic_free(t);
 	return rc;
+}
+
+static int
+load_topic_cb(void *arg, const char *name)
+{
+	struct sl_broker *b = arg;
+	struct sl_persist_policy pol;
+	uint16_t nparts = 0;
+	char why[256] = "";
+	int rc;
+
+	rc = sl_tstore_load(b->conf.data_dir, name, &nparts, &pol, why, sizeof(why));
+	if (rc != 0) {
+		BLOG(ERR, "topic %s not loaded: %s", name, why[0] ? why : sl_strerror(rc));
+		return 0;
+	}
+	rc = sl_broker_topic_create(b, name, nparts, 0, &pol);
+	if (rc != 0) {
+		BLOG(ERR, "topic %s not loaded: %s", name, sl_strerror(rc));
+		return 0;
+	}
+	b->loaded++;
+	return 0;
+}
+
+int
+sl_broker_topics_load(struct sl_broker *b)
+{
+	int rc;
+
+	if (b->conf.data_dir == NULL)
+		return 0;
+	b->loaded = 0;
+	rc = sl_tstore_foreach(b->conf.data_dir, load_topic_cb, b);
+	return rc < 0 ? rc : (int)b->loaded;
+}
+
+int
+sl_broker_storage_resume(struct sl_broker *b, const char *topic, int part, uint32_t timeout_ms)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+	uint16_t p, lo, hi;
+	uint32_t waited = 0;
+	int failing;
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (part >= (int)t->nparts)
+		return -SL_E_PARTITION;
+	lo = part < 0 ? 0 : (uint16_t)part;
+	hi = part < 0 ? t->nparts : (uint16_t)(part + 1);
+	for (p = lo; p < hi; p++) {
+		struct sl_pstate *ps = t->parts[p].state;
+
+		if (ps->store == NULL)
+			return -SL_E_INVAL;
+		if (__atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE) != 0)
+			sl_persist_resume(ps->store);
+	}
+	do {
+		failing = 0;
+		for (p = lo; p < hi; p++) {
+			struct sl_pstate *ps = t->parts[p].state;
+
+			failing |= __atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE) != 0;
+		}
+		if (!failing)
+			return 0;
+		rcu_thread_offline();
+		rte_delay_us_sleep(10000);
+		rcu_thread_online();
+		waited += 10;
+	} while (waited < timeout_ms);
+	return -SL_E_IO;
 }
 
 int
@@ -432,8 +576,19 @@ sl_broker_topic_delete(struct sl_broker *b, const char *name)
 		BLOG(ERR, "topic %s: a worker did not detach; its memory is leaked", name);
 		return 0;
 	}
-	for (p = 0; p < t->nparts; p++)
-		sl_worker_pstate_free(t->parts[p].state);
+	for (p = 0; p < t->nparts; p++) {
+		void *st = t->parts[p].state;
+
+		stores_detach(b, &st, 1);
+		sl_worker_pstate_free(st);
+	}
+	if (b->conf.data_dir != NULL) {
+		int rc = sl_tstore_remove(b->conf.data_dir, name);
+
+		if (rc != 0)
+			BLOG(ERR, "topic %s: its files in %s could not all be removed: %s", name,
+			     b->conf.data_dir, sl_strerror(rc));
+	}
 	sl_coord_topic_free(t);
 	BLOG(INFO, "topic %s deleted", name);
 	return 0;
@@ -497,7 +652,45 @@ int
 sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const char *chan,
 		     uint8_t kind, uint64_t value, uint64_t *next_id)
 {
-	return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
+	struct sl_topic *t;
+	struct sl_pstate *ps;
+	uint64_t id;
+	int rc;
+
+	/* a position by offset or time may be older than memory holds: look it up on disk
+	 * (through the reader thread) and hand the worker the message count */
+	if (b->conf.data_dir == NULL || (kind != SL_OFF_OFFSET && kind != SL_OFF_TIMESTAMP))
+		return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
+	t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (part >= (int)t->nparts)
+		return -SL_E_PARTITION;
+	if (part < 0 && t->nparts > 1) {
+		uint16_t p;
+
+		for (p = 0; p < t->nparts; p++) {
+			rc = sl_broker_chan_reset(b, topic, p, chan, kind, value,
+						  p == 0 ? next_id : &id);
+			if (rc != 0)
+				return rc;
+		}
+		return 0;
+	}
+	ps = t->parts[part < 0 ? 0 : part].state;
+	rc = sl_persist_find(b->conf.persist, ps->store,
+			     kind == SL_OFF_OFFSET ? SL_DISKLOG_BY_OFFSET : SL_DISKLOG_BY_TIME, value,
+			     &id);
+	if (rc == -EINVAL)
+		return -SL_E_INVAL;
+	/* below the oldest retained message: start there (id is first_id) */
+	if (rc != 0 && rc != -ENOENT)
+		return -SL_E_IO;
+	if (id > __atomic_load_n(&ps->store->written_id, __ATOMIC_ACQUIRE))
+		/* past what is on disk: memory knows */
+		return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
+	return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, SL_OFF_COUNT, id - 1,
+			next_id);
 }
 
 int

@@ -23,6 +23,7 @@
 #include "channel.h"
 #include "coord.h"
 #include "net.h"
+#include "persist.h"
 #include "session.h"
 
 #define SL_BROKER_MAX_WORKERS 16
@@ -69,6 +70,11 @@ struct sl_broker_conf {
 	uint16_t auto_create_parts;
 	uint16_t max_parts_per_topic;
 	int anon_publish;		/* accept PUB/MPUB with session 0 (no idempotency) */
+	/* storage: without data_dir every topic lives in memory only */
+	const char *data_dir;		/* <data_dir>/<topic>/<partition>/ */
+	struct sl_persist *persist;	/* the persistence lcore (with data_dir) */
+	uint64_t segment_bytes;		/* disk log segment size; 0 = 64 MiB */
+	struct sl_persist_policy policy; /* default for new topics */
 };
 
 /* Per-worker counters: written by the owner lcore only, read racily by the control
@@ -130,6 +136,14 @@ struct sl_part_info {
 	uint64_t bytes_in;
 	uint64_t full_errs;
 	uint64_t deliveries;
+	/* storage */
+	const struct sl_pstore *store;	/* NULL: memory only (read its fields racily) */
+	uint8_t disk;			/* durability disk */
+	uint32_t pending;		/* publishes waiting to be durable */
+	uint64_t io_errs;
+	uint64_t disk_reads;
+	uint64_t disk_skipped;
+	uint64_t cache_trims;
 	uint32_t nchans;
 	struct sl_chan_info chans[SL_BROKER_MAX_CHANNELS];
 };
@@ -169,10 +183,26 @@ sl_broker_worker_stats(const struct sl_broker *b, uint16_t w);
 unsigned int
 sl_broker_worker_lcore(const struct sl_broker *b, uint16_t w);
 
-/** Create a topic with nparts partitions (spread over the workers). 0, -SL_E_EXISTS,
- * -SL_E_NAME, -SL_E_INVAL, -SL_E_LIMIT, -ENOMEM. */
+/** Create a topic with nparts partitions (spread over the workers) and storage policy
+ * pol (NULL: the node's default). With a data directory the topic's configuration is
+ * saved and its partitions recover what their disk logs hold. 0, -SL_E_EXISTS,
+ * -SL_E_NAME, -SL_E_INVAL (also: disk durability without a data directory),
+ * -SL_E_LIMIT, -SL_E_IO, -ENOMEM. */
 int
-sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags);
+sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags,
+		       const struct sl_persist_policy *pol);
+
+/** Recreate every topic saved in the data directory (at start, before the ports take
+ * traffic). Returns the number of topics loaded or a negative errno. */
+int
+sl_broker_topics_load(struct sl_broker *b);
+
+/** Ask the persistence lcore to resume a topic's failed partitions (part < 0: all).
+ * Waits up to timeout_ms for them to be healthy. 0, -SL_E_TOPIC, -SL_E_PARTITION,
+ * -SL_E_INVAL (no storage), -SL_E_IO (still failing: its cause is in the log). */
+int
+sl_broker_storage_resume(struct sl_broker *b, const char *topic, int part,
+			 uint32_t timeout_ms);
 
 /** Delete a topic, its partitions, channels and subscriptions. 0 or -SL_E_TOPIC. */
 int

@@ -219,10 +219,9 @@ chan_find(const struct sl_pstate *ps, const char *name, uint32_t len)
 }
 
 static int
-chan_create(struct sl_worker *w, struct sl_pstate *ps, const char *name, uint32_t len,
-	    int ordered, int ephemeral)
+chan_open(const struct sl_broker_conf *c, struct sl_pstate *ps, const char *name, uint32_t len,
+	  int ordered, int ephemeral, uint64_t start_id)
 {
-	const struct sl_broker_conf *c = w->conf;
 	struct sl_channel_conf cc;
 	char nbuf[SL_CHANNEL_NAME_MAX + 1];
 	struct sl_channel *ch;
@@ -243,20 +242,42 @@ chan_create(struct sl_worker *w, struct sl_pstate *ps, const char *name, uint32_
 	cc.max_req_delay_ns = (uint64_t)c->max_req_delay_ms * 1000000ull;
 	cc.ordered = ordered;
 	cc.ephemeral = ephemeral;
-	/* a new channel starts at the oldest message the partition still holds */
-	cc.start_id = sl_memlog_first_id(ps->log);
+	/* a new channel starts at the oldest message the partition still holds in memory */
+	cc.start_id = start_id != 0 ? start_id : sl_memlog_first_id(ps->log);
 	ch = sl_channel_open(&cc);
 	if (ch == NULL)
 		return errno == EINVAL ? -SL_E_INVAL : -ENOMEM;
+	ps->pslot[ps->nchans] = UINT8_MAX;
+	if (ps->store != NULL && !ephemeral && ps->pslots_used != UINT32_MAX) {
+		uint8_t slot = (uint8_t)__builtin_ctz(~ps->pslots_used);
+
+		ps->pslots_used |= 1u << slot;
+		ps->pslot[ps->nchans] = slot;
+		sl_pstore_chan_set(ps->store, slot, nbuf, ordered, cc.start_id);
+	}
 	ps->chans[ps->nchans] = ch;
 	return (int)ps->nchans++;
+}
+
+static int
+chan_create(struct sl_worker *w, struct sl_pstate *ps, const char *name, uint32_t len,
+	    int ordered, int ephemeral)
+{
+	return chan_open(w->conf, ps, name, len, ordered, ephemeral, 0);
 }
 
 static void
 chan_remove(struct sl_pstate *ps, int ci)
 {
+	uint8_t slot = ps->pslot[ci];
+
+	if (slot != UINT8_MAX) {
+		sl_pstore_chan_clear(ps->store, slot);
+		ps->pslots_used &= ~(1u << slot);
+	}
 	sl_channel_close(ps->chans[ci]);
 	ps->chans[ci] = ps->chans[ps->nchans - 1];
+	ps->pslot[ci] = ps->pslot[ps->nchans - 1];
 	ps->chans[--ps->nchans] = NULL;
 }
 
@@ -342,6 +363,19 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	uint64_t ts = w->wall_base_ns + w->now_ns;
 	int rc;
 
+	if (ps->store != NULL) {
+		/* a failed store takes no more writes until an operator resumes it */
+		if (ps->store_err || __atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE)) {
+			ps->io_errs++;
+			return -SL_E_IO;
+		}
+		/* room to hand it over (and to wait for the disk): else retry later */
+		if (sl_persist_room(w->persist, w->idx) == 0 ||
+		    (ps->disk && ps->pend_tail - ps->pend_head >= SL_WORKER_PEND)) {
+			ps->full_errs++;
+			return -SL_E_FULL;
+		}
+	}
 	if (!mpub) {
 		if (p->msg_len > w->conf->max_msg)
 			return -SL_E_TOO_BIG;
@@ -376,6 +410,8 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	e->id = rec.id;
 	e->offset = rec.offset;
 	e->aux = sl_memlog_end_id(ps->log);
+	if (ps->store != NULL)
+		sl_persist_submit(w->persist, w->idx, ps->store, rec.id, p->count, rec.offset);
 	return 0;
 }
 
@@ -517,6 +553,114 @@ forward_to(struct sl_worker *w, struct req *r, uint16_t owner)
 	w->st.fwd_out++;
 }
 
+/* ---- publishes waiting for the disk ---- */
+
+/* Keep a committed publish of a disk-durability partition until it is durable. Room was
+ * checked in do_pub. */
+static void
+pend_push(struct sl_worker *w, struct sl_pstate *ps, struct req *r,
+	  const struct sl_idem_entry *e, int anon)
+{
+	struct sl_pend *pd = &ps->pend[ps->pend_tail++ & (SL_WORKER_PEND - 1)];
+
+	if (r->hdr.flags & SL_WIRE_F_NOACK) {
+		rte_pktmbuf_free(r->m);
+		pd->m = NULL;
+	} else {
+		pd->m = r->m;
+	}
+	pd->last_id = e->id + e->count - 1;
+	pd->slot = r->slot;
+	pd->pi = r->pi;
+	pd->anon = (uint8_t)anon;
+	pd->info = r->info;
+	pd->hdr = r->hdr;
+	pd->e = *e;
+	pd->e.pending = 0;
+}
+
+/* Answer the oldest waiting publish with code (0: it is durable). */
+static void
+pend_pop(struct sl_worker *w, struct sl_pstate *ps, uint16_t code)
+{
+	struct sl_pend *pd = &ps->pend[ps->pend_head++ & (SL_WORKER_PEND - 1)];
+	struct req r;
+
+	pd->e.code = code;
+	if (!pd->anon) {
+		struct sl_idem *idem = &w->idem[pd->slot];
+		struct sl_idem_entry *slot = &idem->e[pd->hdr.seq % SL_IDEM_WINDOW];
+
+		/* the session may have expired and its slot been reused meanwhile */
+		if (idem->session == pd->hdr.session && slot->seq == pd->hdr.seq)
+			*slot = pd->e;
+	}
+	if (pd->m == NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.m = pd->m;
+	r.pi = pd->pi;
+	r.info = pd->info;
+	r.hdr = pd->hdr;
+	pd->m = NULL;
+	reply_entry(w, &r, &pd->e);
+}
+
+/* Answer the publishes the disk made durable; handle a store error and its resume. */
+static uint32_t
+storage_poll(struct sl_worker *w)
+{
+	uint32_t i, done = 0;
+
+	for (i = 0; i < w->nparts; i++) {
+		struct sl_pstate *ps = w->parts[i];
+		struct sl_pstore *st = ps->store;
+		uint64_t durable;
+		int err;
+
+		if (st == NULL)
+			continue;
+		durable = __atomic_load_n(&st->durable_id, __ATOMIC_ACQUIRE);
+		while (ps->pend_head != ps->pend_tail &&
+		       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= durable) {
+			pend_pop(w, ps, 0);
+			done++;
+		}
+		err = __atomic_load_n(&st->error, __ATOMIC_ACQUIRE);
+		if (err != 0 && !ps->store_err) {
+			/* nothing that is not durable is acknowledged: fail what waits and,
+			 * for disk durability, forget it (consumers never saw it) */
+			while (ps->pend_head != ps->pend_tail) {
+				pend_pop(w, ps, SL_E_IO);
+				ps->io_errs++;
+			}
+			if (ps->disk)
+				sl_memlog_truncate(ps->log, durable + 1);
+			ps->store_err = 1;
+			__atomic_store_n(&st->err_ack, ps->store_gen, __ATOMIC_RELEASE);
+			done++;
+		} else if (err == 0 && ps->store_err &&
+			   __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != ps->store_gen) {
+			/* resumed: the files end at `durable`; hand over again what memory
+			 * holds beyond it (memory durability: acknowledged already) */
+			uint64_t id = durable + 1, end = sl_memlog_end_id(ps->log), off;
+
+			ps->store_gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+			ps->store_err = 0;
+			while (id <= end && sl_memlog_offset_of(ps->log, id, &off) == 0) {
+				uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
+
+				if (sl_persist_submit(w->persist, w->idx, st, id, n, off) != 0)
+					break;	/* ring full: rare; the rest waits for a
+						 * later resume */
+				id += n;
+			}
+			done++;
+		}
+	}
+	return done;
+}
+
 /* The answer code of an operation's result: 0, an SL_E_* code, or SL_E_INTERNAL. */
 static uint16_t
 answer_code(int rc)
@@ -650,7 +794,10 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		w->st.anon_pubs++;
 		rc = do_pub(w, ps, &pub, op == SL_OP_MPUB, &e);
 		e.code = answer_code(rc);
-		reply_entry(w, r, &e);
+		if (rc == 0 && ps->disk)
+			pend_push(w, ps, r, &e, 1);
+		else
+			reply_entry(w, r, &e);
 		return;
 	}
 	idem = &w->idem[r->slot];
@@ -677,6 +824,13 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 	else
 		rc = do_chan_op(w, r, ps, &cop, &e);
 	e.code = answer_code(rc);
+	if (rc == 0 && ps->disk && (op == SL_OP_PUB || op == SL_OP_MPUB)) {
+		/* acknowledged once durable: a retry meanwhile is ignored (PENDING) */
+		e.pending = 1;
+		sl_idem_record(idem, r->hdr.seq, &e);
+		pend_push(w, ps, r, &e, 0);
+		return;
+	}
 	sl_idem_record(idem, r->hdr.seq, &e);
 	reply_entry(w, r, &e);
 }
@@ -764,6 +918,42 @@ handle_frame(struct sl_worker *w, struct rte_mbuf *m, uint16_t pi, int forwarded
 
 /* ---- delivery ---- */
 
+/*
+ * Message id from the disk reader's buffer: 0 and *rec, -EAGAIN while it is being fetched
+ * (a fetch from id is posted when the buffer does not hold it), -ENOENT when the disk no
+ * longer has it. Owner lcore: no I/O here, the reader thread does it.
+ */
+static int
+disk_rec(struct sl_worker *w, struct sl_pstate *ps, uint64_t id, struct sl_memlog_rec *rec)
+{
+	struct sl_pfetch *f = &ps->store->fetch;
+	uint32_t state = __atomic_load_n(&f->state, __ATOMIC_ACQUIRE);
+	const struct sl_disklog_msg *m;
+
+	if (id >= sl_memlog_first_id(ps->log))
+		return -ENOENT;	/* not written yet, or rolled back */
+	if (state == SL_PFETCH_QUEUED)
+		return -EAGAIN;
+	if (state == SL_PFETCH_READY) {
+		if (f->rc == 0 && f->n > 0 && id >= f->msgs[0].id && id <= f->msgs[f->n - 1].id) {
+			m = &f->msgs[id - f->msgs[0].id];
+			rec->id = m->id;
+			rec->offset = m->offset;
+			rec->timestamp_ns = m->timestamp_ns;
+			rec->trace_id = m->trace_id;
+			rec->len = m->len;
+			rec->data = m->data;
+			ps->disk_reads++;
+			return 0;
+		}
+		if (f->rc == -ENOENT && id < f->first_avail && f->from_id == id)
+			return -ENOENT;
+	}
+	sl_persist_fetch(w->persist, ps->store, id,
+			 __atomic_load_n(&ps->store->written_id, __ATOMIC_ACQUIRE));
+	return -EAGAIN;
+}
+
 static int
 deliver_one(struct sl_worker *w, struct sl_pstate *ps, struct sl_channel *ch,
 	    const struct sl_channel_delivery *d)
@@ -784,9 +974,20 @@ deliver_one(struct sl_worker *w, struct sl_pstate *ps, struct sl_channel *ch,
 		return 1;
 	}
 	if (sl_memlog_read(ps->log, d->id, &rec) != 0) {
-		/* no longer held (position moved below the log start): skip it */
-		sl_channel_fin(ch, d->sub, d->id);
-		return 1;
+		int rc = ps->store != NULL ? disk_rec(w, ps, d->id, &rec) : -ENOENT;
+
+		if (rc == -EAGAIN) {
+			/* the reader is fetching it: deliver it on a later iteration */
+			sl_channel_unsend(ch, d);
+			return -1;
+		}
+		if (rc != 0) {
+			/* no longer held anywhere (retention, or a position moved below
+			 * the log start): skip it */
+			ps->disk_skipped++;
+			sl_channel_fin(ch, d->sub, d->id);
+			return 1;
+		}
 	}
 	for (pi = 0; pi < w->conf->nports; pi++)
 		if (w->conf->ports[pi].port_id == s->port_id)
@@ -839,6 +1040,10 @@ deliver(struct sl_worker *w)
 		struct sl_pstate *ps = w->parts[i];
 		uint64_t end = sl_memlog_end_id(ps->log);
 
+		/* disk durability: consumers see only what a crash would not take back */
+		if (ps->disk)
+			end = RTE_MIN(end, __atomic_load_n(&ps->store->durable_id,
+							   __ATOMIC_ACQUIRE));
 		for (c = 0; c < ps->nchans; c++) {
 			struct sl_channel *ch = ps->chans[c];
 			struct sl_channel_delivery d;
@@ -856,6 +1061,33 @@ deliver(struct sl_worker *w)
 		}
 	}
 	return done;
+}
+
+/*
+ * Trimming with a store: memory is a cache of the disk log. What every channel confirmed
+ * goes once it is durable; when the log is more than half full, everything durable goes,
+ * and channels behind read it back through the disk reader.
+ */
+static void
+trim_stored(struct sl_pstate *ps, uint64_t min)
+{
+	uint64_t durable = __atomic_load_n(&ps->store->durable_id, __ATOMIC_ACQUIRE);
+	uint64_t to = min == UINT64_MAX ? 0 : min;
+
+	__atomic_store_n(&ps->store->keep_from_id, min == UINT64_MAX ? 0 : min,
+			 __ATOMIC_RELEASE);
+	if (ps->store_err)
+		return;
+	if (sl_memlog_used(ps->log) * 2 > sl_memlog_capacity(ps->log) && durable + 1 > to) {
+		if (to <= durable && min != UINT64_MAX)
+			ps->cache_trims++;
+		to = durable + 1;
+	}
+	to = RTE_MIN(to, durable + 1);
+	if (to > ps->trimmed_to && to > sl_memlog_first_id(ps->log)) {
+		sl_memlog_trim(ps->log, to);
+		ps->trimmed_to = to;
+	}
 }
 
 /* Once per tick: timeouts, ephemeral channels whose subscribers vanished, trimming. */
@@ -889,12 +1121,18 @@ tick(struct sl_worker *w)
 				chan_remove(ps, c);
 				continue;
 			}
+			if (ps->pslot[c] != UINT8_MAX)
+				sl_pstore_chan_set(ps->store, ps->pslot[c], sl_channel_name(ch),
+						   sl_channel_is_ordered(ch),
+						   sl_channel_confirmed(ch));
 			if (sl_channel_confirmed(ch) < min)
 				min = sl_channel_confirmed(ch);
 		}
+		if (ps->store != NULL)
+			trim_stored(ps, min);
 		/* messages every channel confirmed are released; with no channel at all the
 		 * log keeps everything (and fills up) so that no message is ever dropped */
-		if (ps->nchans > 0 && min != UINT64_MAX && min > ps->trimmed_to) {
+		else if (ps->nchans > 0 && min != UINT64_MAX && min > ps->trimmed_to) {
 			sl_memlog_trim(ps->log, min);
 			ps->trimmed_to = min;
 		}
@@ -920,6 +1158,13 @@ fill_part_info(struct sl_worker *w, struct sl_pstate *ps, struct sl_part_info *i
 	info->bytes_in = ps->bytes_in;
 	info->full_errs = ps->full_errs;
 	info->deliveries = ps->deliveries;
+	info->store = ps->store;
+	info->disk = (uint8_t)ps->disk;
+	info->pending = ps->pend_tail - ps->pend_head;
+	info->io_errs = ps->io_errs;
+	info->disk_reads = ps->disk_reads;
+	info->disk_skipped = ps->disk_skipped;
+	info->cache_trims = ps->cache_trims;
 	info->nchans = ps->nchans;
 	for (c = 0; c < ps->nchans; c++) {
 		struct sl_channel *ch = ps->chans[c];
@@ -1107,6 +1352,8 @@ sl_worker_main(void *arg)
 		if (w->idx == 0)
 			work += poll_tx_handoff(w);
 		work += poll_rx(w);
+		if (w->persist != NULL)
+			work += storage_poll(w);
 		work += deliver(w);
 		if (w->now_tsc >= w->next_tick_tsc) {
 			tick(w);
@@ -1141,11 +1388,15 @@ sl_worker_main(void *arg)
 /* ---- partition state ---- */
 
 struct sl_pstate *
-sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint16_t owner)
+sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint16_t owner,
+			struct sl_pstore *store)
 {
 	struct sl_pstate *ps = rte_zmalloc_socket("sl_pstate", sizeof(*ps), RTE_CACHE_LINE_SIZE,
 						  conf->socket_id);
+	struct sl_disklog_chan saved[SL_PERSIST_MAX_CHANS];
+	struct sl_disklog_stats ds;
 	struct sl_memlog_conf mc;
+	int i, n;
 
 	if (ps == NULL)
 		goto fail;
@@ -1158,9 +1409,42 @@ sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint
 	mc.mem = ps->log_mem;
 	mc.mem_len = conf->log_bytes;
 	mc.avg_msg_hint = 64;
+	if (store != NULL) {
+		/* memory continues where the disk ends; older messages are read back */
+		sl_disklog_get_stats(store->dl, &ds);
+		mc.start_id = ds.end_id + 1;
+		mc.start_offset = ds.end_offset;
+		ps->disk = store->pol.durability == SL_PERSIST_DISK;
+		ps->store_gen = store->gen;
+		if (ps->disk) {
+			ps->pend = rte_zmalloc_socket("sl_pend", sizeof(*ps->pend) * SL_WORKER_PEND,
+						      RTE_CACHE_LINE_SIZE, conf->socket_id);
+			if (ps->pend == NULL)
+				goto fail;
+		}
+	}
 	ps->log = sl_memlog_open(&mc);
 	if (ps->log == NULL)
 		goto fail;
+	ps->trimmed_to = sl_memlog_first_id(ps->log);
+	if (store == NULL)
+		return ps;
+	ps->store = store;
+	store->log = ps->log;
+	/* channel positions saved by the last run */
+	n = sl_disklog_chan_load(store->dl, saved, SL_PERSIST_MAX_CHANS);
+	if (n < 0)
+		WLOG(ERR, "%s/%u: saved channel positions unreadable (%s): channels start "
+		     "afresh", store->topic, partid, sl_strerror(n));
+	for (i = 0; i < n; i++) {
+		uint64_t start = RTE_MAX(RTE_MIN(saved[i].confirmed_id, ds.end_id + 1),
+					 RTE_MAX(ds.first_id, 1u));
+
+		if (chan_open(conf, ps, saved[i].name, (uint32_t)strlen(saved[i].name),
+			      saved[i].flags & 1, 0, start) < 0)
+			WLOG(ERR, "%s/%u: cannot restore channel %s", store->topic, partid,
+			     saved[i].name);
+	}
 	return ps;
 fail:
 	sl_worker_pstate_free(ps);
@@ -1177,6 +1461,10 @@ sl_worker_pstate_free(struct sl_pstate *ps)
 		return;
 	for (c = 0; c < ps->nchans; c++)
 		sl_channel_close(ps->chans[c]);
+	while (ps->pend != NULL && ps->pend_head != ps->pend_tail)
+		rte_pktmbuf_free(ps->pend[ps->pend_head++ & (SL_WORKER_PEND - 1)].m);
+	rte_free(ps->pend);
+	sl_pstore_close(ps->store);
 	sl_memlog_close(ps->log);
 	rte_free(ps->log_mem);
 	rte_free(ps);

@@ -31,10 +31,27 @@
 #include "broker.h"
 #include "idem.h"
 #include "memlog.h"
+#include "net.h"
+#include "persist.h"
+#include "wire.h"
 
 #define SL_WORKER_MAX_PARTS 4096
 #define SL_WORKER_BURST 32
 #define SL_WORKER_TXQ_MAX 64
+#define SL_WORKER_PEND 4096	/* publishes waiting for the disk, per partition */
+
+/* A publish answered once its messages are durable (or the store fails): the request
+ * frame is kept and turned into the answer then. */
+struct sl_pend {
+	struct rte_mbuf *m;		/* NULL: no answer wanted (NOACK) */
+	uint64_t last_id;
+	uint32_t slot;			/* session slot (idempotency window) */
+	uint16_t pi;
+	uint8_t anon;
+	struct sl_net_info info;
+	struct sl_wire_hdr hdr;
+	struct sl_idem_entry e;
+};
 
 /* Runtime state of one partition: owned by one worker lcore. */
 struct sl_pstate {
@@ -51,6 +68,20 @@ struct sl_pstate {
 	uint64_t full_errs;
 	uint64_t deliveries;
 	uint64_t trimmed_to;
+	/* storage (NULL store: memory only, no data directory) */
+	struct sl_pstore *store;
+	int disk;			/* durability disk: answer and deliver when durable */
+	int store_err;			/* the store's error was seen and handled */
+	uint32_t store_gen;		/* store generation this worker writes under */
+	uint8_t pslot[SL_BROKER_MAX_CHANNELS];	/* channel -> persisted position slot */
+	uint32_t pslots_used;		/* bitmap of SL_PERSIST_MAX_CHANS slots */
+	struct sl_pend *pend;		/* [SL_WORKER_PEND] FIFO (disk durability) */
+	uint32_t pend_head;
+	uint32_t pend_tail;
+	uint64_t io_errs;		/* publishes refused or failed by a storage error */
+	uint64_t disk_reads;		/* messages delivered from the disk reader */
+	uint64_t disk_skipped;		/* ids gone from disk (retention) when delivered */
+	uint64_t cache_trims;		/* memory trimmed past a channel (data on disk) */
 };
 
 enum sl_wcmd_op {
@@ -88,6 +119,7 @@ struct sl_worker {
 	struct rte_ring *autocreate;			/* this worker -> control */
 	struct sl_worker **peers;			/* every worker, by index */
 	struct sl_coord *coord;
+	struct sl_persist *persist;			/* NULL without a data directory */
 	struct sl_session_table *sessions;
 	struct sl_idem *idem;				/* [max_sessions] */
 	uint32_t nparts;
@@ -109,9 +141,12 @@ struct sl_worker {
 int
 sl_worker_main(void *arg);
 
-/** Create a partition's runtime state (log in hugepage memory). Control thread. */
+/** Create a partition's runtime state (log in hugepage memory). With a store, the log
+ * continues where the disk log ends, and the saved channel positions are restored.
+ * Control thread. NULL with rte_errno. */
 struct sl_pstate *
-sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint16_t owner);
+sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint16_t owner,
+			struct sl_pstore *store);
 
 /** Free a detached partition state. Control thread. */
 void

@@ -187,9 +187,9 @@ sl_memlog_open(const struct sl_memlog_conf *conf)
 	log->idx_mask = slots - 1;
 	log->ring = (uint8_t *)conf->mem + slots * sizeof(uint64_t);
 	log->ring_size = (conf->mem_len - slots * sizeof(uint64_t)) & ~(uint64_t)7;
-	log->first_id = 1;
-	log->end_id = 0;
-	log->end_offset = 0;
+	log->first_id = conf->start_id != 0 ? conf->start_id : 1;
+	log->end_id = log->first_id - 1;
+	log->end_offset = conf->start_offset;
 	log->last_ts = 0;
 	set_empty(log);
 	return log;
@@ -333,6 +333,25 @@ sl_memlog_read(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *o
 	hdr_get(log, pos, &h);
 	out->id = h.id;
 	out->offset = logical_of(log, pos);
+	out->timestamp_ns = h.timestamp_ns;
+	out->trace_id = h.trace_id;
+	out->len = h.magic_len & LEN_MASK;
+	out->data = log->ring + pos + SL_MEMLOG_REC_HDR;
+	return 0;
+}
+
+/* Calling context: any thread, for an id handed over by the owner (see memlog.h). */
+int
+sl_memlog_peek(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *out)
+{
+	struct rec_hdr h;
+	uint64_t pos = idx_get(log, id);
+
+	hdr_get(log, pos, &h);
+	if (h.id != id)
+		return -EBADMSG;
+	out->id = h.id;
+	out->offset = 0;
 	out->timestamp_ns = h.timestamp_ns;
 	out->trace_id = h.trace_id;
 	out->len = h.magic_len & LEN_MASK;

@@ -38,6 +38,8 @@ struct sl_memlog_conf {
 	void *mem;		/* region, 8-byte aligned, owned by the caller */
 	size_t mem_len;		/* >= 4096 */
 	uint32_t avg_msg_hint;	/* expected message size, sizes the index; 0 = 64 */
+	uint64_t start_id;	/* id of the first append (a log recovered from disk); 0 = 1 */
+	uint64_t start_offset;	/* its logical queue offset */
 };
 
 /* Where a message landed / what a read returns. */
@@ -85,6 +87,15 @@ sl_memlog_append_batch(struct sl_memlog *log, uint32_t n, const void *const *dat
 /** Read message id. Returns 0, or -ENOENT if trimmed or not yet written. Owner lcore. */
 int
 sl_memlog_read(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *out);
+
+/**
+ * Read message id from another thread (the persistence lcore) without the owner's
+ * positions: only for an id the owner handed over (through a ring, release order) and
+ * promises not to trim or truncate until told the reader is done with it. out->offset is
+ * not filled. Returns 0 or -EBADMSG if the slot does not hold id (a bug). Any thread.
+ */
+int
+sl_memlog_peek(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *out);
 
 /** Release every message with an id < id (all channels have confirmed them). Owner. */
 void

@@ -2,7 +2,14 @@
  * Copyright (c) 2026 The sluice authors
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hugetlbfs.h> /* needs size_t first */
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -11,20 +18,734 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_ring.h>
+#include <rte_ring_elem.h>
 #include <urcu-qsbr.h>
 
+#include "err.h"
 #include "persist.h"
 
 RTE_LOG_REGISTER_SUFFIX(sl_persist_logtype, persist, INFO);
+#define PLOG(level, ...) rte_log(RTE_LOG_##level, sl_persist_logtype, "persist: " __VA_ARGS__)
 
 extern volatile int sl_broker_quit;
 
+#define MAX_STORES 4096
+#define MAX_CRECS 4096
+#define DESC_BURST 256
+#define RUN_SLACK (128u << 10)	/* room kept for one descriptor's records */
+#define PERIODIC_NS (100ull * 1000 * 1000)
+#define CKPT_NS (1000ull * 1000 * 1000)
+#define RETAIN_NS (1000ull * 1000 * 1000)
+#define MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
+
+/* What a worker hands over: 32 bytes by value in the ring. */
+struct desc {
+	struct sl_pstore *ps;
+	uint64_t first_id;
+	uint64_t offset;
+	uint32_t n;
+	uint32_t gen;
+};
+
+enum cmd_op { CMD_ATTACH = 1, CMD_DETACH };
+
+struct cmd {
+	enum cmd_op op;
+	struct sl_pstore *ps;
+	int result;
+	int done;
+};
+
 struct sl_persist {
 	struct sl_persist_conf conf;
-	struct rte_ring *rings[SL_PERSIST_MAX_SOURCES];
+	struct rte_ring *rings[SL_PERSIST_MAX_SOURCES];	/* worker -> lcore, struct desc */
+	struct rte_ring *cmds;				/* control -> lcore */
+	struct rte_ring *jobs;				/* workers -> reader */
 	int started;
+	int reader_started;
+	pthread_t reader;
+	volatile int reader_quit;
+
+	/* staging buffer and the run being built in it (one partition at a time) */
+	uint8_t *buf;
+	size_t buf_len;
+	int buf_huge;
+	struct sl_pstore *run_ps;
+	size_t run_used;
+	uint32_t run_ncrec;
+	uint64_t run_last_id;
+	uint64_t run_msgs;
+	struct sl_disklog_crec crecs[MAX_CRECS];
+
+	uint32_t nstores;
+	struct sl_pstore *stores[MAX_STORES];
+	uint32_t ndirty;
+	struct sl_pstore *dirty[MAX_STORES];
+	uint64_t next_periodic;
+	uint64_t next_ckpt;
+	uint64_t next_retain;
+
 	struct sl_persist_stats st __rte_cache_aligned;
 };
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- policy strings ---- */
+
+int
+sl_persist_parse_sync(const char *s, struct sl_persist_policy *pol)
+{
+	char *end;
+	unsigned long v;
+
+	if (strcmp(s, "always") == 0) {
+		pol->sync = SL_PERSIST_SYNC_ALWAYS;
+		return 0;
+	}
+	if (strncmp(s, "every:", 6) == 0 || strncmp(s, "ms:", 3) == 0) {
+		const char *num = strchr(s, ':') + 1;
+
+		errno = 0;
+		v = strtoul(num, &end, 10);
+		if (errno != 0 || end == num || *end != '\0' || v == 0 || v > 1000000)
+			return -EINVAL;
+		if (s[0] == 'e') {
+			pol->sync = SL_PERSIST_SYNC_EVERY;
+			pol->every = (uint32_t)v;
+		} else {
+			pol->sync = SL_PERSIST_SYNC_INTERVAL;
+			pol->interval_ms = (uint32_t)v;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *
+sl_persist_sync_str(const struct sl_persist_policy *pol, char *buf, size_t len)
+{
+	switch (pol->sync) {
+	case SL_PERSIST_SYNC_EVERY:
+		snprintf(buf, len, "every:%u", pol->every);
+		break;
+	case SL_PERSIST_SYNC_INTERVAL:
+		snprintf(buf, len, "ms:%u", pol->interval_ms);
+		break;
+	default:
+		snprintf(buf, len, "always");
+		break;
+	}
+	return buf;
+}
+
+/* ---- stores ---- */
+
+struct sl_pstore *
+sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
+	       const struct sl_persist_policy *pol, uint64_t segment_bytes)
+{
+	struct sl_disklog_conf dc = {
+		.dir = dir,
+		.partition = partition,
+		.segment_bytes = segment_bytes,
+	};
+	struct sl_disklog_stats ds;
+	struct sl_pstore *ps;
+	int err = ENOMEM;
+
+	if (dir == NULL || topic == NULL || pol == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	ps = rte_zmalloc("sl_pstore", sizeof(*ps), RTE_CACHE_LINE_SIZE);
+	if (ps == NULL)
+		goto fail;
+	ps->fetch.buf = rte_malloc("sl_pfetch", SL_PERSIST_FETCH_BYTES, 64);
+	ps->fetch.msgs = rte_malloc("sl_pfetch_msgs",
+				    SL_PERSIST_FETCH_MSGS * sizeof(*ps->fetch.msgs), 64);
+	if (ps->fetch.buf == NULL || ps->fetch.msgs == NULL)
+		goto fail;
+	ps->pol = *pol;
+	ps->partition = partition;
+	snprintf(ps->topic, sizeof(ps->topic), "%s", topic);
+	ps->dl = sl_disklog_open(&dc, &ps->rec);
+	if (ps->dl == NULL) {
+		err = errno;
+		PLOG(ERR, "%s/%u: cannot open the disk log in %s: %s\n", topic, partition, dir,
+		     sl_strerror(err));
+		goto fail;
+	}
+	if (strcmp(ps->rec.what, "clean") != 0)
+		PLOG(WARNING, "%s/%u: recovery: %s\n", topic, partition, ps->rec.what);
+	sl_disklog_get_stats(ps->dl, &ds);
+	ps->written_id = ds.end_id;
+	ps->durable_id = ds.end_id;
+	ps->next_id = ds.end_id + 1;
+	ps->last_ckpt_id = ds.end_id;
+	return ps;
+fail:
+	sl_pstore_close(ps);
+	rte_errno = err;
+	return NULL;
+}
+
+void
+sl_pstore_close(struct sl_pstore *ps)
+{
+	if (ps == NULL)
+		return;
+	if (ps->dl != NULL)
+		sl_disklog_close(ps->dl);
+	rte_free(ps->fetch.buf);
+	rte_free(ps->fetch.msgs);
+	rte_free(ps);
+}
+
+void
+sl_pstore_chan_set(struct sl_pstore *ps, uint32_t slot, const char *name, int ordered,
+		   uint64_t confirmed_id)
+{
+	struct sl_pchan *c = &ps->chans[slot];
+	uint32_t flags = (ordered ? 1u : 0u) | (1u << 31);
+
+	if (slot >= SL_PERSIST_MAX_CHANS)
+		return;
+	if (c->confirmed_id == confirmed_id && c->flags == flags &&
+	    strncmp(c->name, name, sizeof(c->name)) == 0)
+		return;
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	c->flags = flags;
+	c->confirmed_id = confirmed_id;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+}
+
+void
+sl_pstore_chan_clear(struct sl_pstore *ps, uint32_t slot)
+{
+	struct sl_pchan *c = &ps->chans[slot];
+
+	if (slot >= SL_PERSIST_MAX_CHANS || c->flags == 0)
+		return;
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	c->flags = 0;
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* ---- the persistence lcore ---- */
+
+static void
+set_error(struct sl_pstore *ps, int rc)
+{
+	if (ps->error != 0)
+		return;
+	PLOG(ERR, "%s/%u: storage error: %s; publishes to it now fail with SL_E_IO until "
+	     "`sluicectl storage resume %s`\n", ps->topic, ps->partition, sl_strerror(rc),
+	     ps->topic);
+	__atomic_store_n(&ps->error, rc < 0 ? rc : -EIO, __ATOMIC_RELEASE);
+}
+
+static void
+mark_dirty(struct sl_persist *p, struct sl_pstore *ps)
+{
+	if (ps->dirty)
+		return;
+	ps->dirty = 1;
+	p->dirty[p->ndirty++] = ps;
+}
+
+/* Write the run built in the staging buffer with one disklog call. */
+static void
+flush_run(struct sl_persist *p)
+{
+	struct sl_pstore *ps = p->run_ps;
+	int rc;
+
+	if (ps == NULL || p->run_ncrec == 0)
+		goto out;
+	rc = sl_disklog_write(ps->dl, p->buf, p->crecs, p->run_ncrec);
+	if (rc != 0) {
+		set_error(ps, rc);
+		goto out;
+	}
+	p->st.writes++;
+	p->st.records += p->run_ncrec;
+	p->st.msgs += p->run_msgs;
+	p->st.bytes += p->run_used;
+	ps->unsynced += p->run_msgs;
+	__atomic_store_n(&ps->written_id, p->run_last_id, __ATOMIC_RELEASE);
+	mark_dirty(p, ps);
+out:
+	p->run_ps = NULL;
+	p->run_used = 0;
+	p->run_ncrec = 0;
+	p->run_msgs = 0;
+}
+
+/* Copy one descriptor's records out of the worker's in-memory log into the run. */
+static void
+take_desc(struct sl_persist *p, const struct desc *d)
+{
+	struct sl_pstore *ps = d->ps;
+	struct sl_disklog_crec *c;
+	struct sl_memlog_rec r;
+	uint32_t i, size = 0;
+
+	if (__atomic_load_n(&ps->error, __ATOMIC_RELAXED) != 0 || d->gen != ps->gen) {
+		ps->dropped++;
+		return;
+	}
+	if (d->first_id != ps->next_id) {
+		ps->dropped++;
+		PLOG(ERR, "%s/%u: descriptor for id %" PRIu64 ", expected %" PRIu64 "\n",
+		     ps->topic, ps->partition, d->first_id, ps->next_id);
+		set_error(ps, -SL_E_INTERNAL);
+		return;
+	}
+	if (p->run_ps != ps || p->run_ncrec == MAX_CRECS || p->buf_len - p->run_used < RUN_SLACK)
+		flush_run(p);
+	if (ps->error != 0)
+		return;
+	p->run_ps = ps;
+	c = &p->crecs[p->run_ncrec];
+	for (i = 0; i < d->n; i++) {
+		if (sl_memlog_peek(ps->log, d->first_id + i, &r) != 0 ||
+		    p->buf_len - p->run_used < SL_DISKLOG_MREC_SIZE(r.len)) {
+			set_error(ps, -SL_E_INTERNAL);
+			return;
+		}
+		if (i == 0)
+			c->timestamp_ns = r.timestamp_ns;
+		size += sl_disklog_encode_msg(p->buf + p->run_used + size, r.id, r.timestamp_ns,
+					      r.trace_id, r.data, r.len);
+	}
+	c->log_id = d->first_id;
+	c->epoch = ps->epoch;
+	c->last_msg_log_id = d->first_id + d->n - 1;
+	c->msg_offset = d->offset;
+	c->msg_cnt = c->last_msg_log_id;
+	c->msg_size = size;
+	c->msg_num = d->n;
+	p->run_used += size;
+	p->run_ncrec++;
+	p->run_msgs += d->n;
+	p->run_last_id = c->last_msg_log_id;
+	ps->next_id = c->last_msg_log_id + 1;
+}
+
+static int
+sync_due(const struct sl_pstore *ps, uint64_t now)
+{
+	uint64_t since = now - ps->last_sync_ns;
+
+	switch (ps->pol.sync) {
+	case SL_PERSIST_SYNC_EVERY:
+		return ps->unsynced >= ps->pol.every || since >= MAX_UNSYNCED_NS;
+	case SL_PERSIST_SYNC_INTERVAL:
+		return since >= (uint64_t)ps->pol.interval_ms * 1000000ull;
+	default:
+		return 1;
+	}
+}
+
+static void
+sync_store(struct sl_persist *p, struct sl_pstore *ps, uint64_t now)
+{
+	uint64_t written = ps->written_id;
+	int rc;
+
+	if (ps->error != 0)
+		return;
+	rc = sl_disklog_sync(ps->dl);
+	if (rc != 0) {
+		set_error(ps, rc);
+		return;
+	}
+	p->st.syncs++;
+	ps->unsynced = 0;
+	ps->last_sync_ns = now;
+	__atomic_store_n(&ps->durable_id, written, __ATOMIC_RELEASE);
+}
+
+/* Sync the partitions whose policy says so; keep the others on the dirty list. */
+static void
+sync_pass(struct sl_persist *p, uint64_t now, int all)
+{
+	uint32_t i = 0;
+
+	while (i < p->ndirty) {
+		struct sl_pstore *ps = p->dirty[i];
+
+		if (ps->error == 0 && !all && !sync_due(ps, now)) {
+			i++;
+			continue;
+		}
+		sync_store(p, ps, now);
+		ps->dirty = 0;
+		p->dirty[i] = p->dirty[--p->ndirty];
+	}
+}
+
+static void
+try_resume(struct sl_pstore *ps)
+{
+	struct sl_disklog_stats ds;
+	int rc;
+
+	if (__atomic_load_n(&ps->err_ack, __ATOMIC_ACQUIRE) != ps->gen)
+		return;	/* the worker has not rolled back yet: next period */
+	__atomic_store_n(&ps->resume_req, 0, __ATOMIC_RELAXED);
+	rc = sl_disklog_resume(ps->dl);
+	if (rc != 0) {
+		PLOG(ERR, "%s/%u: resume failed: %s\n", ps->topic, ps->partition,
+		     sl_strerror(rc));
+		return;
+	}
+	sl_disklog_get_stats(ps->dl, &ds);
+	ps->next_id = ds.end_id + 1;
+	ps->unsynced = 0;
+	__atomic_store_n(&ps->written_id, ds.end_id, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->durable_id, ds.end_id, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->error, 0, __ATOMIC_RELEASE);
+	ps->resumes++;
+	PLOG(NOTICE, "%s/%u: resumed at id %" PRIu64 "\n", ps->topic, ps->partition, ds.end_id);
+}
+
+/* Save the channel positions when any changed (sequence-lock snapshot). */
+static void
+save_chans(struct sl_pstore *ps)
+{
+	struct sl_disklog_chan out[SL_PERSIST_MAX_CHANS];
+	uint32_t i, n = 0, sum = 0;
+
+	for (i = 0; i < SL_PERSIST_MAX_CHANS; i++)
+		sum += __atomic_load_n(&ps->chans[i].seq, __ATOMIC_ACQUIRE);
+	if (sum == ps->chan_seqsum)
+		return;
+	for (i = 0; i < SL_PERSIST_MAX_CHANS; i++) {
+		struct sl_pchan *c = &ps->chans[i];
+		struct sl_disklog_chan tmp;
+		uint32_t s1, s2;
+
+		do {
+			s1 = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+			tmp.flags = c->flags;
+			tmp.confirmed_id = c->confirmed_id;
+			memcpy(tmp.name, c->name, sizeof(tmp.name));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			s2 = __atomic_load_n(&c->seq, __ATOMIC_RELAXED);
+		} while ((s1 & 1) || s1 != s2);
+		if (!(tmp.flags & (1u << 31)))
+			continue;
+		tmp.flags &= 1;
+		tmp.name[SL_DISKLOG_CHAN_NAME_MAX] = '\0';
+		/* a position past the durable end would skip messages after a crash */
+		if (tmp.confirmed_id > ps->durable_id + 1)
+			tmp.confirmed_id = ps->durable_id + 1;
+		out[n++] = tmp;
+	}
+	if (sl_disklog_chan_save(ps->dl, out, n) == 0)
+		ps->chan_seqsum = sum;
+}
+
+static void
+retain(struct sl_pstore *ps, uint64_t now_wall)
+{
+	struct sl_disklog_retention r = {
+		.max_bytes = ps->pol.retain_bytes,
+		.max_age_ns = ps->pol.retain_age_s * 1000000000ull,
+		.now_ns = now_wall,
+	};
+
+	if (r.max_bytes == 0 && r.max_age_ns == 0)
+		return;
+	if (ps->pol.retain_unconsumed)
+		r.keep_from_id = __atomic_load_n(&ps->keep_from_id, __ATOMIC_ACQUIRE);
+	sl_disklog_retain(ps->dl, &r, &ps->retain);
+}
+
+static void
+periodic(struct sl_persist *p, uint64_t now)
+{
+	int ckpt = now >= p->next_ckpt, ret = now >= p->next_retain;
+	uint64_t wall = wall_ns();
+	uint32_t i;
+
+	for (i = 0; i < p->nstores; i++) {
+		struct sl_pstore *ps = p->stores[i];
+
+		if (__atomic_load_n(&ps->error, __ATOMIC_RELAXED) != 0) {
+			if (__atomic_load_n(&ps->resume_req, __ATOMIC_ACQUIRE))
+				try_resume(ps);
+			continue;
+		}
+		save_chans(ps);
+		if (ckpt && ps->durable_id != ps->last_ckpt_id &&
+		    sl_disklog_checkpoint(ps->dl) == 0)
+			ps->last_ckpt_id = ps->durable_id;
+		if (ret)
+			retain(ps, wall);
+	}
+	p->next_periodic = now + PERIODIC_NS;
+	if (ckpt)
+		p->next_ckpt = now + CKPT_NS;
+	if (ret)
+		p->next_retain = now + RETAIN_NS;
+}
+
+/* Write everything queued in the rings. Returns descriptors taken. */
+static uint32_t
+drain(struct sl_persist *p)
+{
+	struct desc d[DESC_BURST];
+	uint32_t i, j, got, n = 0;
+
+	for (i = 0; i < p->conf.nsources; i++) {
+		got = rte_ring_sc_dequeue_burst_elem(p->rings[i], d, sizeof(d[0]), DESC_BURST,
+						     NULL);
+		for (j = 0; j < got; j++)
+			take_desc(p, &d[j]);
+		n += got;
+	}
+	flush_run(p);
+	return n;
+}
+
+static void
+detach(struct sl_persist *p, struct sl_pstore *ps)
+{
+	uint32_t i;
+
+	while (drain(p) > 0)
+		;
+	if (ps->dirty) {
+		sync_store(p, ps, mono_ns());
+		for (i = 0; i < p->ndirty; i++)
+			if (p->dirty[i] == ps)
+				p->dirty[i] = p->dirty[--p->ndirty];
+		ps->dirty = 0;
+	}
+	if (ps->error == 0) {
+		save_chans(ps);
+		sl_disklog_checkpoint(ps->dl);
+	}
+	for (i = 0; i < p->nstores; i++)
+		if (p->stores[i] == ps)
+			p->stores[i] = p->stores[--p->nstores];
+}
+
+static uint32_t
+poll_cmds(struct sl_persist *p)
+{
+	void *obj;
+	uint32_t n = 0;
+
+	while (rte_ring_sc_dequeue(p->cmds, &obj) == 0) {
+		struct cmd *c = obj;
+
+		if (c->op == CMD_ATTACH) {
+			if (p->nstores == MAX_STORES) {
+				c->result = -SL_E_LIMIT;
+			} else {
+				c->ps->last_sync_ns = mono_ns();
+				p->stores[p->nstores++] = c->ps;
+				c->result = 0;
+			}
+		} else {
+			detach(p, c->ps);
+			c->result = 0;
+		}
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	return n;
+}
+
+static int
+persist_main(void *arg)
+{
+	struct sl_persist *p = arg;
+	uint32_t empty = 0, sleep_us = 0;
+	uint32_t i;
+
+	rcu_register_thread();
+	PLOG(INFO, "running on lcore %u, staging buffer %zu KiB on %s\n", rte_lcore_id(),
+	     p->buf_len >> 10, p->buf_huge ? "hugepages" : "normal pages");
+	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
+		uint64_t now;
+		uint32_t n = poll_cmds(p) + drain(p);
+
+		now = mono_ns();
+		if (p->ndirty > 0)
+			sync_pass(p, now, 0);
+		if (now >= p->next_periodic)
+			periodic(p, now);
+		p->st.loops++;
+		rcu_quiescent_state();
+		if (n > 0 || !p->conf.adaptive_idle) {
+			empty = 0;
+			sleep_us = 0;
+			continue;
+		}
+		if (++empty < 1024)
+			continue;
+		/* never sleep long with data waiting for a timed sync */
+		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->conf.idle_max_us) : 10;
+		if (p->ndirty > 0)
+			sleep_us = RTE_MIN(sleep_us, 1000u);
+		rcu_thread_offline();
+		rte_delay_us_sleep(sleep_us);
+		rcu_thread_online();
+		p->st.idle_sleeps++;
+	}
+	/* shutdown: everything handed over is written and synced, positions saved */
+	while (drain(p) > 0)
+		;
+	sync_pass(p, mono_ns(), 1);
+	for (i = 0; i < p->nstores; i++) {
+		if (p->stores[i]->error != 0)
+			continue;
+		save_chans(p->stores[i]);
+		sl_disklog_checkpoint(p->stores[i]->dl);
+	}
+	rcu_unregister_thread();
+	return 0;
+}
+
+/* ---- the reader thread ---- */
+
+/* A lookup for the control thread; posted with the low pointer bit set. */
+struct find_job {
+	struct sl_pstore *ps;
+	enum sl_disklog_find_kind kind;
+	uint64_t value;
+	uint64_t id;
+	int rc;
+	int done;
+};
+
+static void
+run_find(struct find_job *j)
+{
+	j->rc = sl_disklog_find(j->ps->dl, j->kind, j->value, &j->id);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+}
+
+static void *
+reader_main(void *arg)
+{
+	struct sl_persist *p = arg;
+	uint32_t sleep_us = 50;
+
+	while (!p->reader_quit) {
+		struct sl_pstore *ps;
+		struct sl_pfetch *f;
+		void *obj = NULL;
+
+		if (rte_ring_sc_dequeue(p->jobs, &obj) != 0) {
+			struct timespec ts = {0, (long)sleep_us * 1000};
+
+			nanosleep(&ts, NULL);
+			sleep_us = RTE_MIN(sleep_us * 2, 1000u);
+			continue;
+		}
+		sleep_us = 50;
+		if ((uintptr_t)obj & 1) {
+			run_find((struct find_job *)((uintptr_t)obj & ~(uintptr_t)1));
+			continue;
+		}
+		ps = obj;
+		f = &ps->fetch;
+		f->n = 0;
+		f->rc = sl_disklog_read(ps->dl, f->from_id, f->max_id, f->buf,
+					SL_PERSIST_FETCH_BYTES, f->msgs, SL_PERSIST_FETCH_MSGS,
+					&f->n, &f->first_avail);
+		p->st.fetches++;
+		p->st.fetch_msgs += f->n;
+		__atomic_store_n(&f->state, SL_PFETCH_READY, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+int
+sl_persist_fetch(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint64_t max_id)
+{
+	struct sl_pfetch *f = &ps->fetch;
+
+	if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) == SL_PFETCH_QUEUED)
+		return -EBUSY;
+	f->from_id = from;
+	f->max_id = max_id;
+	f->n = 0;
+	__atomic_store_n(&f->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
+	if (rte_ring_mp_enqueue(p->jobs, ps) != 0) {
+		__atomic_store_n(&f->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+int
+sl_persist_find(struct sl_persist *p, struct sl_pstore *ps, enum sl_disklog_find_kind kind,
+		uint64_t value, uint64_t *id)
+{
+	struct find_job j = {.ps = ps, .kind = kind, .value = value};
+	int waited_ms = 0;
+
+	if (!p->reader_started) {
+		run_find(&j);
+	} else {
+		if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)&j | 1)) != 0)
+			return -ENOBUFS;
+		/* the job lives on this stack: wait for it, however long it takes */
+		while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) {
+			rte_delay_us_sleep(200);
+			if (++waited_ms == 5000)
+				PLOG(WARNING, "%s/%u: disk lookup slow\n", ps->topic,
+				     ps->partition);
+		}
+	}
+	*id = j.id;
+	return j.rc;
+}
+
+/* ---- control ---- */
+
+static void *
+staging_alloc(size_t len, int *huge)
+{
+	void *b = get_hugepage_region(len, GHR_STRICT);
+
+	if (b != NULL) {
+		*huge = 1;
+		return b;
+	}
+	*huge = 0;
+	PLOG(WARNING, "no hugepages for the %zu KiB staging buffer (libhugetlbfs): "
+	     "using normal pages\n", len >> 10);
+	if (posix_memalign(&b, 4096, len) != 0)
+		return NULL;
+	return b;
+}
 
 struct sl_persist *
 sl_persist_open(const struct sl_persist_conf *conf)
@@ -45,11 +766,23 @@ sl_persist_open(const struct sl_persist_conf *conf)
 	p->conf = *conf;
 	for (i = 0; i < conf->nsources; i++) {
 		snprintf(name, sizeof(name), "sl_pers%u_%u", id, i);
-		p->rings[i] = rte_ring_create(name, conf->ring_size ? conf->ring_size : 4096,
-					      conf->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		p->rings[i] = rte_ring_create_elem(name, sizeof(struct desc),
+						   conf->ring_size ? conf->ring_size : 16384,
+						   conf->socket_id, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (p->rings[i] == NULL)
 			goto nomem;
 	}
+	snprintf(name, sizeof(name), "sl_perscmd%u", id);
+	p->cmds = rte_ring_create(name, 64, conf->socket_id, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "sl_persjob%u", id);
+	p->jobs = rte_ring_create(name, 8192, conf->socket_id, RING_F_SC_DEQ);
+	if (p->cmds == NULL || p->jobs == NULL)
+		goto nomem;
+	p->buf_len = conf->buf_bytes ? conf->buf_bytes : (4u << 20);
+	p->buf = staging_alloc(p->buf_len, &p->buf_huge);
+	if (p->buf == NULL)
+		goto nomem;
+	p->st.huge_buf = p->buf_huge;
 	return p;
 nomem:
 	sl_persist_close(p);
@@ -57,51 +790,16 @@ nomem:
 	return NULL;
 }
 
-static int
-persist_main(void *arg)
-{
-	struct sl_persist *p = arg;
-	uint32_t empty = 0, sleep_us = 0;
-
-	rcu_register_thread();
-	rte_log(RTE_LOG_INFO, sl_persist_logtype, "persist: running on lcore %u\n",
-		rte_lcore_id());
-	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
-		void *objs[64];
-		uint32_t n = 0, got;
-		uint16_t i;
-
-		for (i = 0; i < p->conf.nsources; i++) {
-			got = rte_ring_sc_dequeue_burst(p->rings[i], objs, 64, NULL);
-			/* memory durability: records are acknowledged already; nothing to
-			 * write yet. The durable storage issue writes them here. */
-			n += got;
-		}
-		p->st.records += n;
-		p->st.loops++;
-		rcu_quiescent_state();
-		if (n > 0 || !p->conf.adaptive_idle) {
-			empty = 0;
-			sleep_us = 0;
-			continue;
-		}
-		if (++empty < 1024)
-			continue;
-		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->conf.idle_max_us) : 10;
-		rcu_thread_offline();
-		rte_delay_us_sleep(sleep_us);
-		rcu_thread_online();
-		p->st.idle_sleeps++;
-	}
-	rcu_unregister_thread();
-	return 0;
-}
-
 int
 sl_persist_start(struct sl_persist *p)
 {
-	int rc = rte_eal_remote_launch(persist_main, p, p->conf.lcore);
+	int rc = pthread_create(&p->reader, NULL, reader_main, p);
 
+	if (rc != 0)
+		return -rc;
+	p->reader_started = 1;
+	pthread_setname_np(p->reader, "sl-reader");
+	rc = rte_eal_remote_launch(persist_main, p, p->conf.lcore);
 	if (rc == 0)
 		p->started = 1;
 	return rc;
@@ -116,15 +814,85 @@ sl_persist_close(struct sl_persist *p)
 		return;
 	if (p->started)
 		rte_eal_wait_lcore(p->conf.lcore);
+	if (p->reader_started) {
+		p->reader_quit = 1;
+		pthread_join(p->reader, NULL);
+	}
 	for (i = 0; i < SL_PERSIST_MAX_SOURCES; i++)
 		rte_ring_free(p->rings[i]);
+	rte_ring_free(p->cmds);
+	rte_ring_free(p->jobs);
+	if (p->buf != NULL) {
+		if (p->buf_huge)
+			free_hugepage_region(p->buf);
+		else
+			free(p->buf);
+	}
 	rte_free(p);
 }
 
-int
-sl_persist_submit(struct sl_persist *p, uint16_t source, void *rec)
+/* Run a command on the persistence lcore (or here, when it is not running). */
+static int
+run_cmd(struct sl_persist *p, enum cmd_op op, struct sl_pstore *ps)
 {
-	return rte_ring_sp_enqueue(p->rings[source], rec) == 0 ? 0 : -ENOBUFS;
+	struct cmd c = {.op = op, .ps = ps};
+
+	if (!p->started || rte_eal_get_lcore_state(p->conf.lcore) != RUNNING) {
+		if (op == CMD_ATTACH) {
+			if (p->nstores == MAX_STORES)
+				return -SL_E_LIMIT;
+			p->stores[p->nstores++] = ps;
+		} else {
+			detach(p, ps);
+		}
+		return 0;
+	}
+	if (rte_ring_mp_enqueue(p->cmds, &c) != 0)
+		return -ENOBUFS;
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(100);
+	return c.result;
+}
+
+int
+sl_persist_attach(struct sl_persist *p, struct sl_pstore *ps)
+{
+	if (ps->log == NULL)
+		return -EINVAL;
+	return run_cmd(p, CMD_ATTACH, ps);
+}
+
+int
+sl_persist_detach(struct sl_persist *p, struct sl_pstore *ps)
+{
+	return run_cmd(p, CMD_DETACH, ps);
+}
+
+void
+sl_persist_resume(struct sl_pstore *ps)
+{
+	__atomic_store_n(&ps->resume_req, 1, __ATOMIC_RELEASE);
+}
+
+int
+sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		  uint64_t first_id, uint32_t n, uint64_t offset)
+{
+	struct desc d = {
+		.ps = ps,
+		.first_id = first_id,
+		.offset = offset,
+		.n = n,
+		.gen = __atomic_load_n(&ps->gen, __ATOMIC_ACQUIRE),
+	};
+
+	return rte_ring_sp_enqueue_elem(p->rings[source], &d, sizeof(d)) == 0 ? 0 : -ENOBUFS;
+}
+
+uint32_t
+sl_persist_room(const struct sl_persist *p, uint16_t source)
+{
+	return rte_ring_free_count(p->rings[source]);
 }
 
 const struct sl_persist_stats *

@@ -1,57 +1,253 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * persist: the persistence lcore. Worker lcores hand it records through one
- * single-producer/single-consumer ring each (sl_persist_submit); it will copy them into
- * hugepage buffers and write them to files (the durable storage issue). Today every
- * topic has `memory` durability: a message is acknowledged when it is committed in the
- * worker's in-memory log, and this lcore only drains and counts what it is handed, so
- * the seam (rings, lcore, idle behaviour, QSBR registration) is in place and exercised.
+ * persist: the persistence lcore and the disk reader.
+ *
+ * Every partition of a node with a data directory has a store (struct sl_pstore): its
+ * disk log (storage/disklog.h) and the positions the persistence lcore publishes back to
+ * the partition's worker. The worker appends a PUB or MPUB to its in-memory log and hands
+ * the persistence lcore a 32-byte descriptor (partition, first id, count, queue offset)
+ * through its own single-producer/single-consumer ring (sl_persist_submit). The
+ * persistence lcore copies the records out of the in-memory log into a hugepage buffer
+ * (libhugetlbfs; normal pages with a warning when there are none), encodes them with
+ * their CRC, writes them with one pwrite per partition per loop (plus one for the commit
+ * records), and syncs per the partition's policy. Then it publishes, with release
+ * stores, how far the log is written (written_id: the worker may trim its memory below
+ * it) and durable (durable_id: fdatasync'ed). Workers read them with acquire loads: no
+ * lock, no syscall on the polling path.
+ *
+ * Durability per topic: `memory` acknowledges a publish once it is in the in-memory log
+ * (the disk copy follows, synced per the policy); `disk` acknowledges only when
+ * durable_id covers it, and consumers see only durable messages.
+ *
+ * Errors: a failed write or sync makes the store's error sticky (error != 0). The worker
+ * answers SL_E_IO to what is waiting, refuses new publishes, rolls its in-memory log back
+ * to durable_id (disk durability) and acknowledges by setting err_ack = gen. An operator
+ * fixes the cause and asks for a resume (sl_persist_resume); the persistence lcore then
+ * cuts the files back to the durable end, bumps gen and clears the error. Descriptors
+ * carry the gen they were made under; older ones are dropped.
+ *
+ * The reader thread (a plain pthread, blocking I/O) serves consumers that fell behind
+ * the in-memory window: a worker posts a fetch (sl_persist_fetch) and later finds the
+ * records in the store's fetch buffer (state SL_PFETCH_READY).
  */
 #ifndef SL_PERSIST_H
 #define SL_PERSIST_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include <rte_common.h>
 
+#include "disklog.h"
+#include "memlog.h"
+
 #define SL_PERSIST_MAX_SOURCES 16
+#define SL_PERSIST_MAX_CHANS 32
+#define SL_PERSIST_FETCH_BYTES (1u << 20)
+#define SL_PERSIST_FETCH_MSGS 4096
+
+enum sl_persist_durability {
+	SL_PERSIST_MEMORY = 0,
+	SL_PERSIST_DISK = 1,
+};
+
+enum sl_persist_sync_mode {
+	SL_PERSIST_SYNC_ALWAYS = 0,	/* every write batch (group commit) */
+	SL_PERSIST_SYNC_EVERY = 1,	/* every `every` messages */
+	SL_PERSIST_SYNC_INTERVAL = 2,	/* every `interval_ms` */
+};
+
+/* A topic's storage policy (also kept in <data-dir>/<topic>/topic.conf). */
+struct sl_persist_policy {
+	enum sl_persist_durability durability;
+	enum sl_persist_sync_mode sync;
+	uint32_t every;			/* SYNC_EVERY: messages */
+	uint32_t interval_ms;		/* SYNC_INTERVAL (also the longest gap for EVERY) */
+	uint64_t retain_bytes;		/* 0 = no size limit */
+	uint64_t retain_age_s;		/* 0 = no age limit */
+	int retain_unconsumed;		/* 1 (default): keep what a durable channel has not
+					 * consumed even past the limits */
+};
+
+/* A channel's persisted position, written by the worker under a sequence lock. */
+struct sl_pchan {
+	uint32_t seq;			/* odd while the worker writes */
+	uint32_t flags;			/* bit 0 ordered; bit 31: slot in use */
+	uint64_t confirmed_id;
+	char name[SL_DISKLOG_CHAN_NAME_MAX + 1];
+};
+
+enum sl_pfetch_state {
+	SL_PFETCH_IDLE = 0,
+	SL_PFETCH_QUEUED = 1,		/* posted to the reader */
+	SL_PFETCH_READY = 2,		/* msgs[] valid (or rc < 0) */
+};
+
+/* One partition's fetch buffer: owned by the worker while IDLE or READY, by the reader
+ * while QUEUED. */
+struct sl_pfetch {
+	uint32_t state;
+	int32_t rc;
+	uint64_t from_id;
+	uint64_t max_id;
+	uint64_t first_avail;		/* oldest id on disk (when rc == -ENOENT) */
+	uint32_t n;
+	struct sl_disklog_msg *msgs;	/* [SL_PERSIST_FETCH_MSGS] */
+	uint8_t *buf;			/* [SL_PERSIST_FETCH_BYTES] */
+};
+
+/* Per-partition store. Fields are grouped by writer. */
+struct sl_pstore {
+	/* fixed after sl_pstore_open */
+	struct sl_disklog *dl;
+	struct sl_memlog *log;		/* the worker's in-memory log (set before attach) */
+	struct sl_persist_policy pol;
+	uint32_t partition;
+	uint64_t epoch;
+	char topic[72];
+	struct sl_disklog_recovery rec;	/* what recovery found */
+
+	/* persistence lcore -> worker (release / acquire) */
+	uint64_t written_id __rte_cache_aligned;
+	uint64_t durable_id;
+	int32_t error;			/* sticky negative errno, 0 = healthy */
+	uint32_t gen;
+
+	/* worker -> persistence lcore */
+	uint32_t err_ack __rte_cache_aligned;	/* gen whose error the worker handled */
+	uint64_t keep_from_id;		/* lowest durable-channel position (retention) */
+	struct sl_pchan chans[SL_PERSIST_MAX_CHANS];
+
+	/* control -> persistence lcore */
+	uint32_t resume_req __rte_cache_aligned;
+
+	/* persistence lcore private (and stats read racily by the control thread) */
+	uint64_t next_id __rte_cache_aligned;	/* next id expected in a descriptor */
+	uint64_t unsynced;		/* messages written, not synced */
+	uint64_t last_sync_ns;
+	uint64_t last_ckpt_id;
+	uint32_t chan_seqsum;		/* of the last saved channel snapshot */
+	uint32_t dirty;			/* on the persist lcore's dirty list */
+	uint64_t dropped;		/* descriptors dropped (stale gen, error) */
+	uint64_t resumes;
+	struct sl_disklog_retain_res retain;
+
+	/* reader */
+	struct sl_pfetch fetch __rte_cache_aligned;
+};
 
 struct sl_persist_conf {
 	unsigned int lcore;
 	uint16_t nsources;		/* worker lcores that submit */
-	uint32_t ring_size;		/* per source, power of two; 0 = 4096 */
+	uint32_t ring_size;		/* per source, power of two; 0 = 16384 */
 	int adaptive_idle;
 	uint32_t idle_max_us;
 	int socket_id;
+	size_t buf_bytes;		/* staging buffer; 0 = 4 MiB */
 };
 
 struct sl_persist_stats {
-	uint64_t records;
+	uint64_t records;		/* descriptors written */
+	uint64_t msgs;
+	uint64_t bytes;
+	uint64_t writes;		/* write batches */
+	uint64_t syncs;
 	uint64_t loops;
 	uint64_t idle_sleeps;
+	uint64_t fetches;
+	uint64_t fetch_msgs;
+	int huge_buf;			/* staging buffer is on hugepages */
 };
 
 struct sl_persist;
 
-/** Create the rings. Control thread. NULL + rte_errno. */
+/** Create the rings and the staging buffer. Control thread. NULL + rte_errno. */
 struct sl_persist *
 sl_persist_open(const struct sl_persist_conf *conf);
 
-/** Launch the persistence lcore. Control thread. 0 or negative errno. */
+/** Launch the persistence lcore and the reader thread. Control thread. 0 or -errno. */
 int
 sl_persist_start(struct sl_persist *p);
 
-/** Stop (waits for the lcore; the quit flag is the broker's) and free. Control thread. */
+/** Stop: write and sync what is queued, save channel positions, wait for the lcore and
+ * the reader; free. The quit flag is the broker's. Control thread. */
 void
 sl_persist_close(struct sl_persist *p);
 
-/** Hand a record to the persistence lcore. Calling context: worker `source` only.
- * Returns 0 or -ENOBUFS (ring full: the caller keeps ownership of rec). */
+/**
+ * Open (create or recover) a partition's store in dir. The report of what recovery did
+ * is in ps->rec. NULL with rte_errno. Control thread.
+ */
+struct sl_pstore *
+sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
+	       const struct sl_persist_policy *pol, uint64_t segment_bytes);
+
+/** Close a store that is detached from the persistence lcore. Control thread. */
+void
+sl_pstore_close(struct sl_pstore *ps);
+
+/** Start writing ps (its log must be set). Control thread; waits for the lcore. */
 int
-sl_persist_submit(struct sl_persist *p, uint16_t source, void *rec);
+sl_persist_attach(struct sl_persist *p, struct sl_pstore *ps);
+
+/** Stop writing ps: everything queued for it is written and synced first. Control
+ * thread; the worker must no longer submit for ps. */
+int
+sl_persist_detach(struct sl_persist *p, struct sl_pstore *ps);
+
+/** Ask for a resume after a storage error. Control thread; the persistence lcore acts
+ * once the worker has handled the error. */
+void
+sl_persist_resume(struct sl_pstore *ps);
+
+/**
+ * Hand the persistence lcore n messages starting at first_id (offset: queue offset of
+ * the first), just appended to ps->log. Calling context: worker `source` only. Returns 0
+ * or -ENOBUFS when its ring is full (use sl_persist_room first to avoid appending what
+ * cannot be handed over).
+ */
+int
+sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		  uint64_t first_id, uint32_t n, uint64_t offset);
+
+/** Free descriptor slots in worker `source`'s ring. Worker `source` only. */
+uint32_t
+sl_persist_room(const struct sl_persist *p, uint16_t source);
+
+/**
+ * Ask the reader for ps's messages from id `from` to at most max_id. The fetch state
+ * goes IDLE/READY -> QUEUED -> READY. Returns 0, or -EBUSY if a fetch is queued, or
+ * -ENOBUFS. Calling context: the worker that owns ps.
+ */
+int
+sl_persist_fetch(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint64_t max_id);
+
+/**
+ * Find a message on ps's disk log through the reader thread (sl_disklog_find semantics).
+ * Blocks up to a second. Control thread.
+ */
+int
+sl_persist_find(struct sl_persist *p, struct sl_pstore *ps, enum sl_disklog_find_kind kind,
+		uint64_t value, uint64_t *id);
+
+/** Publish a channel's position for saving (slot < SL_PERSIST_MAX_CHANS). Owner worker. */
+void
+sl_pstore_chan_set(struct sl_pstore *ps, uint32_t slot, const char *name, int ordered,
+		   uint64_t confirmed_id);
+/** Forget a channel slot. Owner worker. */
+void
+sl_pstore_chan_clear(struct sl_pstore *ps, uint32_t slot);
 
 const struct sl_persist_stats *
 sl_persist_get_stats(const struct sl_persist *p);
+
+/** Parse "always", "every:N", "ms:T" into pol. 0 or -EINVAL. Any thread. */
+int
+sl_persist_parse_sync(const char *s, struct sl_persist_policy *pol);
+
+/** Format pol's sync policy ("always", "every:N", "ms:T"). Any thread. */
+const char *
+sl_persist_sync_str(const struct sl_persist_policy *pol, char *buf, size_t len);
 
 #endif /* SL_PERSIST_H */
