@@ -308,13 +308,20 @@ pos_next_id(struct sl_pstate *ps, uint8_t kind, uint64_t value, int *err)
 	uint64_t first = sl_memlog_first_id(ps->log), end = sl_memlog_end_id(ps->log), id;
 
 	*err = 0;
+	/* with a disk log, positions reach back to what the disk retains (read back by
+	 * the disk reader); offsets and times older than memory are looked up on disk by
+	 * the control socket's reset-offset */
+	if (ps->store != NULL)
+		first = RTE_MIN(first, __atomic_load_n(&ps->store->disk_first_id,
+						       __ATOMIC_ACQUIRE));
 	switch (kind) {
 	case SL_OFF_OFFSET:
 		if (sl_memlog_find_offset(ps->log, value, &id) != 0) {
 			/* before the oldest retained message: start at the oldest */
 			uint64_t first_off = 0;
 
-			if (sl_memlog_offset_of(ps->log, first, &first_off) == 0 &&
+			if (sl_memlog_offset_of(ps->log, sl_memlog_first_id(ps->log),
+						&first_off) == 0 &&
 			    value < first_off) {
 				id = first;
 				break;

@@ -196,6 +196,7 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	sl_disklog_get_stats(ps->dl, &ds);
 	ps->written_id = ds.end_id;
 	ps->durable_id = ds.end_id;
+	ps->disk_first_id = ds.first_id;
 	ps->next_id = ds.end_id + 1;
 	ps->last_ckpt_id = ds.end_id;
 	return ps;
@@ -478,9 +479,13 @@ retain(struct sl_pstore *ps, uint64_t now_wall)
 
 	if (r.max_bytes == 0 && r.max_age_ns == 0)
 		return;
+	struct sl_disklog_stats ds;
+
 	if (ps->pol.retain_unconsumed)
 		r.keep_from_id = __atomic_load_n(&ps->keep_from_id, __ATOMIC_ACQUIRE);
 	sl_disklog_retain(ps->dl, &r, &ps->retain);
+	sl_disklog_get_stats(ps->dl, &ds);
+	__atomic_store_n(&ps->disk_first_id, ds.first_id, __ATOMIC_RELEASE);
 }
 
 static void

@@ -113,6 +113,7 @@ struct sl_pstore {
 	uint64_t durable_id;
 	int32_t error;			/* sticky negative errno, 0 = healthy */
 	uint32_t gen;
+	uint64_t disk_first_id;		/* oldest id the disk log retains */
 
 	/* worker -> persistence lcore */
 	uint32_t err_ack __rte_cache_aligned;	/* gen whose error the worker handled */

@@ -3,7 +3,8 @@
  *
  * sluice-pub: publish the lines of stdin, one message per line (without its '\n').
  *
- *   sluice-pub [-a ADDR] [-p PORT] [-P PARTITION|any] [-w WINDOW] [-b BATCH] [-q] TOPIC
+ *   sluice-pub [-a ADDR] [-p PORT] [-P PARTITION|any] [-w WINDOW] [-b BATCH] [-A FILE] [-q]
+ *              TOPIC
  *
  * Publishes are pipelined (up to WINDOW requests in flight) and batched (BATCH lines
  * per MPUB, default 1). Lines keep their order within the partition as long as the
@@ -39,6 +40,7 @@ static struct {
 	uint64_t fail_line;	/* first line of the earliest failed publish; 0 = none */
 	uint32_t fail_count;
 	int fail_err;
+	FILE *acked_log;	/* -A: the number of every acknowledged line, as acked */
 } st;
 
 /* stdin, read with read(2) so that we can keep polling the client while it is idle */
@@ -55,13 +57,15 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: sluice-pub [-a ADDR] [-p PORT] [-P PARTITION|any] [-w WINDOW] "
-		"[-b BATCH] [-q] TOPIC\n"
+		"[-b BATCH] [-A FILE] [-q] TOPIC\n"
 		"  publishes each line of stdin as one message\n"
 		"  -a ADDR       broker address (default $SLUICE_ADDR, else %s)\n"
 		"  -p PORT       broker UDP port (default $SLUICE_PORT, else %u)\n"
 		"  -P PARTITION  partition number or \"any\" (default 0)\n"
 		"  -w WINDOW     requests in flight (default: the broker's window)\n"
 		"  -b BATCH      lines per MPUB, 1..%u (default 1)\n"
+		"  -A FILE       append the number of each acknowledged line to FILE as its\n"
+		"                acknowledgement arrives (crash tests)\n"
 		"  -q            do not print the summary\n",
 		DEF_ADDR, SL_WIRE_UDP_PORT, SL_WIRE_MPUB_MAX);
 }
@@ -83,8 +87,15 @@ parse_u32(const char *s, uint32_t max, uint32_t *out)
 static void
 on_pub(void *arg, const struct sl_pub_result *res)
 {
+	uint32_t i;
+
 	if (res->err == 0) {
 		st.acked += ARG_COUNT(arg);
+		if (st.acked_log != NULL) {
+			for (i = 0; i < ARG_COUNT(arg); i++)
+				fprintf(st.acked_log, "%" PRIu64 "\n", ARG_LINE(arg) + i);
+			fflush(st.acked_log);
+		}
 		return;
 	}
 	if (st.fail_line == 0 || ARG_LINE(arg) < st.fail_line) {
@@ -215,7 +226,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	conf.broker_port = env != NULL ? (uint16_t)v : SL_WIRE_UDP_PORT;
-	while ((opt = getopt(argc, argv, "a:p:P:w:b:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:P:w:b:A:qh")) != -1) {
 		switch (opt) {
 		case 'a':
 			conf.broker_ip = optarg;
@@ -241,6 +252,14 @@ main(int argc, char **argv)
 			if (parse_u32(optarg, SL_WIRE_MPUB_MAX, &v) != 0 || v == 0)
 				goto bad_arg;
 			batch = v;
+			break;
+		case 'A':
+			st.acked_log = fopen(optarg, "a");
+			if (st.acked_log == NULL) {
+				fprintf(stderr, "sluice-pub: -A %s: %s\n", optarg,
+					strerror(errno));
+				return 2;
+			}
 			break;
 		case 'q':
 			quiet = 1;
