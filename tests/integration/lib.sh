@@ -19,6 +19,7 @@ TEST_NAME=$(basename "$0" .sh)
 TMP=$(mktemp -d "/tmp/sluice-$TEST_NAME.XXXXXX")
 PIDS=()
 NETNS=()
+CLEANUP_HOOKS=()	# commands run after the processes are gone (e.g. umount)
 
 log() { echo "[$TEST_NAME] $*"; }
 
@@ -48,6 +49,9 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null
+	for p in "${CLEANUP_HOOKS[@]}"; do
+		eval "$p"
+	done
 	for p in "${NETNS[@]}"; do
 		ip netns del "$p" 2>/dev/null || true
 	done
