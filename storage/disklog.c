@@ -358,13 +358,22 @@ file_path(const struct sl_disklog *dl, char *buf, const char *name)
 	snprintf(buf, PATH_MAX, "%s/%s", dl->dir, name);
 }
 
-static inline int
+static int
+cut_to(struct sl_disklog *dl, uint64_t end_id);
+
+/*
+ * Make an I/O error sticky. What was written after the last sync is not trusted: cut it
+ * off at once (best effort; resume does it again) so that a reopen without resume does
+ * not bring back records the appender was told failed.
+ */
+static int
 set_error(struct sl_disklog *dl, int rc)
 {
 	if (rc != 0 && LDR(dl->error) == 0) {
 		STR(dl->error, rc);
 		DL_LOG(ERR, "%s: I/O error %d (%s), log poisoned until resume", dl->dir, rc,
 		       strerror(-rc));
+		cut_to(dl, LDR(dl->synced_id));
 	}
 	return LDR(dl->error);
 }
@@ -732,7 +741,7 @@ verify_msgs(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos,
 	    const struct sl_disklog_crec *c, uint64_t *last_ts)
 {
 	uint64_t end = pos + c->msg_size, q;
-	const uint8_t *p;
+	const uint8_t *p = NULL;
 	uint32_t k, len, stored, crc, chunk, rem;
 	int rc;
 
@@ -745,6 +754,8 @@ verify_msgs(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos,
 		if (mrec_len(p, &len) != 0 || SL_DISKLOG_MREC_SIZE(len) > end - pos ||
 		    get64(p + 8) != c->log_id + k)
 			return V_BAD;
+		if (pos + SL_DISKLOG_MREC_SIZE(len) > rb->fsize)
+			return V_TORN;		/* the padding is part of the record */
 		stored = get32(p + 4);
 		*last_ts = get64(p + 16);
 		crc = crc_upd(p, 4, ~0u);
@@ -1212,6 +1223,9 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	rep->removed_segments = removed;
 	if (cut_msg == 0 && cut_clog == 0 && removed == 0) {
 		wl = (size_t)snprintf(rep->what, sizeof(rep->what), "clean");
+	} else if (cut_msg == 0 && cut_clog == 0) {
+		wl = (size_t)snprintf(rep->what, sizeof(rep->what),
+				      "removed %u empty or leftover segment(s)", removed);
 	} else {
 		wl = (size_t)snprintf(rep->what, sizeof(rep->what),
 				      "%s: cut %" PRIu64 " message bytes and %" PRIu64

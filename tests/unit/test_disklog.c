@@ -1,0 +1,1050 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * Unit test of the on-disk partition log (storage/disklog.c) through a fault-injecting
+ * sl_sio_ops: round trips across segments, lookups, recovery from a torn or corrupt tail
+ * at every byte, sticky write and sync errors and resume, retention, channel positions
+ * and checkpoints. Runs in a temporary directory under /tmp, no EAL.
+ */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "disklog.h"
+#include "sio.h"
+
+static unsigned int n_pass, n_fail;
+
+#define CHECK(cond, ...) do {							\
+	if (cond) {								\
+		n_pass++;							\
+		printf("ok   - ");						\
+	} else {								\
+		n_fail++;							\
+		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
+	}									\
+	printf(__VA_ARGS__);							\
+	printf("\n");								\
+} while (0)
+
+/* Quiet checks for loops: only failures are printed. */
+#define QCHECK(cond, ...) do {							\
+	if (cond) {								\
+		n_pass++;							\
+	} else {								\
+		n_fail++;							\
+		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
+		printf(__VA_ARGS__);						\
+		printf("\n");							\
+	}									\
+} while (0)
+
+#define RS(len) SL_DISKLOG_MREC_SIZE(len)
+#define MAXID 20000
+#define T0 UINT64_C(1700000000000000000)
+#define DLEN 256			/* directory path buffers */
+
+/* ---- fault injection ---- */
+
+static struct {
+	unsigned int short_in;		/* the short_in-th pwrite from now writes half */
+	unsigned int fail_in;		/* the fail_in-th pwrite from now fails with fail_errno */
+	int fail_errno;
+	unsigned int sync_fail;		/* the next sync_fail fdatasyncs fail with EIO */
+	unsigned int pwrites;
+	unsigned int fdatasyncs;
+} F;
+
+static ssize_t
+f_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	F.pwrites++;
+	if (F.short_in != 0 && --F.short_in == 0)
+		return sl_sio_posix.pwrite(fd, buf, len / 2, off);
+	if (F.fail_in != 0 && --F.fail_in == 0) {
+		errno = F.fail_errno;
+		return -1;
+	}
+	return sl_sio_posix.pwrite(fd, buf, len, off);
+}
+
+static int
+f_fdatasync(int fd)
+{
+	F.fdatasyncs++;
+	if (F.sync_fail != 0) {
+		F.sync_fail--;
+		errno = EIO;
+		return -1;
+	}
+	return sl_sio_posix.fdatasync(fd);
+}
+
+static struct sl_sio_ops fops;
+
+/* ---- a model of what was written ---- */
+
+static struct {
+	uint64_t off;
+	uint64_t ts;
+	uint32_t len;
+} M[MAXID];
+static uint64_t m_end_id, m_end_off;
+static uint64_t ts_step = 1000;		/* timestamp of id = T0 + id * ts_step (default) */
+
+static uint8_t wbuf[1 << 20];
+static uint8_t rbuf[1 << 20];
+static struct sl_disklog_msg rmsgs[4096];
+static struct sl_disklog_crec crecs[256];
+
+static uint32_t
+len_of(uint64_t id)
+{
+	return (uint32_t)((id * 37) % 150);
+}
+
+static void
+fill(uint8_t *p, uint32_t len, uint64_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 31 + (i >> 8));
+}
+
+static int
+same(const uint8_t *p, uint32_t len, uint64_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (uint8_t)(seed * 131 + i * 31 + (i >> 8)))
+			return 0;
+	return 1;
+}
+
+static void
+model_reset(void)
+{
+	m_end_id = 0;
+	m_end_off = 0;
+}
+
+/* Cut the model back to end id e. */
+static void
+model_cut(uint64_t e)
+{
+	m_end_id = e;
+	m_end_off = e == 0 ? 0 : M[e].off + RS(M[e].len);
+}
+
+/*
+ * Append nrec commit records of per[i % nper] messages each in one sl_disklog_write.
+ * The model advances only on success. Returns what the write returned.
+ */
+static int
+app(struct sl_disklog *dl, uint32_t nrec, const uint32_t *per, uint32_t nper)
+{
+	uint64_t id = m_end_id + 1, off = m_end_off;
+	size_t used = 0;
+	uint32_t i, k;
+	int rc;
+
+	for (i = 0; i < nrec; i++) {
+		struct sl_disklog_crec *c = &crecs[i];
+		uint32_t n = per[i % nper];
+
+		memset(c, 0, sizeof(*c));
+		c->log_id = id;
+		c->epoch = 7;
+		c->msg_offset = off;
+		c->timestamp_ns = T0 + id * ts_step;
+		for (k = 0; k < n; k++, id++) {
+			uint32_t len = len_of(id), sz;
+			uint8_t data[256];
+
+			fill(data, len, id);
+			M[id].off = off;
+			M[id].ts = T0 + id * ts_step;
+			M[id].len = len;
+			sz = sl_disklog_encode_msg(wbuf + used, id, M[id].ts, id ^ 0x5555, data,
+						   len);
+			used += sz;
+			off += sz;
+			c->msg_size += sz;
+		}
+		c->last_msg_log_id = id - 1;
+		c->msg_cnt = id - 1;
+		c->msg_num = n;
+	}
+	rc = sl_disklog_write(dl, wbuf, crecs, nrec);
+	if (rc == 0) {
+		m_end_id = id - 1;
+		m_end_off = off;
+	}
+	return rc;
+}
+
+static int
+app1(struct sl_disklog *dl, uint32_t nrec, uint32_t per)
+{
+	return app(dl, nrec, &per, 1);
+}
+
+/* Read ids [from, to] back and compare with the model. Returns mismatches. */
+static int
+verify(struct sl_disklog *dl, uint64_t from, uint64_t to)
+{
+	uint64_t id = from, fa = 0;
+	uint32_t n, i;
+	int bad = 0, rc;
+
+	while (id <= to) {
+		rc = sl_disklog_read(dl, id, to, rbuf, sizeof(rbuf), rmsgs, 4096, &n, &fa);
+		if (rc != 0 || n == 0) {
+			printf("  read from %" PRIu64 ": rc %d n %u\n", id, rc, n);
+			return bad + 1;
+		}
+		for (i = 0; i < n; i++, id++) {
+			const struct sl_disklog_msg *m = &rmsgs[i];
+
+			if (m->id != id || m->offset != M[id].off || m->timestamp_ns != M[id].ts ||
+			    m->trace_id != (id ^ 0x5555) || m->len != M[id].len ||
+			    !same(m->data, m->len, id)) {
+				if (bad++ < 5)
+					printf("  mismatch at id %" PRIu64 "\n", id);
+			}
+		}
+	}
+	return bad;
+}
+
+/* ---- files ---- */
+
+static char tmpdir[64];
+
+static int
+rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+rm_rf(const char *path)
+{
+	nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+sub(char *buf, const char *name)
+{
+	snprintf(buf, DLEN, "%s/%s", tmpdir, name);
+}
+
+static void
+copy_dir(const char *from, const char *to)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+
+	rm_rf(to);
+	mkdir(to, 0755);
+	dir = opendir(from);
+	while ((d = readdir(dir)) != NULL) {
+		ssize_t r;
+		int in, out;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(a, sizeof(a), "%s/%s", from, d->d_name);
+		snprintf(b, sizeof(b), "%s/%s", to, d->d_name);
+		in = open(a, O_RDONLY);
+		out = open(b, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		while ((r = read(in, rbuf, sizeof(rbuf))) > 0)
+			if (write(out, rbuf, (size_t)r) != r)
+				break;
+		close(in);
+		close(out);
+	}
+	closedir(dir);
+}
+
+static void
+seg_file(char *buf, const char *dir, uint64_t base, const char *ext)
+{
+	snprintf(buf, PATH_MAX, "%s/%020" PRIu64 ".%s", dir, base, ext);
+}
+
+static off_t
+fsize(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void
+poke(const char *path, off_t off, uint8_t x)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b = 0;
+
+	if (pread(fd, &b, 1, off) != 1)
+		b = 0;
+	b ^= x;
+	if (pwrite(fd, &b, 1, off) != 1)
+		printf("  poke failed\n");
+	close(fd);
+}
+
+static struct sl_disklog *
+opn(const char *dir, uint64_t seg_bytes, const struct sl_sio_ops *ops,
+    struct sl_disklog_recovery *rep)
+{
+	struct sl_disklog_conf c = {
+		.dir = dir, .partition = 3, .segment_bytes = seg_bytes, .ops = ops,
+	};
+
+	return sl_disklog_open(&c, rep);
+}
+
+static struct sl_disklog_stats
+stats(struct sl_disklog *dl)
+{
+	struct sl_disklog_stats st;
+
+	sl_disklog_get_stats(dl, &st);
+	return st;
+}
+
+static const uint32_t mix[] = {1, 3, 1, 2, 5, 1, 1, 4};
+
+/* ---- tests ---- */
+
+static void
+test_roundtrip(void)
+{
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st, st2;
+	struct sl_disklog *dl;
+	char dir[DLEN];
+	uint64_t id, v;
+	uint32_t i, n;
+	int rc, bad;
+
+	sub(dir, "rt/p3");	/* created with parents */
+	model_reset();
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL, "open a new log");
+	if (dl == NULL)
+		return;
+	CHECK(strcmp(rep.what, "clean") == 0 && rep.end_id == 0 && rep.first_id == 1 &&
+	      rep.segments == 0, "new log: clean, empty (%s)", rep.what);
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_ID, 1, &id) == 0 && id == 1,
+	      "find in an empty log: end + 1");
+	rc = sl_disklog_read(dl, 1, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	CHECK(rc == 0 && n == 0, "read an empty log: nothing");
+	for (i = 0, rc = 0; i < 40 && rc == 0; i++)
+		rc = app(dl, 1 + i % 9, mix, 8);
+	CHECK(rc == 0, "40 writes of PUB and MPUB records (%d)", rc);
+	st = stats(dl);
+	CHECK(st.segments >= 4 && st.end_id == m_end_id && st.end_offset == m_end_off &&
+	      st.first_id == 1, "%u segments, end id %" PRIu64 " offset %" PRIu64, st.segments,
+	      st.end_id, st.end_offset);
+	CHECK(st.synced_id == 0, "nothing synced yet");
+	CHECK(sl_disklog_sync(dl) == 0 && stats(dl).synced_id == m_end_id, "sync: synced_id");
+	bad = verify(dl, 1, m_end_id);
+	CHECK(bad == 0, "read back every message (%d bad)", bad);
+	bad = verify(dl, 17, 33);
+	CHECK(bad == 0, "read a middle range");
+	rc = sl_disklog_read(dl, 5, 5, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	CHECK(rc == 0 && n == 1 && rmsgs[0].id == 5, "read stops at max_id");
+	rc = sl_disklog_read(dl, 5, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 3, &n, &v);
+	CHECK(rc == 0 && n == 3 && rmsgs[2].id == 7, "read stops at max_msgs");
+	rc = sl_disklog_read(dl, 5, UINT64_MAX, rbuf, RS(M[5].len) + RS(M[6].len) + 8, rmsgs,
+			     100, &n, &v);
+	CHECK(rc == 0 && n == 2, "read stops when the buffer is full (%u)", n);
+	rc = sl_disklog_read(dl, 2, UINT64_MAX, rbuf, 16, rmsgs, 100, &n, &v);
+	CHECK(rc == -ENOBUFS && n == 0, "a buffer too small for one record: -ENOBUFS");
+	rc = sl_disklog_read(dl, m_end_id + 1, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 100, &n,
+			     &v);
+	CHECK(rc == 0 && n == 0, "read at the end: nothing");
+	rc = sl_disklog_read(dl, 0, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 100, &n, &v);
+	CHECK(rc == -ENOENT && v == 1, "read below the start: -ENOENT, first_avail 1");
+
+	/* Batching: a write within one segment is one pwrite for messages, one for records. */
+	st = stats(dl);
+	sl_disklog_close(dl);
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id &&
+	      rep.end_offset == m_end_off && rep.checkpoint_valid == 0 &&
+	      rep.segments == st.segments && rep.scanned_records > 0,
+	      "reopen: clean, same end, %u segments, %" PRIu64 " records scanned", rep.segments,
+	      rep.scanned_records);
+	if (dl == NULL)
+		return;
+	st = stats(dl);
+	rc = app1(dl, 20, 3);
+	st2 = stats(dl);
+	CHECK(rc == 0 && st2.writes - st.writes == 2,
+	      "20 MPUB records in one call: %" PRIu64 " pwrites", st2.writes - st.writes);
+	CHECK(verify(dl, 1, m_end_id) == 0, "read back after reopen and append");
+
+	/* find */
+	bad = 0;
+	for (id = 1; id <= m_end_id; id++) {
+		uint64_t got = 0;
+
+		if (sl_disklog_find(dl, SL_DISKLOG_BY_ID, id, &got) != 0 || got != id)
+			bad++;
+		if (sl_disklog_find(dl, SL_DISKLOG_BY_COUNT, id - 1, &got) != 0 || got != id)
+			bad++;
+		if (sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, M[id].off, &got) != 0 || got != id)
+			bad++;
+		if (sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[id].ts, &got) != 0 || got != id)
+			bad++;
+		if (id > 1 && (sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[id].ts - 1, &got) != 0 ||
+			       got != id))
+			bad++;
+		if (M[id].len >= 8 &&
+		    sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, M[id].off + 8, &got) != -EINVAL)
+			bad++;
+	}
+	CHECK(bad == 0, "find every id by id, count, offset, time (and -EINVAL inside a record): "
+	      "%d bad", bad);
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_ID, m_end_id + 5, &id) == 0 && id == m_end_id + 1,
+	      "by id past the end: end + 1");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_COUNT, m_end_id, &id) == 0 && id == m_end_id + 1,
+	      "by count = all: end + 1");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, m_end_off, &id) == 0 &&
+	      id == m_end_id + 1, "by offset at the end: end + 1");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, m_end_off + 4096, &id) == 0 &&
+	      id == m_end_id + 1, "by offset past the end: end + 1");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[m_end_id].ts + 1, &id) == 0 &&
+	      id == m_end_id + 1, "by time past the end: end + 1");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_ID, 0, &id) == -ENOENT && id == 1,
+	      "by id 0: -ENOENT, first id");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[1].ts, &id) == 0 && id == 1,
+	      "by time of the first message: 1");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[1].ts - 1, &id) == -ENOENT && id == 1,
+	      "by time below the first message: -ENOENT, first id");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_TIME, 0, &id) == -ENOENT && id == 1,
+	      "by time 0: -ENOENT, first id");
+
+	/* Write checks: -EINVAL, not sticky. */
+	crecs[0].log_id = m_end_id + 2;
+	CHECK(sl_disklog_write(dl, wbuf, crecs, 1) == -EINVAL && sl_disklog_error(dl) == 0,
+	      "a record with a gap in ids: -EINVAL, not sticky");
+	CHECK(app1(dl, 1, 1) == 0, "and the log still appends");
+	sl_disklog_close(dl);
+}
+
+/* Build a log whose last record is an MPUB; returns the sizes of that record. */
+static void
+mk_tail_log(const char *dir, uint64_t *prev_end, uint64_t *last_base, uint64_t *msg_bytes)
+{
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint32_t i;
+
+	rm_rf(dir);
+	model_reset();
+	dl = opn(dir, 4096, NULL, &rep);
+	for (i = 0; i < 12; i++)
+		app(dl, 1 + i % 5, mix, 8);
+	*prev_end = m_end_id;
+	app1(dl, 1, 3);
+	*msg_bytes = m_end_off - M[*prev_end + 1].off;
+	*last_base = stats(dl).segments;
+	sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+}
+
+/* The base offset of the last segment file in dir. */
+static uint64_t
+last_base(const char *dir)
+{
+	uint64_t best = 0;
+	struct dirent *d;
+	DIR *dd = opendir(dir);
+
+	while ((d = readdir(dd)) != NULL) {
+		if (strstr(d->d_name, ".clog") != NULL) {
+			uint64_t b = strtoull(d->d_name, NULL, 10);
+
+			if (b > best)
+				best = b;
+		}
+	}
+	closedir(dd);
+	return best;
+}
+
+static void
+test_torn_tail(void)
+{
+	char gold[DLEN], dir[DLEN], mf[PATH_MAX], cf[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	uint64_t prev, nseg, mbytes, base, L, full_end_id, full_end_off;
+	struct sl_disklog *dl;
+	off_t msz, csz;
+	int bad = 0, rc;
+
+	sub(gold, "torn-gold");
+	sub(dir, "torn");
+	mk_tail_log(gold, &prev, &nseg, &mbytes);
+	full_end_id = m_end_id;
+	full_end_off = m_end_off;
+	base = last_base(gold);
+	seg_file(mf, gold, base, "msg");
+	seg_file(cf, gold, base, "clog");
+	msz = fsize(mf);
+	csz = fsize(cf);
+	CHECK(mbytes > 64 && msz >= (off_t)(64 + mbytes) && csz >= 128,
+	      "tail log: last record %" PRIu64 " message bytes, ids %" PRIu64 "..%" PRIu64,
+	      mbytes, prev + 1, full_end_id);
+
+	/* Cut the message log at every length of the last record's messages. */
+	for (L = 0; L < mbytes; L++) {
+		copy_dir(gold, dir);
+		seg_file(mf, dir, base, "msg");
+		if (truncate(mf, msz - (off_t)mbytes + (off_t)L) != 0)
+			bad++;
+		model_cut(full_end_id);
+		dl = opn(dir, 4096, NULL, &rep);
+		if (dl == NULL) {
+			bad++;
+			continue;
+		}
+		model_cut(prev);
+		QCHECK(rep.end_id == prev && rep.end_offset == m_end_off &&
+		       rep.truncated_msg_bytes == L && rep.truncated_commit_bytes == 64 &&
+		       strncmp(rep.what, "torn tail", 9) == 0,
+		       "msg cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64 " (%s)", L,
+		       rep.end_id, rep.truncated_msg_bytes, rep.truncated_commit_bytes, rep.what);
+		rc = app1(dl, 1, 2);
+		QCHECK(rc == 0 && stats(dl).end_id == prev + 2 && verify(dl, 1, m_end_id) == 0,
+		       "msg cut at %" PRIu64 ": the next append continues at id %" PRIu64, L,
+		       prev + 1);
+		sl_disklog_close(dl);
+		dl = opn(dir, 4096, NULL, &rep);
+		QCHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id,
+		       "msg cut at %" PRIu64 ": reopen clean", L);
+		sl_disklog_close(dl);
+	}
+	CHECK(bad == 0 && n_fail == 0, "message log cut at each of %" PRIu64 " lengths: "
+	      "recovered to id %" PRIu64 " and continued", mbytes, prev);
+
+	/* Cut the commit log at every length of the last commit record. */
+	for (L = 0; L < 64; L++) {
+		copy_dir(gold, dir);
+		seg_file(cf, dir, base, "clog");
+		if (truncate(cf, csz - 64 + (off_t)L) != 0)
+			bad++;
+		dl = opn(dir, 4096, NULL, &rep);
+		if (dl == NULL) {
+			bad++;
+			continue;
+		}
+		model_cut(prev);
+		QCHECK(rep.end_id == prev && rep.end_offset == m_end_off &&
+		       rep.truncated_msg_bytes == mbytes && rep.truncated_commit_bytes == L,
+		       "clog cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64 " (%s)", L,
+		       rep.end_id, rep.truncated_msg_bytes, rep.truncated_commit_bytes, rep.what);
+		rc = app1(dl, 2, 1);
+		QCHECK(rc == 0 && verify(dl, 1, m_end_id) == 0 &&
+		       stats(dl).end_offset == m_end_off,
+		       "clog cut at %" PRIu64 ": the next append continues", L);
+		sl_disklog_close(dl);
+	}
+	CHECK(bad == 0, "commit log cut at each of 64 lengths: recovered and continued");
+
+	/* Garbage in the last record: its message data, a message header, the commit record. */
+	{
+		static const struct {
+			int clog;
+			uint64_t at;
+			const char *what;
+		} g[] = {
+			{0, 40, "message data"}, {0, 0, "message magic"}, {0, 9, "message id"},
+			{0, 4, "message crc"}, {1, 0, "commit record id"}, {1, 48, "msg_size"},
+			{1, 62, "commit record crc"}, {0, UINT64_MAX, "last message's id"},
+		};
+		uint32_t i;
+
+		for (i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+			uint64_t at;
+
+			copy_dir(gold, dir);
+			seg_file(mf, dir, base, "msg");
+			seg_file(cf, dir, base, "clog");
+			if (g[i].clog)
+				poke(cf, csz - 64 + (off_t)g[i].at, 0x21);
+			else {
+				at = g[i].at;
+				if (g[i].at == UINT64_MAX)
+					at = M[full_end_id].off - M[prev + 1].off + 8;
+				poke(mf, msz - (off_t)mbytes + (off_t)at, 0x40);
+			}
+			dl = opn(dir, 4096, NULL, &rep);
+			model_cut(prev);
+			CHECK(dl != NULL && rep.end_id == prev && rep.end_offset == m_end_off &&
+			      rep.truncated_commit_bytes == 64 && rep.truncated_msg_bytes == mbytes,
+			      "garbage in the %s: cut (%s)", g[i].what, rep.what);
+			if (dl != NULL)
+				CHECK(app1(dl, 1, 1) == 0 && verify(dl, 1, m_end_id) == 0,
+				      "  and appends continue");
+			sl_disklog_close(dl);
+		}
+	}
+	/* Orphan message bytes after the last record (written, commit record lost). */
+	copy_dir(gold, dir);
+	seg_file(mf, dir, base, "msg");
+	{
+		int fd = open(mf, O_WRONLY | O_APPEND);
+
+		memset(rbuf, 0xA5, 100);
+		if (write(fd, rbuf, 100) != 100)
+			bad++;
+		close(fd);
+	}
+	dl = opn(dir, 4096, NULL, &rep);
+	model_cut(full_end_id);
+	CHECK(dl != NULL && rep.end_id == full_end_id && rep.end_offset == full_end_off &&
+	      rep.truncated_msg_bytes == 100 && rep.truncated_commit_bytes == 0,
+	      "orphan message bytes cut (%s)", rep.what);
+	sl_disklog_close(dl);
+	/* A torn header of a new tail segment is removed; a foreign file fails with EBADMSG. */
+	copy_dir(gold, dir);
+	{
+		char p[PATH_MAX];
+		int fd;
+
+		seg_file(p, dir, full_end_off, "msg");
+		fd = open(p, O_WRONLY | O_CREAT, 0644);
+		close(fd);
+		seg_file(p, dir, full_end_off, "clog");
+		fd = open(p, O_WRONLY | O_CREAT, 0644);
+		memset(rbuf, 0, 64);
+		if (write(fd, rbuf, 30) != 30)
+			bad++;
+		close(fd);
+		dl = opn(dir, 4096, NULL, &rep);
+		CHECK(dl != NULL && rep.end_id == full_end_id && rep.removed_segments == 1 &&
+		      fsize(p) < 0, "a tail segment with a torn header is removed (%s)", rep.what);
+		sl_disklog_close(dl);
+		seg_file(p, dir, 0, "msg");
+		memcpy(rbuf, "NOTOURS!", 8);
+		fd = open(p, O_WRONLY);
+		if (pwrite(fd, rbuf, 8, 0) != 8)
+			bad++;
+		close(fd);
+		errno = 0;
+		dl = opn(dir, 4096, NULL, &rep);
+		CHECK(dl == NULL && errno == EBADMSG, "a segment header that is not ours: EBADMSG");
+		sl_disklog_close(dl);
+	}
+	model_cut(full_end_id);
+}
+
+static void
+fault_reset(void)
+{
+	memset(&F, 0, sizeof(F));
+}
+
+/* A write error: sticky, nothing after the synced point survives, resume continues. */
+static void
+write_error_case(const char *name, int which, int err)
+{
+	char dir[DLEN];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st;
+	struct sl_disklog *dl;
+	uint64_t synced, synced_off;
+	uint32_t segs;
+	int rc, want = err == ENOSPC ? -ENOSPC : -EIO;
+
+	sub(dir, name);
+	model_reset();
+	fault_reset();
+	dl = opn(dir, 4096, &fops, &rep);
+	if (dl == NULL) {
+		CHECK(0, "%s: open", name);
+		return;
+	}
+	app1(dl, 30, 2);
+	CHECK(sl_disklog_sync(dl) == 0, "%s: sync", name);
+	synced = m_end_id;
+	synced_off = m_end_off;
+	segs = stats(dl).segments;
+	/* which: 1 = message pwrite, 2 = commit-log pwrite (both short when err == 0) */
+	if (err == 0)
+		F.short_in = (unsigned int)which;
+	else {
+		F.fail_in = (unsigned int)which;
+		F.fail_errno = err;
+	}
+	rc = app1(dl, 2, 3);
+	CHECK(rc == want && sl_disklog_error(dl) == want, "%s: the write fails with %d (%d)", name,
+	      want, rc);
+	CHECK(app1(dl, 1, 1) == want && sl_disklog_sync(dl) == want &&
+	      sl_disklog_checkpoint(dl) == want && sl_disklog_truncate(dl, 1) == want,
+	      "%s: sticky: later writes, sync, checkpoint, truncate return it", name);
+	st = stats(dl);
+	CHECK(st.synced_id == synced && st.error == want, "%s: synced_id stays %" PRIu64, name,
+	      synced);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, NULL, &rep);
+	model_cut(synced);
+	CHECK(dl != NULL && rep.end_id == synced && rep.end_offset == synced_off,
+	      "%s: reopen without resume: ends at the synced id (%s)", name, rep.what);
+	sl_disklog_close(dl);
+
+	/* Again, with resume; this time the failing write rolls into a new segment. */
+	fault_reset();
+	dl = opn(dir, 4096, &fops, &rep);
+	app1(dl, 3, 1);
+	sl_disklog_sync(dl);
+	synced = m_end_id;
+	synced_off = m_end_off;
+	segs = stats(dl).segments;
+	if (err == 0)
+		F.short_in = (unsigned int)(which + 4);
+	else {
+		F.fail_in = (unsigned int)(which + 4);
+		F.fail_errno = err;
+	}
+	rc = app1(dl, 60, 2);	/* > 4 KiB: rolls, then fails */
+	CHECK(rc == want, "%s: a write across a roll fails (%d)", name, rc);
+	CHECK(sl_disklog_resume(dl) == 0 && sl_disklog_error(dl) == 0, "%s: resume", name);
+	model_cut(synced);
+	st = stats(dl);
+	CHECK(st.end_id == synced && st.end_offset == synced_off && st.synced_id == synced &&
+	      st.segments == segs, "%s: after resume end == synced %" PRIu64 ", %u segments",
+	      name, synced, st.segments);
+	CHECK(app1(dl, 5, 3) == 0 && sl_disklog_sync(dl) == 0 && verify(dl, 1, m_end_id) == 0,
+	      "%s: appends continue after resume at id %" PRIu64, name, synced + 1);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id &&
+	      verify(dl, 1, m_end_id) == 0, "%s: reopen clean at %" PRIu64, name, m_end_id);
+	sl_disklog_close(dl);
+}
+
+static void
+test_errors(void)
+{
+	char dir[DLEN];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t synced;
+
+	write_error_case("short-msg", 1, 0);
+	write_error_case("short-clog", 2, 0);
+	write_error_case("eio", 1, EIO);
+	write_error_case("enospc", 2, ENOSPC);
+
+	/* A failed fdatasync. */
+	sub(dir, "syncfail");
+	model_reset();
+	fault_reset();
+	dl = opn(dir, 4096, &fops, &rep);
+	app1(dl, 10, 2);
+	sl_disklog_sync(dl);
+	synced = m_end_id;
+	app1(dl, 10, 2);
+	F.sync_fail = 1;
+	CHECK(sl_disklog_sync(dl) == -EIO && sl_disklog_error(dl) == -EIO,
+	      "fdatasync fails: sync returns -EIO");
+	CHECK(stats(dl).synced_id == synced, "synced_id does not advance (%" PRIu64 ")",
+	      stats(dl).synced_id);
+	CHECK(app1(dl, 1, 1) == -EIO && sl_disklog_sync(dl) == -EIO, "sticky");
+	F.sync_fail = 1;
+	CHECK(sl_disklog_resume(dl) == -EIO && sl_disklog_error(dl) == -EIO,
+	      "resume while fdatasync still fails: still poisoned");
+	CHECK(sl_disklog_resume(dl) == 0 && stats(dl).end_id == synced,
+	      "resume: back at the synced id %" PRIu64, synced);
+	model_cut(synced);
+	CHECK(app1(dl, 4, 4) == 0 && sl_disklog_sync(dl) == 0 && stats(dl).synced_id == m_end_id &&
+	      verify(dl, 1, m_end_id) == 0, "appends and syncs continue");
+	sl_disklog_close(dl);
+}
+
+static void
+test_retention(void)
+{
+	char dir[DLEN];
+	struct sl_disklog_retention pol;
+	struct sl_disklog_retain_res res;
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st, st2;
+	struct sl_disklog *dl;
+	uint64_t id, v;
+	uint32_t n;
+	int rc;
+
+	sub(dir, "ret");
+	model_reset();
+	dl = opn(dir, 4096, NULL, &rep);
+	app1(dl, 200, 2);
+	sl_disklog_sync(dl);
+	st = stats(dl);
+	CHECK(st.segments > 10, "%u segments, %" PRIu64 " bytes", st.segments, st.bytes);
+
+	/* held back by a channel position */
+	memset(&pol, 0, sizeof(pol));
+	pol.max_bytes = st.bytes / 2;
+	pol.keep_from_id = 50;
+	pol.now_ns = T0;
+	rc = sl_disklog_retain(dl, &pol, &res);
+	st2 = stats(dl);
+	CHECK(rc == 0 && res.removed_segments > 0 && st2.first_id <= 50 && st2.first_id > 1 &&
+	      res.held_bytes > 0 && res.held_from_id == 50 &&
+	      st2.bytes + res.held_bytes > pol.max_bytes,
+	      "size retention held at id 50: removed %u segments, first id %" PRIu64
+	      ", held %" PRIu64 " bytes", res.removed_segments, st2.first_id, res.held_bytes);
+	CHECK(st.bytes - st2.bytes == res.removed_bytes, "removed_bytes %" PRIu64,
+	      res.removed_bytes);
+	rc = sl_disklog_read(dl, 1, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 10, &n, &v);
+	CHECK(rc == -ENOENT && v == st2.first_id, "read below the first id: -ENOENT, first %"
+	      PRIu64, v);
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, 0, &id) == -ENOENT && id == st2.first_id,
+	      "find by offset below the start: -ENOENT");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_ID, 1, &id) == -ENOENT && id == st2.first_id,
+	      "find by id below the start: -ENOENT");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[1].ts, &id) == -ENOENT &&
+	      id == st2.first_id, "find by time below the start: -ENOENT");
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, M[st2.first_id].off, &id) == 0 &&
+	      id == st2.first_id, "find by offset of the first retained message");
+	CHECK(verify(dl, st2.first_id, m_end_id) == 0, "the rest reads back");
+
+	/* by size, not held */
+	pol.keep_from_id = 0;
+	rc = sl_disklog_retain(dl, &pol, &res);
+	st = stats(dl);
+	CHECK(rc == 0 && res.removed_segments > 0 && res.held_bytes == 0 &&
+	      st.bytes <= pol.max_bytes && st.first_id > 50,
+	      "size retention: %" PRIu64 " bytes left (max %" PRIu64 "), first id %" PRIu64,
+	      st.bytes, pol.max_bytes, st.first_id);
+
+	/* by age */
+	memset(&pol, 0, sizeof(pol));
+	pol.max_age_ns = 1000000;
+	pol.now_ns = M[300].ts + pol.max_age_ns;	/* drop segments whose newest < id 300 */
+	rc = sl_disklog_retain(dl, &pol, &res);
+	st = stats(dl);
+	CHECK(rc == 0 && res.removed_segments > 0 && st.first_id <= 300 &&
+	      M[st.first_id - 1].ts < M[300].ts, "age retention: first id %" PRIu64, st.first_id);
+	{
+		uint64_t e = 0;
+
+		/* the first segment's newest message is not older than the cutoff */
+		sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[300].ts, &e);
+		CHECK(e == 300, "and id 300 is still there");
+	}
+	/* never the active segment */
+	memset(&pol, 0, sizeof(pol));
+	pol.max_bytes = 1;
+	rc = sl_disklog_retain(dl, &pol, &res);
+	st = stats(dl);
+	CHECK(rc == 0 && st.segments == 1 && st.end_id == m_end_id, "max_bytes 1: only the active "
+	      "segment stays (first id %" PRIu64 ")", st.first_id);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.first_id == st.first_id &&
+	      rep.end_id == m_end_id && verify(dl, st.first_id, m_end_id) == 0,
+	      "reopen after retention: clean, first id %" PRIu64, rep.first_id);
+	/* an interrupted removal: a lone .msg of the oldest segment */
+	sl_disklog_close(dl);
+	{
+		char p[PATH_MAX];
+		int fd;
+
+		seg_file(p, dir, 0, "msg");
+		fd = open(p, O_WRONLY | O_CREAT, 0644);
+		if (write(fd, "x", 1) != 1)
+			printf("  write failed\n");
+		close(fd);
+		dl = opn(dir, 4096, NULL, &rep);
+		CHECK(dl != NULL && rep.end_id == m_end_id && fsize(p) < 0,
+		      "a lone .msg of an oldest segment is removed (%s)", rep.what);
+		sl_disklog_close(dl);
+	}
+}
+
+static void
+test_channels(void)
+{
+	char dir[DLEN], p[PATH_MAX];
+	struct sl_disklog_chan c[3], l[4];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	int rc;
+
+	sub(dir, "chan");
+	dl = opn(dir, 0, NULL, &rep);
+	CHECK(sl_disklog_chan_load(dl, l, 4) == 0, "no channels saved: 0");
+	memset(c, 0, sizeof(c));
+	strcpy(c[0].name, "orders");
+	c[0].flags = 1;
+	c[0].confirmed_id = 12345;
+	memset(c[1].name, 'x', SL_DISKLOG_CHAN_NAME_MAX);
+	c[1].confirmed_id = 7;
+	strcpy(c[2].name, "audit");
+	c[2].confirmed_id = UINT64_MAX - 1;
+	CHECK(sl_disklog_chan_save(dl, c, 3) == 0, "save 3 channels");
+	rc = sl_disklog_chan_load(dl, l, 4);
+	CHECK(rc == 3 && memcmp(c, l, sizeof(c)) == 0, "load them back (%d)", rc);
+	rc = sl_disklog_chan_load(dl, l, 2);
+	CHECK(rc == 2, "load at most max");
+	sl_disklog_close(dl);
+	snprintf(p, sizeof(p), "%s/channels", dir);
+	CHECK(fsize(p) == 64 + 3 * 96, "channels file: header and 3 entries of 96 bytes");
+	poke(p, 64 + 96 + 80, 1);
+	dl = opn(dir, 0, NULL, &rep);
+	CHECK(sl_disklog_chan_load(dl, l, 4) == -EBADMSG, "a flipped bit in an entry: -EBADMSG");
+	poke(p, 64 + 96 + 80, 1);
+	CHECK(sl_disklog_chan_load(dl, l, 4) == 3, "restored: loads");
+	poke(p, 44, 1);
+	CHECK(sl_disklog_chan_load(dl, l, 4) == -EBADMSG, "a flipped bit in the header: -EBADMSG");
+	CHECK(sl_disklog_chan_save(dl, c, 1) == 0 && sl_disklog_chan_load(dl, l, 4) == 1 &&
+	      strcmp(l[0].name, "orders") == 0, "save replaces the file");
+	strcpy(c[0].name, "");
+	memset(c[0].name, 'y', sizeof(c[0].name));
+	CHECK(sl_disklog_chan_save(dl, c, 1) == -EINVAL, "a name over 64 bytes: -EINVAL");
+	sl_disklog_close(dl);
+}
+
+static void
+test_checkpoint(void)
+{
+	char dir[DLEN], p[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t ck, recs_after;
+
+	sub(dir, "ckpt");
+	model_reset();
+	dl = opn(dir, 4096, NULL, &rep);
+	app1(dl, 100, 2);
+	sl_disklog_sync(dl);
+	CHECK(sl_disklog_checkpoint(dl) == 0, "checkpoint");
+	ck = m_end_id + 1;
+	app1(dl, 7, 3);
+	recs_after = 7;
+	sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	snprintf(p, sizeof(p), "%s/checkpoint", dir);
+	CHECK(fsize(p) == 64, "checkpoint file: one header");
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL && rep.checkpoint_valid && rep.checkpoint_id == ck &&
+	      rep.scanned_records == recs_after && strcmp(rep.what, "clean") == 0 &&
+	      rep.end_id == m_end_id, "reopen: checkpoint at %" PRIu64 " used, %" PRIu64
+	      " records verified after it", rep.checkpoint_id, rep.scanned_records);
+	sl_disklog_close(dl);
+	/* A corrupt message well before the checkpoint is not scanned at open (the checkpoint
+	 * vouches for it) but a read finds it. */
+	seg_file(p, dir, 0, "msg");
+	poke(p, 64 + M[3].off + 40, 0x10);
+	dl = opn(dir, 4096, NULL, &rep);
+	{
+		uint32_t n;
+		uint64_t v;
+		int rc = sl_disklog_read(dl, 3, 3, rbuf, sizeof(rbuf), rmsgs, 10, &n, &v);
+
+		CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rc == -EBADMSG,
+		      "corruption before the checkpoint: open clean, read -EBADMSG (%d)", rc);
+	}
+	poke(p, 64 + M[3].off + 40, 0x10);
+	/* the checkpoint says more is durable than survives: recover, and say so */
+	sl_disklog_close(dl);
+	{
+		uint64_t base = last_base(dir);
+
+		seg_file(p, dir, base, "clog");
+		if (truncate(p, 64) != 0)
+			printf("  truncate failed\n");
+	}
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL && rep.end_id < ck - 1 && strstr(rep.what, "DATA LOST") != NULL,
+	      "checkpoint beyond the intact end: recovered to %" PRIu64 ", reported (%s)",
+	      rep.end_id, rep.what);
+	model_cut(rep.end_id);
+	CHECK(app1(dl, 2, 2) == 0 && verify(dl, 1, m_end_id) == 0, "and appends continue");
+	sl_disklog_close(dl);
+}
+
+static void
+test_truncate(void)
+{
+	char dir[DLEN];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st;
+	struct sl_disklog *dl;
+	uint64_t id;
+
+	sub(dir, "trunc");
+	model_reset();
+	dl = opn(dir, 4096, NULL, &rep);
+	app1(dl, 100, 3);
+	sl_disklog_sync(dl);
+	sl_disklog_checkpoint(dl);
+	CHECK(sl_disklog_truncate(dl, 152) == -EINVAL && sl_disklog_error(dl) == 0,
+	      "truncate inside an MPUB record: -EINVAL, not sticky");
+	CHECK(sl_disklog_truncate(dl, 150) == 0, "truncate to id 150 (several segments back)");
+	model_cut(150);
+	st = stats(dl);
+	CHECK(st.end_id == 150 && st.end_offset == m_end_off && st.synced_id == 150,
+	      "end %" PRIu64 " offset %" PRIu64 ", %u segments", st.end_id, st.end_offset,
+	      st.segments);
+	CHECK(sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[200].ts, &id) == 0 && id == 151,
+	      "find by time past the new end: 151");
+	CHECK(app1(dl, 10, 2) == 0 && verify(dl, 1, m_end_id) == 0, "append after truncate");
+	sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id,
+	      "reopen clean (%s)", rep.what);
+	CHECK(sl_disklog_truncate(dl, 0) == 0 && stats(dl).end_id == 0 &&
+	      stats(dl).segments == 1, "truncate to nothing");
+	model_reset();
+	CHECK(app1(dl, 3, 2) == 0 && verify(dl, 1, 6) == 0, "and start over at id 1");
+	sl_disklog_close(dl);
+}
+
+int
+main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_disklog.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	fops = sl_sio_posix;
+	fops.pwrite = f_pwrite;
+	fops.fdatasync = f_fdatasync;
+	test_roundtrip();
+	test_torn_tail();
+	test_errors();
+	test_retention();
+	test_channels();
+	test_checkpoint();
+	test_truncate();
+	rm_rf(tmpdir);
+	printf("%u passed, %u failed\n", n_pass, n_fail);
+	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
