@@ -649,13 +649,7 @@ crec_search(const struct sl_disklog *dl, const struct seg *s, uint64_t nrec, enu
 			hi = mid;
 		}
 	}
-	if (!found)
-		return 1;
-	if (*idx != lo - 1) {
-		*idx = lo - 1;
-		return read_crec(dl, s, lo - 1, c);
-	}
-	return 0;
+	return found ? 0 : 1;
 }
 
 /* Read the header of the message record at file position pos of s. */
@@ -1048,6 +1042,14 @@ mkdir_p(const char *dir)
 	return 0;
 }
 
+/* Segment s starts where prev ends. */
+static inline int
+follows(const struct seg *prev, const struct seg *s)
+{
+	return s->base_id == prev->end_id + 1 &&
+	       s->base_offset == prev->base_offset + prev->msg_size - HDR;
+}
+
 /* Recover the table from the directory (open). Fills rep. */
 static int
 recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
@@ -1135,10 +1137,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 		s = &dl->segs[i];
 		sc.msg_fsize = msz[i];
 		sc.clog_fsize = csz[i];
-		if ((i > 0 && (s->base_id != dl->segs[i - 1].end_id + 1 ||
-			       s->base_offset != dl->segs[i - 1].base_offset +
-							dl->segs[i - 1].msg_size - HDR)) ||
-		    quick_load(dl, s, &sc) != 0) {
+		if ((i > 0 && !follows(&dl->segs[i - 1], s)) || quick_load(dl, s, &sc) != 0) {
 			v = i;
 			break;
 		}
@@ -1147,9 +1146,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	keep = dl->nseg;
 	for (i = v; i < dl->nseg; i++) {
 		s = &dl->segs[i];
-		if (i > 0 && (s->base_id != dl->segs[i - 1].end_id + 1 ||
-			      s->base_offset != dl->segs[i - 1].base_offset +
-						       dl->segs[i - 1].msg_size - HDR)) {
+		if (i > 0 && !follows(&dl->segs[i - 1], s)) {
 			why = V_BAD;
 			keep = i;
 			break;
@@ -1229,7 +1226,8 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	} else {
 		wl = (size_t)snprintf(rep->what, sizeof(rep->what),
 				      "%s: cut %" PRIu64 " message bytes and %" PRIu64
-				      " commit-log bytes after id %" PRIu64 " in segment %020" PRIu64,
+				      " commit-log bytes after id %" PRIu64
+				      " in segment %020" PRIu64,
 				      why == V_BAD ? "corrupt record" : "torn tail", cut_msg,
 				      cut_clog, dl->end_id, s->base_offset);
 		if (removed > 0 && wl < sizeof(rep->what))

@@ -61,7 +61,9 @@
  * of the log when it was written, all of it durable.
  *
  * Errors are sticky: the first failed write, fdatasync or truncate poisons the log and
- * every later call returns that error, until sl_disklog_resume.
+ * every later call returns that error, until sl_disklog_resume. What was written after
+ * the last successful sync is cut off right away (best effort; resume does it again), so
+ * a reopen without resume ends at the synced position too.
  */
 #ifndef SL_DISKLOG_H
 #define SL_DISKLOG_H
@@ -150,7 +152,7 @@ struct sl_disklog_stats {
 	uint64_t synced_id;		/* every id <= this survives a crash */
 	uint64_t bytes;			/* message + commit log bytes on disk */
 	uint32_t segments;
-	uint64_t writes;
+	uint64_t writes;		/* pwrite calls on the logs */
 	uint64_t syncs;
 	int error;			/* sticky error (negative errno) or 0 */
 };
@@ -176,7 +178,8 @@ sl_disklog_close(struct sl_disklog *dl);
 
 /**
  * Encode one message record at dst (SL_DISKLOG_MREC_SIZE(len) bytes, CRC computed).
- * Returns the bytes written. Any thread, no I/O.
+ * Returns the bytes written (0 when len does not fit the 24-bit length). Any thread, no
+ * I/O.
  */
 uint32_t
 sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
@@ -203,7 +206,9 @@ int
 sl_disklog_checkpoint(struct sl_disklog *dl);
 
 /** Remove every message with id > end_id from both logs (files truncated, later
- * segments removed). Appender. 0 or sticky negative errno. */
+ * segments removed), then sync (and rewrite the checkpoint if it was past end_id).
+ * end_id must end a commit record (else -EINVAL, not sticky). Appender. 0 or sticky
+ * negative errno. */
 int
 sl_disklog_truncate(struct sl_disklog *dl, uint64_t end_id);
 
@@ -233,7 +238,8 @@ sl_disklog_retain(struct sl_disklog *dl, const struct sl_disklog_retention *pol,
  * max_id + 1, at the end of the log, or when buf (len bytes) is full; at least one record
  * is read if one exists and fits. Fills msgs[0..*n-1] (at most max_msgs), pointing into
  * buf. Returns 0 (*n may be 0 at the end of the log) or a negative errno (-EBADMSG on a
- * CRC mismatch). Any thread (one reader at a time besides the appender).
+ * CRC mismatch, -ENOBUFS when the record at `from` is larger than len). Any thread (one
+ * reader at a time besides the appender).
  */
 int
 sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf, size_t len,
@@ -244,8 +250,9 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
  * Find a message through the commit-log index (binary search over segments, then over
  * the segment's fixed-size commit records, then a scan of one record's messages).
  * *id gets the id found; end_id + 1 when value is past the end (by time, count, offset);
- * -ENOENT when value is below the oldest retained message (*id = first_id), -EINVAL when
- * an offset is not a record boundary. Any thread (same rule as sl_disklog_read).
+ * -ENOENT when value is below the oldest retained message (*id = first_id; by time: a
+ * value earlier than that message's timestamp), -EINVAL when an offset is not a record
+ * boundary. Any thread (same rule as sl_disklog_read).
  */
 int
 sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t value,

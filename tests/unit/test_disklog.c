@@ -13,6 +13,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ static unsigned int n_pass, n_fail;
 } while (0)
 
 #define RS(len) SL_DISKLOG_MREC_SIZE(len)
+#define AADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
+#define ALD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define MAXID 20000
 #define T0 UINT64_C(1700000000000000000)
 #define DLEN 256			/* directory path buffers */
@@ -452,9 +455,9 @@ test_roundtrip(void)
 	sl_disklog_close(dl);
 }
 
-/* Build a log whose last record is an MPUB; returns the sizes of that record. */
+/* Build a log whose last record is an MPUB of 3; gives the id before it and its size. */
 static void
-mk_tail_log(const char *dir, uint64_t *prev_end, uint64_t *last_base, uint64_t *msg_bytes)
+mk_tail_log(const char *dir, uint64_t *prev_end, uint64_t *msg_bytes)
 {
 	struct sl_disklog_recovery rep;
 	struct sl_disklog *dl;
@@ -468,7 +471,6 @@ mk_tail_log(const char *dir, uint64_t *prev_end, uint64_t *last_base, uint64_t *
 	*prev_end = m_end_id;
 	app1(dl, 1, 3);
 	*msg_bytes = m_end_off - M[*prev_end + 1].off;
-	*last_base = stats(dl).segments;
 	sl_disklog_sync(dl);
 	sl_disklog_close(dl);
 }
@@ -498,14 +500,15 @@ test_torn_tail(void)
 {
 	char gold[DLEN], dir[DLEN], mf[PATH_MAX], cf[PATH_MAX];
 	struct sl_disklog_recovery rep;
-	uint64_t prev, nseg, mbytes, base, L, full_end_id, full_end_off;
+	uint64_t prev, mbytes, base, L, full_end_id, full_end_off;
 	struct sl_disklog *dl;
 	off_t msz, csz;
+	unsigned int fails = n_fail;
 	int bad = 0, rc;
 
 	sub(gold, "torn-gold");
 	sub(dir, "torn");
-	mk_tail_log(gold, &prev, &nseg, &mbytes);
+	mk_tail_log(gold, &prev, &mbytes);
 	full_end_id = m_end_id;
 	full_end_off = m_end_off;
 	base = last_base(gold);
@@ -533,8 +536,9 @@ test_torn_tail(void)
 		QCHECK(rep.end_id == prev && rep.end_offset == m_end_off &&
 		       rep.truncated_msg_bytes == L && rep.truncated_commit_bytes == 64 &&
 		       strncmp(rep.what, "torn tail", 9) == 0,
-		       "msg cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64 " (%s)", L,
-		       rep.end_id, rep.truncated_msg_bytes, rep.truncated_commit_bytes, rep.what);
+		       "msg cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64 " (%s)",
+		       L, rep.end_id, rep.truncated_msg_bytes, rep.truncated_commit_bytes,
+		       rep.what);
 		rc = app1(dl, 1, 2);
 		QCHECK(rc == 0 && stats(dl).end_id == prev + 2 && verify(dl, 1, m_end_id) == 0,
 		       "msg cut at %" PRIu64 ": the next append continues at id %" PRIu64, L,
@@ -545,7 +549,7 @@ test_torn_tail(void)
 		       "msg cut at %" PRIu64 ": reopen clean", L);
 		sl_disklog_close(dl);
 	}
-	CHECK(bad == 0 && n_fail == 0, "message log cut at each of %" PRIu64 " lengths: "
+	CHECK(bad == 0 && n_fail == fails, "message log cut at each of %" PRIu64 " lengths: "
 	      "recovered to id %" PRIu64 " and continued", mbytes, prev);
 
 	/* Cut the commit log at every length of the last commit record. */
@@ -562,15 +566,17 @@ test_torn_tail(void)
 		model_cut(prev);
 		QCHECK(rep.end_id == prev && rep.end_offset == m_end_off &&
 		       rep.truncated_msg_bytes == mbytes && rep.truncated_commit_bytes == L,
-		       "clog cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64 " (%s)", L,
-		       rep.end_id, rep.truncated_msg_bytes, rep.truncated_commit_bytes, rep.what);
+		       "clog cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64
+		       " (%s)", L, rep.end_id, rep.truncated_msg_bytes,
+		       rep.truncated_commit_bytes, rep.what);
 		rc = app1(dl, 2, 1);
 		QCHECK(rc == 0 && verify(dl, 1, m_end_id) == 0 &&
 		       stats(dl).end_offset == m_end_off,
 		       "clog cut at %" PRIu64 ": the next append continues", L);
 		sl_disklog_close(dl);
 	}
-	CHECK(bad == 0, "commit log cut at each of 64 lengths: recovered and continued");
+	CHECK(bad == 0 && n_fail == fails,
+	      "commit log cut at each of 64 lengths: recovered and continued");
 
 	/* Garbage in the last record: its message data, a message header, the commit record. */
 	{
@@ -1026,6 +1032,91 @@ test_truncate(void)
 	sl_disklog_close(dl);
 }
 
+/* A reader thread reads and finds while the appender writes, rolls and retains. */
+struct rd_arg {
+	struct sl_disklog *dl;
+	int stop;		/* these through __atomic builtins */
+	uint64_t reads;
+	uint64_t msgs;
+	uint64_t bad;
+};
+
+static void *
+reader(void *arg)
+{
+	static uint8_t buf[64 << 10];
+	static struct sl_disklog_msg msgs[256];
+	struct rd_arg *a = arg;
+	uint64_t from = 1, fa, id;
+	uint32_t n, i;
+	int rc;
+
+	while (!ALD(a->stop)) {
+		rc = sl_disklog_read(a->dl, from, UINT64_MAX, buf, sizeof(buf), msgs, 256, &n, &fa);
+		AADD(a->reads, 1);
+		if (rc == -ENOENT) {
+			from = fa;
+			continue;
+		}
+		if (rc != 0) {
+			AADD(a->bad, 1);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			/* the model entries of written ids are stable */
+			if (msgs[i].id != from + i || msgs[i].len != len_of(msgs[i].id) ||
+			    !same(msgs[i].data, msgs[i].len, msgs[i].id) ||
+			    msgs[i].offset != M[msgs[i].id].off)
+				AADD(a->bad, 1);
+		}
+		AADD(a->msgs, n);
+		if (n > 0) {
+			rc = sl_disklog_find(a->dl, SL_DISKLOG_BY_OFFSET, msgs[n - 1].offset, &id);
+			if (rc != -ENOENT && (rc != 0 || id != msgs[n - 1].id))
+				AADD(a->bad, 1);
+			rc = sl_disklog_find(a->dl, SL_DISKLOG_BY_TIME, msgs[0].timestamp_ns, &id);
+			if (rc != -ENOENT && (rc != 0 || id != msgs[0].id))
+				AADD(a->bad, 1);
+		}
+		from += n;
+	}
+	return NULL;
+}
+
+static void
+test_concurrent(void)
+{
+	char dir[DLEN];
+	struct sl_disklog_retention pol = {.max_bytes = 64 << 10, .now_ns = T0};
+	struct sl_disklog_recovery rep;
+	struct rd_arg a;
+	pthread_t t;
+	int i, rc = 0;
+
+	sub(dir, "conc");
+	model_reset();
+	memset(&a, 0, sizeof(a));
+	a.dl = opn(dir, 8192, NULL, &rep);
+	if (a.dl == NULL)
+		return;
+	pthread_create(&t, NULL, reader, &a);
+	for (i = 0; i < 1000 && rc == 0 && m_end_id + 64 < MAXID; i++) {
+		rc = app(a.dl, 1 + i % 7, mix, 8);
+		if (rc == 0 && i % 50 == 0)
+			rc = sl_disklog_sync(a.dl);
+		if (rc == 0 && i % 100 == 0)
+			rc = sl_disklog_retain(a.dl, &pol, NULL);
+	}
+	while (ALD(a.msgs) < 1000 && ALD(a.bad) == 0)
+		usleep(1000);
+	__atomic_store_n(&a.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	CHECK(rc == 0 && a.bad == 0 && a.msgs > 0,
+	      "concurrent reader during appends, rolls and retention: %" PRIu64 " reads, %" PRIu64
+	      " messages, %" PRIu64 " bad", a.reads, a.msgs, a.bad);
+	sl_disklog_close(a.dl);
+}
+
 int
 main(void)
 {
@@ -1044,6 +1135,7 @@ main(void)
 	test_channels();
 	test_checkpoint();
 	test_truncate();
+	test_concurrent();
 	rm_rf(tmpdir);
 	printf("%u passed, %u failed\n", n_pass, n_fail);
 	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
