@@ -74,7 +74,7 @@ struct region {
 static struct sl_memlog *
 mk(struct region *r, size_t len, uint32_t hint)
 {
-	struct sl_memlog_conf c;
+	struct sl_memlog_conf c = {0};
 
 	r->mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
 	if (r->mem == NULL)
@@ -848,10 +848,38 @@ model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
 	free(m->r);
 }
 
+/* A log recovered from disk continues at (start_id, start_offset); peek reads what the
+ * owner handed over. */
+static void
+test_start_and_peek(void)
+{
+	struct sl_memlog_conf c = { .mem = buf, .mem_len = 65536, .start_id = 1001,
+				    .start_offset = 123456 };
+	struct sl_memlog *log = sl_memlog_open(&c);
+	struct sl_memlog_rec r, p;
+	uint64_t off;
+
+	CHECK(log != NULL, "open at id 1001");
+	if (log == NULL)
+		return;
+	CHECK(sl_memlog_first_id(log) == 1001 && sl_memlog_end_id(log) == 1000 &&
+	      sl_memlog_end_offset(log) == 123456, "empty log positioned at the start");
+	CHECK(sl_memlog_append(log, "abc", 3, 5, 7, &r) == 0 && r.id == 1001 &&
+	      r.offset == 123456, "first append gets id 1001 at offset 123456");
+	CHECK(sl_memlog_offset_of(log, 1002, &off) == 0 && off == 123456 + RS(3),
+	      "end offset follows");
+	CHECK(sl_memlog_peek(log, 1001, &p) == 0 && p.len == 3 && memcmp(p.data, "abc", 3) == 0 &&
+	      p.timestamp_ns == 5 && p.trace_id == 7, "peek reads the record");
+	CHECK(sl_memlog_peek(log, 1002, &p) == -EBADMSG, "peek of an id never written: EBADMSG");
+	CHECK(sl_memlog_read(log, 1000, &p) == -ENOENT, "ids before the start are not here");
+	sl_memlog_close(log);
+}
+
 int
 main(void)
 {
 	test_open();
+	test_start_and_peek();
 	test_roundtrip();
 	test_max_and_too_big();
 	test_full();
