@@ -306,14 +306,22 @@ sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
 static int
 write_all(const struct sl_disklog *dl, int fd, const void *buf, size_t len, uint64_t off)
 {
+	const uint8_t *p = buf;
 	ssize_t w;
 
-	errno = 0;
-	w = dl->ops->pwrite(fd, buf, len, (off_t)off);
-	if (w < 0)
-		return neg_errno();
-	if ((size_t)w != len)
-		return -EIO;
+	/* a short write is retried for the rest: the error that stops it (ENOSPC on a full
+	 * disk) is the one reported; a write that makes no progress is EIO */
+	while (len > 0) {
+		errno = 0;
+		w = dl->ops->pwrite(fd, p, len, (off_t)off);
+		if (w < 0)
+			return neg_errno();
+		if (w == 0)
+			return -EIO;
+		p += w;
+		off += (uint64_t)w;
+		len -= (size_t)w;
+	}
 	return 0;
 }
 

@@ -59,7 +59,8 @@ static unsigned int n_pass, n_fail;
 /* ---- fault injection ---- */
 
 static struct {
-	unsigned int short_in;		/* the short_in-th pwrite from now writes half */
+	unsigned int short_in;		/* the short_in-th pwrite from now writes half, the
+					 * next one fails with ENOSPC */
 	unsigned int fail_in;		/* the fail_in-th pwrite from now fails with fail_errno */
 	int fail_errno;
 	unsigned int sync_fail;		/* the next sync_fail fdatasyncs fail with EIO */
@@ -71,8 +72,12 @@ static ssize_t
 f_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	F.pwrites++;
-	if (F.short_in != 0 && --F.short_in == 0)
+	if (F.short_in != 0 && --F.short_in == 0) {
+		/* as a filling disk does: part of it, then ENOSPC for the rest */
+		F.fail_in = 1;
+		F.fail_errno = ENOSPC;
 		return sl_sio_posix.pwrite(fd, buf, len / 2, off);
+	}
 	if (F.fail_in != 0 && --F.fail_in == 0) {
 		errno = F.fail_errno;
 		return -1;
@@ -682,7 +687,7 @@ write_error_case(const char *name, int which, int err)
 	struct sl_disklog *dl;
 	uint64_t synced, synced_off;
 	uint32_t segs;
-	int rc, want = err == ENOSPC ? -ENOSPC : -EIO;
+	int rc, want = err == EIO ? -EIO : -ENOSPC;
 
 	sub(dir, name);
 	model_reset();
