@@ -350,6 +350,203 @@ pos_next_id(struct sl_pstate *ps, uint8_t kind, uint64_t value, int *err)
 	return id;
 }
 
+/* ---- publishes waiting for the disk ---- */
+
+/* Keep a request in pd (to answer later). */
+static void
+pend_hold(struct sl_pend *pd, struct req *r, const struct sl_idem_entry *e, int anon)
+{
+	if (r->hdr.flags & SL_WIRE_F_NOACK) {
+		rte_pktmbuf_free(r->m);
+		pd->m = NULL;
+	} else {
+		pd->m = r->m;
+	}
+	pd->slot = r->slot;
+	pd->pi = r->pi;
+	pd->anon = (uint8_t)anon;
+	pd->info = r->info;
+	pd->hdr = r->hdr;
+	pd->e = *e;
+	pd->e.pending = 0;
+}
+
+/* Keep a committed publish of a disk-durability partition until it is durable. Room was
+ * checked in do_pub. */
+static void
+pend_push(struct sl_worker *w, struct sl_pstate *ps, struct req *r,
+	  const struct sl_idem_entry *e, int anon)
+{
+	struct sl_pend *pd = &ps->pend[ps->pend_tail++ & (SL_WORKER_PEND - 1)];
+
+	pend_hold(pd, r, e, anon);
+	pd->last_id = e->id + e->count - 1;
+}
+
+/* Answer a held request with code and its recorded entry; records the answer in the
+ * session's idempotency window. */
+static void
+pend_answer(struct sl_worker *w, struct sl_pend *pd, uint16_t code)
+{
+	struct req r;
+
+	pd->e.code = code;
+	if (!pd->anon) {
+		struct sl_idem *idem = &w->idem[pd->slot];
+		struct sl_idem_entry *slot = &idem->e[pd->hdr.seq % SL_IDEM_WINDOW];
+
+		/* the session may have expired and its slot been reused meanwhile */
+		if (idem->session == pd->hdr.session && slot->seq == pd->hdr.seq)
+			*slot = pd->e;
+	}
+	if (pd->m == NULL)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.m = pd->m;
+	r.pi = pd->pi;
+	r.info = pd->info;
+	r.hdr = pd->hdr;
+	pd->m = NULL;
+	reply_entry(w, &r, &pd->e);
+}
+
+/* Answer the oldest waiting publish with code (0: it is durable). */
+static void
+pend_pop(struct sl_worker *w, struct sl_pstate *ps, uint16_t code)
+{
+	pend_answer(w, &ps->pend[ps->pend_head++ & (SL_WORKER_PEND - 1)], code);
+}
+
+/*
+ * A client's SET_OFFSET by offset or time older than memory holds: look it up on disk
+ * through the reader (one at a time per partition). Returns SETOFF_DEFERRED (the request
+ * is held and answered by setoff_done) or -SL_E_FULL when a lookup is running.
+ */
+#define SETOFF_DEFERRED 1
+
+static int
+on_disk(struct sl_pstate *ps, uint8_t kind, uint64_t value)
+{
+	uint64_t first = sl_memlog_first_id(ps->log), off;
+	struct sl_memlog_rec rec;
+
+	if (ps->store == NULL ||
+	    __atomic_load_n(&ps->store->disk_first_id, __ATOMIC_ACQUIRE) >= first)
+		return 0;
+	if (kind == SL_OFF_OFFSET)
+		return sl_memlog_offset_of(ps->log, first, &off) == 0 && value < off;
+	if (kind == SL_OFF_TIMESTAMP)
+		return sl_memlog_read(ps->log, first, &rec) != 0 || value < rec.timestamp_ns;
+	return 0;
+}
+
+static int
+setoff_defer(struct sl_worker *w, struct sl_pstate *ps, struct req *r,
+	     const struct sl_wire_chan_op *op, const struct sl_idem_entry *e)
+{
+	if (ps->setoff_busy)
+		return -SL_E_FULL;
+	ps->find.ps = ps->store;
+	ps->find.kind = op->kind == SL_OFF_OFFSET ? SL_DISKLOG_BY_OFFSET : SL_DISKLOG_BY_TIME;
+	ps->find.value = op->value;
+	if (sl_persist_find_post(w->persist, &ps->find) != 0)
+		return -SL_E_FULL;
+	memcpy(ps->setoff_chan, op->addr.channel, op->addr.channel_len);
+	ps->setoff_chan[op->addr.channel_len] = '\0';
+	pend_hold(&ps->setoff, r, e, 0);
+	ps->setoff_busy = 1;
+	return SETOFF_DEFERRED;
+}
+
+/* The disk lookup of a held SET_OFFSET is done: apply it and answer. */
+static void
+setoff_done(struct sl_worker *w, struct sl_pstate *ps)
+{
+	struct sl_pend *pd = &ps->setoff;
+	uint64_t id = ps->find.id, end = sl_memlog_end_id(ps->log);
+	uint16_t code = 0;
+	int ci;
+
+	ps->setoff_busy = 0;
+	ps->find.state = SL_PFETCH_IDLE;
+	ci = chan_find(ps, ps->setoff_chan, (uint32_t)strlen(ps->setoff_chan));
+	if (ps->find.rc != 0 && ps->find.rc != -ENOENT)
+		code = ps->find.rc == -EINVAL ? SL_E_INVAL : SL_E_IO;
+	else if (ci < 0)
+		code = SL_E_CHANNEL;
+	if (code == 0) {
+		/* -ENOENT: older than the disk holds; id is its oldest message */
+		id = RTE_MIN(id, end + 1);
+		sl_channel_reset(ps->chans[ci], id);
+		pd->e.id = id;
+		pd->e.aux = id - 1;
+		if (sl_memlog_offset_of(ps->log, id, &pd->e.offset) != 0)
+			pd->e.offset = ps->find.rc == 0 && ps->find.kind == SL_DISKLOG_BY_OFFSET ?
+					       ps->find.value : 0;
+	}
+	pend_answer(w, pd, code);
+}
+
+/* Answer the publishes the disk made durable; handle a store error and its resume. */
+static uint32_t
+storage_poll(struct sl_worker *w)
+{
+	uint32_t i, done = 0;
+
+	for (i = 0; i < w->nparts; i++) {
+		struct sl_pstate *ps = w->parts[i];
+		struct sl_pstore *st = ps->store;
+		uint64_t durable;
+		int err;
+
+		if (st == NULL)
+			continue;
+		if (ps->setoff_busy &&
+		    __atomic_load_n(&ps->find.state, __ATOMIC_ACQUIRE) == SL_PFETCH_READY) {
+			setoff_done(w, ps);
+			done++;
+		}
+		durable = __atomic_load_n(&st->durable_id, __ATOMIC_ACQUIRE);
+		while (ps->pend_head != ps->pend_tail &&
+		       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= durable) {
+			pend_pop(w, ps, 0);
+			done++;
+		}
+		err = __atomic_load_n(&st->error, __ATOMIC_ACQUIRE);
+		if (err != 0 && !ps->store_err) {
+			/* nothing that is not durable is acknowledged: fail what waits and,
+			 * for disk durability, forget it (consumers never saw it) */
+			while (ps->pend_head != ps->pend_tail) {
+				pend_pop(w, ps, SL_E_IO);
+				ps->io_errs++;
+			}
+			if (ps->disk)
+				sl_memlog_truncate(ps->log, durable + 1);
+			ps->store_err = 1;
+			__atomic_store_n(&st->err_ack, ps->store_gen, __ATOMIC_RELEASE);
+			done++;
+		} else if (err == 0 && ps->store_err &&
+			   __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != ps->store_gen) {
+			/* resumed: the files end at `durable`; hand over again what memory
+			 * holds beyond it (memory durability: acknowledged already) */
+			uint64_t id = durable + 1, end = sl_memlog_end_id(ps->log), off;
+
+			ps->store_gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+			ps->store_err = 0;
+			while (id <= end && sl_memlog_offset_of(ps->log, id, &off) == 0) {
+				uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
+
+				if (sl_persist_submit(w->persist, w->idx, st, id, n, off) != 0)
+					break;	/* ring full: rare; the rest waits for a
+						 * later resume */
+				id += n;
+			}
+			done++;
+		}
+	}
+	return done;
+}
+
 /* ---- request handlers: return 0 with *e filled, or -SL_E_* ---- */
 
 static uint16_t
@@ -471,7 +668,11 @@ do_chan_op(struct sl_worker *w, struct req *r, struct sl_pstate *ps,
 		return -SL_E_CHANNEL;
 	ch = ps->chans[ci];
 	if (r->hdr.opcode == SL_OP_SET_OFFSET) {
-		uint64_t id = pos_next_id(ps, op->kind, op->value, &rc);
+		uint64_t id;
+
+		if (on_disk(ps, op->kind, op->value))
+			return setoff_defer(w, ps, r, op, e);
+		id = pos_next_id(ps, op->kind, op->value, &rc);
 
 		if (rc != 0)
 			return rc;
@@ -558,114 +759,6 @@ forward_to(struct sl_worker *w, struct req *r, uint16_t owner)
 		return;
 	}
 	w->st.fwd_out++;
-}
-
-/* ---- publishes waiting for the disk ---- */
-
-/* Keep a committed publish of a disk-durability partition until it is durable. Room was
- * checked in do_pub. */
-static void
-pend_push(struct sl_worker *w, struct sl_pstate *ps, struct req *r,
-	  const struct sl_idem_entry *e, int anon)
-{
-	struct sl_pend *pd = &ps->pend[ps->pend_tail++ & (SL_WORKER_PEND - 1)];
-
-	if (r->hdr.flags & SL_WIRE_F_NOACK) {
-		rte_pktmbuf_free(r->m);
-		pd->m = NULL;
-	} else {
-		pd->m = r->m;
-	}
-	pd->last_id = e->id + e->count - 1;
-	pd->slot = r->slot;
-	pd->pi = r->pi;
-	pd->anon = (uint8_t)anon;
-	pd->info = r->info;
-	pd->hdr = r->hdr;
-	pd->e = *e;
-	pd->e.pending = 0;
-}
-
-/* Answer the oldest waiting publish with code (0: it is durable). */
-static void
-pend_pop(struct sl_worker *w, struct sl_pstate *ps, uint16_t code)
-{
-	struct sl_pend *pd = &ps->pend[ps->pend_head++ & (SL_WORKER_PEND - 1)];
-	struct req r;
-
-	pd->e.code = code;
-	if (!pd->anon) {
-		struct sl_idem *idem = &w->idem[pd->slot];
-		struct sl_idem_entry *slot = &idem->e[pd->hdr.seq % SL_IDEM_WINDOW];
-
-		/* the session may have expired and its slot been reused meanwhile */
-		if (idem->session == pd->hdr.session && slot->seq == pd->hdr.seq)
-			*slot = pd->e;
-	}
-	if (pd->m == NULL)
-		return;
-	memset(&r, 0, sizeof(r));
-	r.m = pd->m;
-	r.pi = pd->pi;
-	r.info = pd->info;
-	r.hdr = pd->hdr;
-	pd->m = NULL;
-	reply_entry(w, &r, &pd->e);
-}
-
-/* Answer the publishes the disk made durable; handle a store error and its resume. */
-static uint32_t
-storage_poll(struct sl_worker *w)
-{
-	uint32_t i, done = 0;
-
-	for (i = 0; i < w->nparts; i++) {
-		struct sl_pstate *ps = w->parts[i];
-		struct sl_pstore *st = ps->store;
-		uint64_t durable;
-		int err;
-
-		if (st == NULL)
-			continue;
-		durable = __atomic_load_n(&st->durable_id, __ATOMIC_ACQUIRE);
-		while (ps->pend_head != ps->pend_tail &&
-		       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= durable) {
-			pend_pop(w, ps, 0);
-			done++;
-		}
-		err = __atomic_load_n(&st->error, __ATOMIC_ACQUIRE);
-		if (err != 0 && !ps->store_err) {
-			/* nothing that is not durable is acknowledged: fail what waits and,
-			 * for disk durability, forget it (consumers never saw it) */
-			while (ps->pend_head != ps->pend_tail) {
-				pend_pop(w, ps, SL_E_IO);
-				ps->io_errs++;
-			}
-			if (ps->disk)
-				sl_memlog_truncate(ps->log, durable + 1);
-			ps->store_err = 1;
-			__atomic_store_n(&st->err_ack, ps->store_gen, __ATOMIC_RELEASE);
-			done++;
-		} else if (err == 0 && ps->store_err &&
-			   __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != ps->store_gen) {
-			/* resumed: the files end at `durable`; hand over again what memory
-			 * holds beyond it (memory durability: acknowledged already) */
-			uint64_t id = durable + 1, end = sl_memlog_end_id(ps->log), off;
-
-			ps->store_gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
-			ps->store_err = 0;
-			while (id <= end && sl_memlog_offset_of(ps->log, id, &off) == 0) {
-				uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
-
-				if (sl_persist_submit(w->persist, w->idx, st, id, n, off) != 0)
-					break;	/* ring full: rare; the rest waits for a
-						 * later resume */
-				id += n;
-			}
-			done++;
-		}
-	}
-	return done;
 }
 
 /* The answer code of an operation's result: 0, an SL_E_* code, or SL_E_INTERNAL. */
@@ -830,6 +923,12 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		rc = do_sub(w, r, ps, &sub, &e);
 	else
 		rc = do_chan_op(w, r, ps, &cop, &e);
+	if (rc == SETOFF_DEFERRED) {
+		/* answered when the disk lookup is done; a retry meanwhile is ignored */
+		e.pending = 1;
+		sl_idem_record(idem, r->hdr.seq, &e);
+		return;
+	}
 	e.code = answer_code(rc);
 	if (rc == 0 && ps->disk && (op == SL_OP_PUB || op == SL_OP_MPUB)) {
 		/* acknowledged once durable: a retry meanwhile is ignored (PENDING) */

@@ -78,6 +78,10 @@ struct sl_pstate {
 	struct sl_pend *pend;		/* [SL_WORKER_PEND] FIFO (disk durability) */
 	uint32_t pend_head;
 	uint32_t pend_tail;
+	struct sl_pfind find;		/* a client's SET_OFFSET looked up on disk */
+	struct sl_pend setoff;		/* ... and its request, answered when found */
+	char setoff_chan[SL_CHANNEL_NAME_MAX + 1];
+	int setoff_busy;
 	uint64_t io_errs;		/* publishes refused or failed by a storage error */
 	uint64_t disk_reads;		/* messages delivered from the disk reader */
 	uint64_t disk_skipped;		/* ids gone from disk (retention) when delivered */

@@ -561,7 +561,7 @@ detach(struct sl_persist *p, struct sl_pstore *ps)
 static uint32_t
 poll_cmds(struct sl_persist *p)
 {
-	void *obj;
+	void *obj = NULL;
 	uint32_t n = 0;
 
 	while (rte_ring_sc_dequeue(p->cmds, &obj) == 0) {
@@ -638,21 +638,12 @@ persist_main(void *arg)
 
 /* ---- the reader thread ---- */
 
-/* A lookup for the control thread; posted with the low pointer bit set. */
-struct find_job {
-	struct sl_pstore *ps;
-	enum sl_disklog_find_kind kind;
-	uint64_t value;
-	uint64_t id;
-	int rc;
-	int done;
-};
-
+/* Lookups are posted with the low pointer bit set, fetches as the bare store pointer. */
 static void
-run_find(struct find_job *j)
+run_find(struct sl_pfind *j)
 {
 	j->rc = sl_disklog_find(j->ps->dl, j->kind, j->value, &j->id);
-	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&j->state, SL_PFETCH_READY, __ATOMIC_RELEASE);
 }
 
 static void *
@@ -675,7 +666,7 @@ reader_main(void *arg)
 		}
 		sleep_us = 50;
 		if ((uintptr_t)obj & 1) {
-			run_find((struct find_job *)((uintptr_t)obj & ~(uintptr_t)1));
+			run_find((struct sl_pfind *)((uintptr_t)obj & ~(uintptr_t)1));
 			continue;
 		}
 		ps = obj;
@@ -710,19 +701,30 @@ sl_persist_fetch(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint
 }
 
 int
+sl_persist_find_post(struct sl_persist *p, struct sl_pfind *job)
+{
+	__atomic_store_n(&job->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
+	if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)job | 1)) != 0) {
+		__atomic_store_n(&job->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+int
 sl_persist_find(struct sl_persist *p, struct sl_pstore *ps, enum sl_disklog_find_kind kind,
 		uint64_t value, uint64_t *id)
 {
-	struct find_job j = {.ps = ps, .kind = kind, .value = value};
+	struct sl_pfind j = {.ps = ps, .kind = kind, .value = value};
 	int waited_ms = 0;
 
 	if (!p->reader_started) {
 		run_find(&j);
 	} else {
-		if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)&j | 1)) != 0)
+		if (sl_persist_find_post(p, &j) != 0)
 			return -ENOBUFS;
 		/* the job lives on this stack: wait for it, however long it takes */
-		while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&j.state, __ATOMIC_ACQUIRE) != SL_PFETCH_READY) {
 			rte_delay_us_sleep(200);
 			if (++waited_ms == 5000)
 				PLOG(WARNING, "%s/%u: disk lookup slow\n", ps->topic,

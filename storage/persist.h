@@ -97,6 +97,17 @@ struct sl_pfetch {
 	uint8_t *buf;			/* [SL_PERSIST_FETCH_BYTES] */
 };
 
+/* A lookup on a disk log by the reader thread (sl_disklog_find). Owned by the poster
+ * while IDLE or READY, by the reader while QUEUED; 8-byte aligned (the ring tags it). */
+struct sl_pfind {
+	struct sl_pstore *ps;
+	enum sl_disklog_find_kind kind;
+	uint32_t state;			/* enum sl_pfetch_state */
+	uint64_t value;
+	uint64_t id;			/* result */
+	int32_t rc;
+} __rte_aligned(8);
+
 /* Per-partition store. Fields are grouped by writer. */
 struct sl_pstore {
 	/* fixed after sl_pstore_open */
@@ -223,6 +234,14 @@ sl_persist_room(const struct sl_persist *p, uint16_t source);
  */
 int
 sl_persist_fetch(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint64_t max_id);
+
+/**
+ * Post a lookup (job->ps, kind and value set) to the reader thread without waiting: the
+ * job becomes READY with id and rc (sl_disklog_find semantics). 0 or -ENOBUFS. Any
+ * thread; the job must stay valid until READY.
+ */
+int
+sl_persist_find_post(struct sl_persist *p, struct sl_pfind *job);
 
 /**
  * Find a message on ps's disk log through the reader thread (sl_disklog_find semantics).

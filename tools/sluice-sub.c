@@ -4,7 +4,8 @@
  * sluice-sub: print the messages of a topic partition's channel, one per line.
  *
  *   sluice-sub [-a ADDR] [-p PORT] [-P PARTITION] [-c CHANNEL] [-e] [-o] [-r RDY]
- *              [-n COUNT] [-t IDLE_SECONDS] [--from-start | --from-end] TOPIC
+ *              [-n COUNT] [-t IDLE_SECONDS]
+ *              [--from-start | --from-end | --from-offset OFF | --from-time NS] TOPIC
  *
  * Each message body is written to stdout followed by '\n'; a message is FINished only
  * after stdout was flushed, so a message is never acknowledged before it was written.
@@ -50,7 +51,8 @@ usage(void)
 	fprintf(stderr,
 		"usage: sluice-sub [-a ADDR] [-p PORT] [-P PARTITION] [-c CHANNEL] [-e] [-o]\n"
 		"                  [-r RDY] [-n COUNT] [-t IDLE_SECONDS]\n"
-		"                  [--from-start | --from-end] TOPIC\n"
+		"                  [--from-start | --from-end | --from-offset OFF |\n"
+		"                   --from-time NS] TOPIC\n"
 		"  prints each message of TOPIC followed by a newline\n"
 		"  -a ADDR        broker address (default $SLUICE_ADDR, else %s)\n"
 		"  -p PORT        broker UDP port (default $SLUICE_PORT, else %u)\n"
@@ -62,6 +64,9 @@ usage(void)
 		"  -n COUNT       exit after COUNT messages\n"
 		"  -t SECONDS     exit after this long without a message (default: never)\n"
 		"  --from-start   consume from the first message of the partition\n"
+		"  --from-offset OFF  consume from the message at queue offset OFF\n"
+		"  --from-time NS     consume from the first message published at or after\n"
+		"                 NS (ns since the Unix epoch)\n"
 		"  --from-end     consume only messages published from now on\n",
 		DEF_ADDR, SL_WIRE_UDP_PORT, DEF_CHANNEL, DEF_RDY);
 }
@@ -134,12 +139,14 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "from-start", no_argument, NULL, 'S' },
 		{ "from-end", no_argument, NULL, 'E' },
+		{ "from-offset", required_argument, NULL, 'O' },
+		{ "from-time", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sl_client_conf conf = { .xport = SL_XPORT_UDP };
 	const char *topic, *channel = DEF_CHANNEL, *env;
-	uint64_t v = 0, idle_ms = 0, last_msg, count_seen = 0;
+	uint64_t v = 0, from_value = 0, idle_ms = 0, last_msg, count_seen = 0;
 	int opt, from = 0, status = 1, rc, last_rc = 0;
 	uint32_t rdy = DEF_RDY;
 	uint16_t partition = 0;
@@ -192,11 +199,15 @@ main(int argc, char **argv)
 				goto bad_arg;
 			idle_ms = v * 1000;
 			break;
+		case 'O':
+		case 'T':
+			if (parse_u64(optarg, UINT64_MAX, &from_value) != 0)
+				goto bad_arg;
+			/* fall through */
 		case 'S':
 		case 'E':
 			if (from != 0 && from != opt) {
-				fprintf(stderr, "sluice-sub: --from-start and --from-end "
-					"exclude each other\n");
+				fprintf(stderr, "sluice-sub: one --from-* option at most\n");
 				return 1;
 			}
 			from = opt;
@@ -254,7 +265,10 @@ main(int argc, char **argv)
 	}
 	if (from != 0) {
 		rc = sl_client_set_offset(st.c, (uint64_t)st.sub_id,
-					  from == 'S' ? SL_OFF_COUNT : SL_OFF_END, 0);
+					  from == 'S' ? SL_OFF_COUNT :
+					  from == 'E' ? SL_OFF_END :
+					  from == 'O' ? SL_OFF_OFFSET : SL_OFF_TIMESTAMP,
+					  from == 'S' || from == 'E' ? 0 : from_value);
 		if (rc != 0) {
 			fprintf(stderr, "sluice-sub: setting the position: %s\n",
 				sl_strerror(rc));

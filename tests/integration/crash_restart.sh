@@ -12,7 +12,8 @@
 #  3. sluiced restarts on the same data directory. Checks: recovery is reported by
 #     `sluicectl storage status`; channel c1 came back at 1,000; c1 then receives exactly
 #     the messages after it; a new channel from the start receives every message once, in
-#     order, and every acknowledged one is there.
+#     order, and every acknowledged one is there; positions by offset and time older than
+#     memory are found on disk.
 . "$(dirname "$0")/lib.sh"
 
 NS=sl-crash-$$
@@ -135,6 +136,17 @@ assert c1 == allm[k:], "c1 did not resume right after its restored position"
 print("all %d messages once and in order; %d acknowledged in phase 2, none lost" %
       (m, len(acked)))
 PY
+
+log "positions older than memory are looked up on disk (SET_OFFSET by offset and by time)"
+# every message here is 20 bytes: a 56-byte record, so message k is at offset 56 (k - 1)
+in_ns "$NS" "$SUB" -a "$BROKER" -c byoff -n 3 -t 30 --from-offset $((56 * 1499)) crash \
+	> "$TMP/byoff.txt" 2> "$TMP/sub4.log" || fail "sluice-sub --from-offset: $(cat "$TMP/sub4.log")"
+printf 'crash message %06d\n' 1500 1501 1502 | cmp - "$TMP/byoff.txt" ||
+	fail "--from-offset did not start at message 1500: $(head -3 "$TMP/byoff.txt")"
+in_ns "$NS" "$SUB" -a "$BROKER" -c bytime -n 2 -t 30 --from-time 1 crash \
+	> "$TMP/bytime.txt" 2> "$TMP/sub5.log" || fail "sluice-sub --from-time: $(cat "$TMP/sub5.log")"
+printf 'crash message %06d\n' 1 2 | cmp - "$TMP/bytime.txt" ||
+	fail "--from-time 1 did not start at the first message: $(cat "$TMP/bytime.txt")"
 
 log "clean shutdown"
 stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
