@@ -476,14 +476,19 @@ retain(struct sl_pstore *ps, uint64_t now_wall)
 		.max_age_ns = ps->pol.retain_age_s * 1000000000ull,
 		.now_ns = now_wall,
 	};
+	struct sl_disklog_retain_res res = {0};
+	struct sl_disklog_stats ds;
 
 	if (r.max_bytes == 0 && r.max_age_ns == 0)
 		return;
-	struct sl_disklog_stats ds;
-
 	if (ps->pol.retain_unconsumed)
 		r.keep_from_id = __atomic_load_n(&ps->keep_from_id, __ATOMIC_ACQUIRE);
-	sl_disklog_retain(ps->dl, &r, &ps->retain);
+	sl_disklog_retain(ps->dl, &r, &res);
+	/* removals add up over the run; what is held back is the latest verdict */
+	ps->retain.removed_segments += res.removed_segments;
+	ps->retain.removed_bytes += res.removed_bytes;
+	ps->retain.held_bytes = res.held_bytes;
+	ps->retain.held_from_id = res.held_from_id;
 	sl_disklog_get_stats(ps->dl, &ds);
 	__atomic_store_n(&ps->disk_first_id, ds.first_id, __ATOMIC_RELEASE);
 }
