@@ -14,11 +14,16 @@
  * and nrec and the log's end (release stores); readers load them (acquire) and never
  * look past them. Truncation (truncate, resume) moves those back under the lock.
  *
- * Durability: a sync fdatasyncs every segment written since the last sync (a suffix of
- * the table) and fsyncs the directory when segments were created or removed. Files of a
- * new segment are created .msg first, then .clog; retention removes .clog first, then
- * .msg. A crash in between leaves a lone file in the newest or the oldest segment: open
- * deletes it (a lone file anywhere else is not something we wrote: EBADMSG).
+ * Durability: a sync fdatasyncs the .msg of every segment written since the last sync (a
+ * suffix of the table), the .clog of the segments closed since then and of a segment
+ * created since then (its header), and fsyncs the directory when segments were created or
+ * removed. The active segment's .clog is synced lazily, as Kafka treats its index files:
+ * by the checkpoint (before the checkpoint file is written), truncate, resume and open;
+ * after a crash, recovery rebuilds the commit records it lacks from the message records
+ * (the batch markers 0xA4/0xA5 delimit each commit record's messages). Files of a new
+ * segment are created .msg first, then .clog; retention removes .clog first, then .msg.
+ * A crash in between leaves a lone file in the newest or the oldest segment: open deletes
+ * it (a lone file anywhere else is not something we wrote: EBADMSG).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,7 +52,8 @@ RTE_LOG_REGISTER_SUFFIX(sl_disklog_logtype, disklog, INFO);
 #define HDR SL_DISKLOG_HDR_LEN
 #define CREC SL_DISKLOG_CREC_LEN
 #define MHDR SL_DISKLOG_MREC_HDR
-#define MREC_MAGIC 0xA5u
+#define MREC_MAGIC 0xA5u	/* the last message of its commit record */
+#define MREC_MAGIC_MORE 0xA4u	/* more messages of the same commit record follow */
 #define MREC_LEN_MAX 0xFFFFFFu
 #define CREC_MAGIC 0x474F4C43u
 #define DEFAULT_SEG_BYTES (UINT64_C(64) << 20)
@@ -78,6 +84,7 @@ struct seg {
 	int clog_fd;
 	uint8_t dirty;		/* written since the last sync */
 	uint8_t fresh;		/* created since the last sync */
+	uint8_t clog_dirty;	/* .clog written since its last fdatasync */
 };
 
 struct sl_disklog {
@@ -269,21 +276,29 @@ mrec_crc(const uint8_t *rec, uint32_t len)
 	return ~crc_upd(rec + 8, MHDR - 8 + (size_t)len, crc);
 }
 
+/* Length of a message record (either marker). 0 or -EBADMSG. */
 static inline int
 mrec_len(const uint8_t *rec, uint32_t *len)
 {
 	uint32_t ml = get32(rec);
 
-	if ((ml >> 24) != MREC_MAGIC)
+	if ((ml >> 24) != MREC_MAGIC && (ml >> 24) != MREC_MAGIC_MORE)
 		return -EBADMSG;
 	*len = ml & MREC_LEN_MAX;
 	return 0;
 }
 
+/* The record is the last message of its commit record (marker 0xA5). */
+static inline int
+mrec_last(const uint8_t *rec)
+{
+	return (get32(rec) >> 24) == MREC_MAGIC;
+}
+
 /* Calling context: any thread. */
 uint32_t
 sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
-		      const void *data, uint32_t len)
+		      const void *data, uint32_t len, int last)
 {
 	uint8_t *p = dst;
 	uint32_t size;
@@ -291,7 +306,7 @@ sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
 	if (len > MREC_LEN_MAX)
 		return 0;
 	size = (uint32_t)SL_DISKLOG_MREC_SIZE(len);
-	put32(p, MREC_MAGIC << 24 | len);
+	put32(p, (last ? MREC_MAGIC : MREC_MAGIC_MORE) << 24 | len);
 	put64(p + 8, id);
 	put64(p + 16, ts_ns);
 	put64(p + 24, trace_id);
@@ -498,6 +513,7 @@ add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
 		return rc;
 	s.dirty = 1;
 	s.fresh = 1;
+	s.clog_dirty = 1;
 	pthread_mutex_lock(&dl->lock);
 	rc = reserve_seg(dl);
 	if (rc == 0)
@@ -513,30 +529,60 @@ add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
 	return 0;
 }
 
-/* Sync the written suffix of the table and the directory. Appender. */
+static inline int
+seg_flagged(const struct seg *s)
+{
+	return s->dirty || s->fresh || s->clog_dirty;
+}
+
+/* fdatasync the .clog of every segment of the written suffix that needs it (all: also the
+ * active segment's, else only closed or new segments'). Appender. */
 static int
-sync_files(struct sl_disklog *dl)
+sync_clogs(struct sl_disklog *dl, int all)
 {
 	uint32_t i = dl->nseg;
 	struct seg *s;
 
-	while (i > 0 && (dl->segs[i - 1].dirty || dl->segs[i - 1].fresh))
+	while (i > 0 && seg_flagged(&dl->segs[i - 1]))
 		i--;
 	for (; i < dl->nseg; i++) {
 		s = &dl->segs[i];
-		if (s->dirty) {
-			if (dl->ops->fdatasync(s->msg_fd) != 0)
-				return neg_errno();
-			if (dl->ops->fdatasync(s->clog_fd) != 0)
-				return neg_errno();
-		}
+		if (!s->clog_dirty || !(all || s->fresh || i + 1 < dl->nseg))
+			continue;
+		if (dl->ops->fdatasync(s->clog_fd) != 0)
+			return neg_errno();
+		s->clog_dirty = 0;
 	}
+	return 0;
+}
+
+/*
+ * Sync the written suffix of the table and the directory: the .msg files, and the .clog
+ * files per sync_clogs(clogs). Appender.
+ */
+static int
+sync_files(struct sl_disklog *dl, int clogs)
+{
+	uint32_t i = dl->nseg;
+	struct seg *s;
+	int rc;
+
+	while (i > 0 && seg_flagged(&dl->segs[i - 1]))
+		i--;
+	for (; i < dl->nseg; i++) {
+		s = &dl->segs[i];
+		if (s->dirty && dl->ops->fdatasync(s->msg_fd) != 0)
+			return neg_errno();
+	}
+	rc = sync_clogs(dl, clogs);
+	if (rc != 0)
+		return rc;
 	if (dl->dir_dirty) {
 		if (dl->ops->fsync(dl->dirfd) != 0)
 			return neg_errno();
 		dl->dir_dirty = 0;
 	}
-	for (i = dl->nseg; i > 0 && (dl->segs[i - 1].dirty || dl->segs[i - 1].fresh); i--) {
+	for (i = dl->nseg; i > 0 && seg_flagged(&dl->segs[i - 1]); i--) {
 		dl->segs[i - 1].dirty = 0;
 		dl->segs[i - 1].fresh = 0;
 	}
@@ -737,41 +783,63 @@ rb_need(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos, uint32_t n,
 	return V_OK;
 }
 
-/* Verify the message records of commit record c at file position pos. */
+/*
+ * Verify the message record at file position pos: marker, length (the record must end by
+ * lim, else V_BAD), id, CRC. Gives its size, timestamp and whether it ends its commit
+ * record. V_OK, V_TORN (it runs past the end of the file), V_BAD, or a negative errno.
+ */
+static int
+verify_mrec(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos, uint64_t lim,
+	    uint64_t id, uint64_t *size, uint64_t *ts, int *last)
+{
+	const uint8_t *p = NULL;
+	uint32_t len, stored, crc, chunk, rem;
+	uint64_t q;
+	int rc;
+
+	if (lim - pos < MHDR)
+		return V_BAD;
+	rc = rb_need(dl, rb, pos, MHDR, &p);
+	if (rc != V_OK)
+		return rc;
+	if (mrec_len(p, &len) != 0 || SL_DISKLOG_MREC_SIZE(len) > lim - pos ||
+	    get64(p + 8) != id)
+		return V_BAD;
+	if (pos + SL_DISKLOG_MREC_SIZE(len) > rb->fsize)
+		return V_TORN;		/* the padding is part of the record */
+	stored = get32(p + 4);
+	*ts = get64(p + 16);
+	*last = mrec_last(p);
+	*size = SL_DISKLOG_MREC_SIZE(len);
+	crc = crc_upd(p, 4, ~0u);
+	crc = crc_upd(p + 8, MHDR - 8, crc);
+	for (q = pos + MHDR, rem = len; rem > 0; q += chunk, rem -= chunk) {
+		chunk = RTE_MIN(rem, SCAN_BUF);
+		rc = rb_need(dl, rb, q, chunk, &p);
+		if (rc != V_OK)
+			return rc;
+		crc = crc_upd(p, chunk, crc);
+	}
+	return ~crc == stored ? V_OK : V_BAD;
+}
+
+/* Verify the message records of commit record c at file position pos (markers: 0xA4 but
+ * for the last one, 0xA5). */
 static int
 verify_msgs(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos,
 	    const struct sl_disklog_crec *c, uint64_t *last_ts)
 {
-	uint64_t end = pos + c->msg_size, q;
-	const uint8_t *p = NULL;
-	uint32_t k, len, stored, crc, chunk, rem;
-	int rc;
+	uint64_t end = pos + c->msg_size, size;
+	uint32_t k;
+	int rc, last;
 
 	for (k = 0; k < c->msg_num; k++) {
-		if (end - pos < MHDR)
-			return V_BAD;
-		rc = rb_need(dl, rb, pos, MHDR, &p);
+		rc = verify_mrec(dl, rb, pos, end, c->log_id + k, &size, last_ts, &last);
 		if (rc != V_OK)
 			return rc;
-		if (mrec_len(p, &len) != 0 || SL_DISKLOG_MREC_SIZE(len) > end - pos ||
-		    get64(p + 8) != c->log_id + k)
+		if (last != (k + 1 == c->msg_num))
 			return V_BAD;
-		if (pos + SL_DISKLOG_MREC_SIZE(len) > rb->fsize)
-			return V_TORN;		/* the padding is part of the record */
-		stored = get32(p + 4);
-		*last_ts = get64(p + 16);
-		crc = crc_upd(p, 4, ~0u);
-		crc = crc_upd(p + 8, MHDR - 8, crc);
-		for (q = pos + MHDR, rem = len; rem > 0; q += chunk, rem -= chunk) {
-			chunk = RTE_MIN(rem, SCAN_BUF);
-			rc = rb_need(dl, rb, q, chunk, &p);
-			if (rc != V_OK)
-				return rc;
-			crc = crc_upd(p, chunk, crc);
-		}
-		if (~crc != stored)
-			return V_BAD;
-		pos += SL_DISKLOG_MREC_SIZE(len);
+		pos += size;
 	}
 	return pos == end ? V_OK : V_BAD;
 }
@@ -783,6 +851,7 @@ struct scan {
 	uint64_t clog_fsize;
 	uint64_t ckpt_id;
 	uint64_t scanned;
+	uint64_t epoch;		/* of the last intact commit record so far (0: none) */
 };
 
 /*
@@ -828,6 +897,7 @@ verify_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 		if (r == 0)
 			s->first_ts = c.timestamp_ns;
 		s->last_ts = RTE_MAX(s->last_ts, ts);
+		sc->epoch = c.epoch;
 		if (c.log_id >= sc->ckpt_id)
 			sc->scanned++;
 		id = c.last_msg_log_id + 1;
@@ -843,9 +913,104 @@ verify_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 	return rc;
 }
 
+/* Write the k rebuilt commit records in sc->cbuf after the nrec records of s. */
+static int
+flush_rebuilt(const struct sl_disklog *dl, const struct seg *s, const struct scan *sc,
+	      uint64_t nrec, uint32_t k)
+{
+	if (k == 0)
+		return 0;
+	return write_all(dl, s->clog_fd, sc->cbuf, (size_t)k * CREC, HDR + nrec * CREC);
+}
+
+/*
+ * Rebuild the commit records of s that its .clog lacks from its message records: after
+ * the intact part found by verify_seg (s->nrec records ending at file position
+ * s->msg_size), the intact message records that follow (CRC, consecutive ids) form
+ * commit records, each ending at a record marked 0xA5. The .clog is cut to its intact
+ * part, the rebuilt records are appended to it, and both files are synced. s describes
+ * the result; *n gets the number rebuilt. Returns V_OK when the whole .msg was consumed,
+ * V_TORN / V_BAD for why it stopped before (an incomplete trailing group is V_TORN), or a
+ * negative errno.
+ */
+static int
+rebuild_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc, uint64_t *n)
+{
+	uint64_t pos = s->msg_size, gpos = pos, id = s->end_id + 1, gid = id, gts = 0;
+	uint64_t nrec = s->nrec, size, ts, last_ts = s->last_ts;
+	struct sl_disklog_crec c;
+	uint32_t k = 0, cnt = 0;
+	int rc = V_OK, last, cut = 0;
+
+	*n = 0;
+	while (pos < sc->msg_fsize) {
+		rc = verify_mrec(dl, &sc->rb, pos, UINT64_MAX, id, &size, &ts, &last);
+		if (rc < 0)
+			return rc;
+		if (rc != V_OK)
+			break;
+		if (cnt++ == 0)
+			gts = ts;
+		last_ts = RTE_MAX(last_ts, ts);
+		id++;
+		pos += size;
+		if (pos - gpos > UINT32_MAX) {
+			rc = V_BAD;		/* not something we wrote */
+			break;
+		}
+		if (!last)
+			continue;
+		c = (struct sl_disklog_crec){
+			.log_id = gid,
+			.epoch = sc->epoch,
+			.last_msg_log_id = id - 1,
+			.msg_offset = s->base_offset + gpos - HDR,
+			.msg_cnt = id - 1,
+			.timestamp_ns = gts,
+			.msg_size = (uint32_t)(pos - gpos),
+			.msg_num = cnt,
+		};
+		if (!cut) {
+			/* drop the .clog's torn or corrupt tail before appending to it */
+			if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + nrec * CREC)) != 0)
+				return neg_errno();
+			cut = 1;
+		}
+		crec_encode(sc->cbuf + (size_t)k * CREC, &c);
+		if (++k == SCAN_RECS) {
+			rc = flush_rebuilt(dl, s, sc, nrec, k);
+			if (rc != 0)
+				return rc;
+			nrec += k;
+			k = 0;
+		}
+		if (s->nrec == 0 && *n == 0)
+			s->first_ts = gts;
+		s->last_ts = last_ts;
+		s->end_id = id - 1;
+		s->msg_size = pos;
+		(*n)++;
+		gpos = pos;
+		gid = id;
+		cnt = 0;
+	}
+	if (rc == V_OK && cnt > 0)
+		rc = V_TORN;		/* the group's 0xA5 record is missing */
+	if (*n == 0)
+		return rc;
+	last = flush_rebuilt(dl, s, sc, nrec, k);
+	if (last != 0)
+		return last;
+	s->nrec = nrec + k;
+	/* the messages first: a durable commit record must not point at lost messages */
+	if (dl->ops->fdatasync(s->msg_fd) != 0 || dl->ops->fdatasync(s->clog_fd) != 0)
+		return neg_errno();
+	return rc;
+}
+
 /* Trust a segment before the checkpoint after checking its first and last records. */
 static int
-quick_load(const struct sl_disklog *dl, struct seg *s, const struct scan *sc)
+quick_load(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 {
 	struct sl_disklog_crec c;
 	uint64_t n, ts = 0;
@@ -863,6 +1028,7 @@ quick_load(const struct sl_disklog *dl, struct seg *s, const struct scan *sc)
 		return -1;
 	if (last_msg_ts_disk(dl, s, &c, &ts) != 0)
 		return -1;
+	sc->epoch = c.epoch;
 	s->nrec = n;
 	s->end_id = c.last_msg_log_id;
 	s->msg_size = sc->msg_fsize;
@@ -1058,6 +1224,17 @@ follows(const struct seg *prev, const struct seg *s)
 	       s->base_offset == prev->base_offset + prev->msg_size - HDR;
 }
 
+/* Append to rep->what (wl: its length so far). */
+#define WHAT(rep, wl, ...)                                                                         \
+	do {                                                                                       \
+		if ((wl) < sizeof((rep)->what) - 1) {                                              \
+			int n_ = snprintf((rep)->what + (wl), sizeof((rep)->what) - (wl),          \
+					  __VA_ARGS__);                                            \
+			if (n_ > 0)                                                                \
+				(wl) = RTE_MIN((wl) + (size_t)n_, sizeof((rep)->what) - 1);        \
+		}                                                                                  \
+	} while (0)
+
 /* Recover the table from the directory (open). Fills rep. */
 static int
 recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
@@ -1066,9 +1243,10 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	struct scan sc;
 	struct seg *s;
 	uint64_t ckpt_off = 0, ckpt_id = 0, cut_msg = 0, cut_clog = 0, *msz = NULL, *csz = NULL;
+	uint64_t rebuilt = 0, nrb;
 	uint32_t nent = 0, i, v, lo, hi, keep, removed = 0;
 	int rc, why = V_OK, changed = 0;
-	size_t wl;
+	size_t wl = 0;
 
 	memset(&sc, 0, sizeof(sc));
 	rc = read_checkpoint(dl, &ckpt_off, &ckpt_id);
@@ -1164,9 +1342,27 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 		rc = verify_seg(dl, s, &sc);
 		if (rc < 0)
 			goto out;
-		if (rc == V_OK && msz[i] == s->msg_size)
+		if (rc != V_OK && why == V_OK)
+			why = rc;
+		if (s->msg_size < msz[i]) {
+			/* message records past the intact commit log: rebuild its records */
+			uint64_t cend = HDR + s->nrec * CREC;
+
+			rc = rebuild_seg(dl, s, &sc, &nrb);
+			if (rc < 0)
+				goto out;
+			if (nrb > 0) {
+				rebuilt += nrb;
+				cut_clog += csz[i] - cend;
+				csz[i] = HDR + s->nrec * CREC;
+				changed = 1;
+			}
+			if (rc == V_OK && msz[i] == s->msg_size)
+				continue;	/* the whole segment is committed now */
+		}
+		if (rc == V_OK && msz[i] == s->msg_size && csz[i] == HDR + s->nrec * CREC)
 			continue;
-		why = rc != V_OK ? rc : V_TORN;	/* or message bytes without a commit record */
+		why = rc != V_OK ? rc : why != V_OK ? why : V_TORN;	/* or orphan bytes */
 		if (s->nrec == 0 && i > 0) {
 			keep = i;		/* nothing intact: removed below */
 			break;
@@ -1214,8 +1410,9 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	if (changed) {
 		dl->dir_dirty = 1;
 		s->dirty = 1;
+		s->clog_dirty = 1;
 	}
-	rc = sync_files(dl);
+	rc = sync_files(dl, 1);
 	if (rc != 0)
 		goto out;
 	dl->syncs = 0;
@@ -1226,25 +1423,34 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	rep->truncated_msg_bytes = cut_msg;
 	rep->truncated_commit_bytes = cut_clog;
 	rep->removed_segments = removed;
-	if (cut_msg == 0 && cut_clog == 0 && removed == 0) {
-		wl = (size_t)snprintf(rep->what, sizeof(rep->what), "clean");
-	} else if (cut_msg == 0 && cut_clog == 0) {
-		wl = (size_t)snprintf(rep->what, sizeof(rep->what),
-				      "removed %u empty or leftover segment(s)", removed);
-	} else {
-		wl = (size_t)snprintf(rep->what, sizeof(rep->what),
-				      "%s: cut %" PRIu64 " message bytes and %" PRIu64
-				      " commit-log bytes after id %" PRIu64
-				      " in segment %020" PRIu64,
-				      why == V_BAD ? "corrupt record" : "torn tail", cut_msg,
-				      cut_clog, dl->end_id, s->base_offset);
-		if (removed > 0 && wl < sizeof(rep->what))
-			wl += (size_t)snprintf(rep->what + wl, sizeof(rep->what) - wl,
-					       ", %u segments removed", removed);
+	rep->rebuilt_commit_records = rebuilt;
+	rep->what[0] = '\0';
+	if (rebuilt > 0)
+		WHAT(rep, wl, "rebuilt %" PRIu64 " commit records from the message log",
+		     rebuilt);
+	if (cut_msg != 0 || cut_clog != 0) {
+		WHAT(rep, wl, "%s%s: cut %" PRIu64 " message bytes and %" PRIu64
+		     " commit-log bytes after id %" PRIu64 " in segment %020" PRIu64,
+		     wl > 0 ? "; " : "", why == V_BAD ? "corrupt record" : "torn tail", cut_msg,
+		     cut_clog, dl->end_id, s->base_offset);
+		if (removed > 0)
+			WHAT(rep, wl, ", %u segments removed", removed);
+	} else if (removed > 0) {
+		WHAT(rep, wl, "%sremoved %u empty or leftover segment(s)", wl > 0 ? "; " : "",
+		     removed);
 	}
-	if (ckpt_id != 0 && ckpt_id > dl->end_id + 1 && wl < sizeof(rep->what))
-		snprintf(rep->what + wl, sizeof(rep->what) - wl,
-			 "; DATA LOST: checkpoint had ids to %" PRIu64 " durable", ckpt_id - 1);
+	if (wl == 0)
+		WHAT(rep, wl, "clean");
+	if (ckpt_id != 0 && ckpt_id > dl->end_id + 1) {
+		char lost[80];
+		size_t ll = (size_t)snprintf(lost, sizeof(lost),
+					     "; DATA LOST: checkpoint had ids to %" PRIu64
+					     " durable", ckpt_id - 1);
+
+		/* this part must show: it overwrites the end of a long line */
+		wl = RTE_MIN(wl, sizeof(rep->what) - 1 - ll);
+		WHAT(rep, wl, "%s", lost);
+	}
 	if (strcmp(rep->what, "clean") != 0)
 		DL_LOG(WARNING, "%s: recovery: %s", dl->dir, rep->what);
 	rc = 0;
@@ -1336,19 +1542,26 @@ sl_disklog_close(struct sl_disklog *dl)
 /* ---------------------------------------------------------------------------------- */
 /* Appender                                                                           */
 
-/* Walk the message records of c at p: consecutive ids, sizes summing to msg_size. Gives
- * the newest timestamp. */
+/*
+ * Structural check of the message records of c at p (their CRCs were just computed by
+ * sl_disklog_encode_msg and are not recomputed): consecutive ids, sizes summing to
+ * msg_size, marker 0xA4 on every record but the last, 0xA5 on the last. Gives the newest
+ * timestamp.
+ */
 static int
 check_msgs(const uint8_t *p, const struct sl_disklog_crec *c, uint64_t *ts)
 {
 	uint64_t pos = 0, sz;
-	uint32_t k, len;
+	uint32_t k, ml, want;
 
 	for (k = 0; k < c->msg_num; k++) {
-		if (c->msg_size - pos < MHDR || mrec_len(p + pos, &len) != 0)
+		if (c->msg_size - pos < MHDR)
 			return -EINVAL;
-		sz = SL_DISKLOG_MREC_SIZE(len);
-		if (sz > c->msg_size - pos || get64(p + pos + 8) != c->log_id + k)
+		ml = get32(p + pos);
+		want = k + 1 == c->msg_num ? MREC_MAGIC : MREC_MAGIC_MORE;
+		sz = SL_DISKLOG_MREC_SIZE(ml & MREC_LEN_MAX);
+		if ((ml >> 24) != want || sz > c->msg_size - pos ||
+		    get64(p + pos + 8) != c->log_id + k)
 			return -EINVAL;
 		*ts = RTE_MAX(*ts, get64(p + pos + 16));
 		pos += sz;
@@ -1418,6 +1631,7 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_disklo
 		s->last_ts = ts;
 		s->end_id = crecs[j - 1].last_msg_log_id;
 		s->dirty = 1;
+		s->clog_dirty = 1;
 		ST(s->msg_size, s->msg_size + mbytes);
 		ST(s->nrec, s->nrec + k);
 		STR(dl->bytes, LDR(dl->bytes) + mbytes + (uint64_t)k * CREC);
@@ -1434,15 +1648,21 @@ sl_disklog_sync(struct sl_disklog *dl)
 {
 	if (dl->error != 0)
 		return dl->error;
-	return set_error(dl, sync_files(dl));
+	return set_error(dl, sync_files(dl, 0));
 }
 
 /* Calling context: the appender. */
 int
 sl_disklog_checkpoint(struct sl_disklog *dl)
 {
+	int rc;
+
 	if (dl->error != 0)
 		return dl->error;
+	/* the commit records up to the checkpoint are durable before it is */
+	rc = sync_clogs(dl, 1);
+	if (rc != 0)
+		return set_error(dl, rc);
 	return write_checkpoint(dl);
 }
 
@@ -1483,6 +1703,7 @@ cut_to(struct sl_disklog *dl, uint64_t end_id)
 	ST(s->nrec, nrec);
 	s->end_id = end_id;
 	s->dirty = 1;
+	s->clog_dirty = 1;
 	if (nrec == 0)
 		s->last_ts = 0;
 	for (k = t + 1; k < dl->nseg; k++) {
@@ -1520,7 +1741,7 @@ sl_disklog_truncate(struct sl_disklog *dl, uint64_t end_id)
 	if (rc == -EINVAL)
 		return rc;
 	if (rc == 0)
-		rc = sync_files(dl);
+		rc = sync_files(dl, 1);
 	/* A checkpoint past the new end would read as data loss at the next open. */
 	if (rc != 0)
 		return set_error(dl, rc);
@@ -1582,14 +1803,14 @@ sl_disklog_resume(struct sl_disklog *dl)
 		dl->dir_dirty = 1;
 	}
 	pthread_mutex_unlock(&dl->lock);
-	for (i = dl->nseg; i > 0 && (dl->segs[i - 1].dirty || dl->segs[i - 1].fresh); i--) {
+	for (i = dl->nseg; i > 0 && seg_flagged(&dl->segs[i - 1]); i--) {
 		rc = reopen_seg(dl, &dl->segs[i - 1]);
 		if (rc != 0)
 			return rc;
 	}
 	rc = cut_to(dl, LDR(dl->synced_id));
 	if (rc == 0)
-		rc = sync_files(dl);
+		rc = sync_files(dl, 1);
 	if (rc != 0)
 		return rc;
 	DL_LOG(NOTICE, "%s: resumed after error %d at id %" PRIu64, dl->dir, dl->error,

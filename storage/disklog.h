@@ -30,13 +30,17 @@
  *    60    4 crc32c of bytes 0..59
  * Message record (the in-memory log's record with a CRC in its reserved word, so a
  * record's size and therefore every queue offset is the same in memory and on disk):
- *     0    4 magic_len  0xA5 << 24 | len
+ *     0    4 magic_len  marker << 24 | len; marker 0xA5: the last message of its commit
+ *                       record (a PUB, or an MPUB's last), 0xA4: more messages of the same
+ *                       commit record follow (an MPUB's others)
  *     4    4 crc32c     over bytes 0..3 and 8..(32+len-1)
  *     8    8 id
  *    16    8 timestamp_ns (wall clock)
  *    24    8 trace_id
  *    32  len data, zero padding to a multiple of 8
  * The record at queue offset o of a segment with base b sits at file position 64 + o - b.
+ * The markers delimit the commit records in the message log itself, so recovery can
+ * rebuild a commit record that did not reach the disk.
  * Commit record (one per PUB or MPUB, fixed 64 bytes, record i at 64 + 64 * i):
  *     0    8 log_id          id of the first message
  *     8    8 epoch           write epoch of the leader that wrote it
@@ -48,8 +52,16 @@
  *    52    4 msg_num         messages in this record
  *    56    4 magic           0x474F4C43 ("CLOG")
  *    60    4 crc32c of bytes 0..59
- * A commit record and its messages never span two segments. A message is committed on
- * disk iff its commit record and every one of its message records are intact.
+ * A commit record and its messages never span two segments. The commit log is an index
+ * of the message log, synced lazily (as Kafka's index files): sl_disklog_sync fdatasyncs
+ * the message logs; the active segment's commit log is fdatasync'ed by the checkpoint,
+ * truncate, resume and open, and a segment's at its first sync after it was closed. At
+ * open, the message records after the last intact commit record are scanned: each
+ * complete run of intact records (CRC ok, ids consecutive, ending at a 0xA5 record) gets
+ * its commit record rebuilt (epoch: the previous record's, 0 if none) and appended to the
+ * commit log; an incomplete run (no 0xA5 end) and anything torn or corrupt are cut. So a
+ * message is committed on disk iff every message record of its commit record is intact
+ * and either that commit record is intact or all the message records before it are.
  * Channel entry (channels file, 96 bytes each after the header):
  *     0   72 name, NUL padded (at most 64 bytes)
  *    72    4 flags (bit 0: ordered)
@@ -98,6 +110,7 @@ struct sl_disklog_recovery {
 	uint64_t end_offset;		/* queue offset after it */
 	uint64_t truncated_msg_bytes;	/* torn or orphaned bytes cut off the message log */
 	uint64_t truncated_commit_bytes; /* bytes cut off the commit log */
+	uint64_t rebuilt_commit_records; /* commit records rebuilt from the message log */
 	uint32_t removed_segments;	/* empty or wholly invalid tail segments removed */
 	char what[160];			/* one line for an operator: "clean", or what was cut */
 };
@@ -161,9 +174,11 @@ struct sl_disklog;
 
 /**
  * Open (create or recover) the partition log in conf->dir. Recovery starts at the last
- * checkpoint, verifies every commit record after it and its message records, truncates a
- * torn or corrupt tail back to the last intact commit record, drops message bytes that
- * have no commit record, and removes tail segments left empty. *rep (may be NULL) says
+ * checkpoint, verifies every commit record after it and its message records, rebuilds
+ * the commit records missing after the last intact one from the intact message records
+ * that follow (complete groups ending at a 0xA5 record), truncates a torn or corrupt tail
+ * (and an incomplete group) back to the last intact commit record, and removes tail
+ * segments left empty. *rep (may be NULL) says
  * what was found and done. Returns NULL with errno set on failure (EINVAL on a bad conf,
  * the filesystem's errno, EBADMSG when a file's header is not ours).
  * Calling context: control thread.
@@ -178,30 +193,35 @@ sl_disklog_close(struct sl_disklog *dl);
 
 /**
  * Encode one message record at dst (SL_DISKLOG_MREC_SIZE(len) bytes, CRC computed).
- * Returns the bytes written (0 when len does not fit the 24-bit length). Any thread, no
- * I/O.
+ * last: the message is the last of its commit record (a PUB, or an MPUB's last message;
+ * marker 0xA5), else 0 (marker 0xA4). Returns the bytes written (0 when len does not fit
+ * the 24-bit length). Any thread, no I/O.
  */
 uint32_t
 sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
-		      const void *data, uint32_t len);
+		      const void *data, uint32_t len, int last);
 
 /**
  * Append ncrec commit records and their message records. msgs holds the encoded message
  * records of all of them back to back (sum of msg_size bytes), in order; each crec's
- * log_id must be end_id + 1 and msg_offset the end offset at that point (else -EINVAL,
- * not sticky). The segment rolls between records once it passes segment_bytes.
+ * log_id must be end_id + 1 and msg_offset the end offset at that point, and its records'
+ * ids, sizes and markers must match it (else -EINVAL, not sticky; CRCs are not
+ * rechecked). The segment rolls between records once it passes segment_bytes.
  * Returns 0 or the (sticky) negative errno. Calling context: the appender only.
  */
 int
 sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_disklog_crec *crecs,
 		 uint32_t ncrec);
 
-/** fdatasync the active segment's two files (and any segment closed since the last sync).
- * On success everything written so far is durable: synced_id = end_id. Appender. */
+/** fdatasync the active segment's message log (and both files of any segment closed or
+ * created since the last sync); not the active segment's commit log (see the top of this
+ * file). On success every id written so far survives a crash (its message records are
+ * durable; its commit record may be rebuilt at open): synced_id = end_id. Appender. */
 int
 sl_disklog_sync(struct sl_disklog *dl);
 
-/** Write the checkpoint (the synced end) with tmp + fsync + rename. Appender. */
+/** fdatasync the commit logs not yet synced, then write the checkpoint (the synced end)
+ * with tmp + fsync + rename. Appender; the persistence lcore calls it every second. */
 int
 sl_disklog_checkpoint(struct sl_disklog *dl);
 

@@ -336,7 +336,7 @@ take_desc(struct sl_persist *p, const struct desc *d)
 		if (i == 0)
 			c->timestamp_ns = r.timestamp_ns;
 		size += sl_disklog_encode_msg(p->buf + p->run_used + size, r.id, r.timestamp_ns,
-					      r.trace_id, r.data, r.len);
+					      r.trace_id, r.data, r.len, i == d->n - 1);
 	}
 	c->log_id = d->first_id;
 	c->epoch = ps->epoch;

@@ -3,8 +3,9 @@
  *
  * Unit test of the on-disk partition log (storage/disklog.c) through a fault-injecting
  * sl_sio_ops: round trips across segments, lookups, recovery from a torn or corrupt tail
- * at every byte, sticky write and sync errors and resume, retention, channel positions
- * and checkpoints. Runs in a temporary directory under /tmp, no EAL.
+ * at every byte, commit records rebuilt from the message log (the commit log is synced
+ * lazily) and torn MPUBs cut whole, sticky write and sync errors and resume, retention,
+ * channel positions and checkpoints. Runs in a temporary directory under /tmp, no EAL.
  */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
@@ -185,7 +186,7 @@ app(struct sl_disklog *dl, uint32_t nrec, const uint32_t *per, uint32_t nper)
 			M[id].ts = T0 + id * ts_step;
 			M[id].len = len;
 			sz = sl_disklog_encode_msg(wbuf + used, id, M[id].ts, id ^ 0x5555, data,
-						   len);
+						   len, k + 1 == n);
 			used += sz;
 			off += sz;
 			c->msg_size += sz;
@@ -557,7 +558,8 @@ test_torn_tail(void)
 	CHECK(bad == 0 && n_fail == fails, "message log cut at each of %" PRIu64 " lengths: "
 	      "recovered to id %" PRIu64 " and continued", mbytes, prev);
 
-	/* Cut the commit log at every length of the last commit record. */
+	/* Cut the commit log at every length of the last commit record: its messages are
+	 * whole, so the record is rebuilt from them (the commit log is synced lazily). */
 	for (L = 0; L < 64; L++) {
 		copy_dir(gold, dir);
 		seg_file(cf, dir, base, "clog");
@@ -568,12 +570,14 @@ test_torn_tail(void)
 			bad++;
 			continue;
 		}
-		model_cut(prev);
-		QCHECK(rep.end_id == prev && rep.end_offset == m_end_off &&
-		       rep.truncated_msg_bytes == mbytes && rep.truncated_commit_bytes == L,
+		model_cut(full_end_id);
+		QCHECK(rep.end_id == full_end_id && rep.end_offset == full_end_off &&
+		       rep.truncated_msg_bytes == 0 && rep.truncated_commit_bytes == L &&
+		       rep.rebuilt_commit_records == 1 && fsize(cf) == csz &&
+		       strncmp(rep.what, "rebuilt 1 commit records", 24) == 0,
 		       "clog cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64
-		       " (%s)", L, rep.end_id, rep.truncated_msg_bytes,
-		       rep.truncated_commit_bytes, rep.what);
+		       " rebuilt %" PRIu64 " (%s)", L, rep.end_id, rep.truncated_msg_bytes,
+		       rep.truncated_commit_bytes, rep.rebuilt_commit_records, rep.what);
 		rc = app1(dl, 2, 1);
 		QCHECK(rc == 0 && verify(dl, 1, m_end_id) == 0 &&
 		       stats(dl).end_offset == m_end_off,
@@ -581,10 +585,11 @@ test_torn_tail(void)
 		sl_disklog_close(dl);
 	}
 	CHECK(bad == 0 && n_fail == fails,
-	      "commit log cut at each of 64 lengths: recovered and continued");
+	      "commit log cut at each of 64 lengths: the last record rebuilt, appends continue");
 
 	/* Garbage in the last record: its message data, a message header, the commit record. */
 	{
+		/* a bad commit record over whole messages is rebuilt from them */
 		static const struct {
 			int clog;
 			uint64_t at;
@@ -593,6 +598,7 @@ test_torn_tail(void)
 			{0, 40, "message data"}, {0, 0, "message magic"}, {0, 9, "message id"},
 			{0, 4, "message crc"}, {1, 0, "commit record id"}, {1, 48, "msg_size"},
 			{1, 62, "commit record crc"}, {0, UINT64_MAX, "last message's id"},
+			{0, 3, "first message's marker"},
 		};
 		uint32_t i;
 
@@ -611,10 +617,24 @@ test_torn_tail(void)
 				poke(mf, msz - (off_t)mbytes + (off_t)at, 0x40);
 			}
 			dl = opn(dir, 4096, NULL, &rep);
-			model_cut(prev);
-			CHECK(dl != NULL && rep.end_id == prev && rep.end_offset == m_end_off &&
-			      rep.truncated_commit_bytes == 64 && rep.truncated_msg_bytes == mbytes,
-			      "garbage in the %s: cut (%s)", g[i].what, rep.what);
+			if (g[i].clog) {
+				model_cut(full_end_id);
+				CHECK(dl != NULL && rep.end_id == full_end_id &&
+				      rep.end_offset == full_end_off &&
+				      rep.truncated_commit_bytes == 64 &&
+				      rep.truncated_msg_bytes == 0 &&
+				      rep.rebuilt_commit_records == 1,
+				      "garbage in the %s: rebuilt from the messages (%s)",
+				      g[i].what, rep.what);
+			} else {
+				model_cut(prev);
+				CHECK(dl != NULL && rep.end_id == prev &&
+				      rep.end_offset == m_end_off &&
+				      rep.truncated_commit_bytes == 64 &&
+				      rep.truncated_msg_bytes == mbytes &&
+				      rep.rebuilt_commit_records == 0,
+				      "garbage in the %s: cut (%s)", g[i].what, rep.what);
+			}
 			if (dl != NULL)
 				CHECK(app1(dl, 1, 1) == 0 && verify(dl, 1, m_end_id) == 0,
 				      "  and appends continue");
@@ -675,6 +695,278 @@ static void
 fault_reset(void)
 {
 	memset(&F, 0, sizeof(F));
+}
+
+/* Read a whole file (at most cap bytes). Returns its size or -1. */
+static ssize_t
+slurp(const char *path, uint8_t *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, cap);
+	close(fd);
+	return r;
+}
+
+/* The base offsets of the segments in dir, oldest first. Returns how many (<= max). */
+static uint32_t
+bases(const char *dir, uint64_t *b, uint32_t max)
+{
+	struct dirent *d;
+	DIR *dd = opendir(dir);
+	uint32_t n = 0, i, j;
+
+	while (dd != NULL && (d = readdir(dd)) != NULL)
+		if (strstr(d->d_name, ".clog") != NULL && n < max)
+			b[n++] = strtoull(d->d_name, NULL, 10);
+	if (dd != NULL)
+		closedir(dd);
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && b[j - 1] > b[j]; j--) {
+			uint64_t t = b[j];
+
+			b[j] = b[j - 1];
+			b[j - 1] = t;
+		}
+	return n;
+}
+
+/* Every id of [from, to] found by offset and by time. Returns the misses. */
+static int
+find_all(struct sl_disklog *dl, uint64_t from, uint64_t to)
+{
+	uint64_t id, got;
+	int bad = 0;
+
+	for (id = from; id <= to; id++) {
+		if (sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, M[id].off, &got) != 0 || got != id)
+			bad++;
+		if (sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[id].ts, &got) != 0 || got != id)
+			bad++;
+	}
+	return bad;
+}
+
+/* sl_disklog_sync fdatasyncs the message log only; the checkpoint syncs the commit log. */
+static void
+test_lazy_clog(void)
+{
+	char dir[DLEN];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_crec c;
+	struct sl_disklog *dl;
+	uint32_t sz;
+	int rc;
+
+	sub(dir, "lazy");
+	model_reset();
+	fault_reset();
+	dl = opn(dir, 1 << 20, &fops, &rep);
+	if (dl == NULL) {
+		CHECK(0, "lazy: open");
+		return;
+	}
+	app1(dl, 10, 2);
+	CHECK(sl_disklog_sync(dl) == 0, "first sync of a new segment");
+	app1(dl, 10, 2);
+	F.fdatasyncs = 0;
+	CHECK(sl_disklog_sync(dl) == 0 && F.fdatasyncs == 1 &&
+	      stats(dl).synced_id == m_end_id,
+	      "group commit: one fdatasync (the .msg), synced_id %" PRIu64 " (%u)",
+	      stats(dl).synced_id, F.fdatasyncs);
+	CHECK(sl_disklog_checkpoint(dl) == 0 && F.fdatasyncs == 2,
+	      "the checkpoint fdatasyncs the .clog first (%u)", F.fdatasyncs);
+	CHECK(sl_disklog_checkpoint(dl) == 0 && F.fdatasyncs == 2,
+	      "nothing new: no fdatasync (%u)", F.fdatasyncs);
+	app1(dl, 1, 1);
+	rc = sl_disklog_sync(dl);
+	F.sync_fail = 1;
+	CHECK(rc == 0 && sl_disklog_checkpoint(dl) == -EIO &&
+	      sl_disklog_error(dl) == -EIO, "a failed .clog fdatasync at the checkpoint: sticky");
+	CHECK(sl_disklog_resume(dl) == 0 && stats(dl).end_id == m_end_id,
+	      "resume keeps the synced end %" PRIu64, m_end_id);
+
+	/* the write checks the markers */
+	memset(&c, 0, sizeof(c));
+	c.log_id = m_end_id + 1;
+	c.last_msg_log_id = c.log_id;
+	c.msg_cnt = c.log_id;
+	c.msg_offset = m_end_off;
+	c.msg_num = 1;
+	sz = sl_disklog_encode_msg(wbuf, c.log_id, T0, 0, "x", 1, 0);
+	c.msg_size = sz;
+	CHECK(sl_disklog_write(dl, wbuf, &c, 1) == -EINVAL && sl_disklog_error(dl) == 0,
+	      "a PUB marked 0xA4: -EINVAL");
+	c.last_msg_log_id = c.log_id + 1;
+	c.msg_cnt = c.last_msg_log_id;
+	c.msg_num = 2;
+	sz = sl_disklog_encode_msg(wbuf, c.log_id, T0, 0, "x", 1, 1);
+	sz += sl_disklog_encode_msg(wbuf + sz, c.log_id + 1, T0, 0, "y", 1, 1);
+	c.msg_size = sz;
+	CHECK(sl_disklog_write(dl, wbuf, &c, 1) == -EINVAL, "an MPUB with 0xA5 inside: -EINVAL");
+	CHECK(app1(dl, 2, 3) == 0 && verify(dl, 1, m_end_id) == 0, "and the log appends");
+	sl_disklog_close(dl);
+}
+
+/*
+ * (a) Writes and syncs, no checkpoint: the commit logs lose their tails (never synced),
+ * the message logs are whole. Open rebuilds the records, byte for byte (epoch: the
+ * previous record's), with their MPUB grouping, in the last segment and in the one
+ * before it; appends continue.
+ */
+static void
+test_rebuild(void)
+{
+	static uint8_t want[2][64 << 10], got[64 << 10];
+	char gold[DLEN], dir[DLEN], cf[2][PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t b[64], end_id, end_off, nlast, nprev;
+	ssize_t wl[2], gl;
+	uint32_t nb, i, k;
+	int rc;
+
+	sub(gold, "rebuild-gold");
+	sub(dir, "rebuild");
+	model_reset();
+	dl = opn(gold, 4096, NULL, &rep);
+	if (dl == NULL) {
+		CHECK(0, "rebuild: open");
+		return;
+	}
+	for (i = 0, rc = 0; i < 30 && rc == 0; i++)
+		rc = app(dl, 1 + i % 6, mix, 8);
+	rc |= sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	end_id = m_end_id;
+	end_off = m_end_off;
+	nb = bases(gold, b, 64);
+	seg_file(cf[0], gold, b[nb - 2], "clog");
+	seg_file(cf[1], gold, b[nb - 1], "clog");
+	wl[0] = slurp(cf[0], want[0], sizeof(want[0]));
+	wl[1] = slurp(cf[1], want[1], sizeof(want[1]));
+	nprev = (uint64_t)(wl[0] - 64) / 64;
+	nlast = (uint64_t)(wl[1] - 64) / 64;
+	CHECK(rc == 0 && nb >= 3 && nprev >= 2 && nlast >= 3,
+	      "rebuild: %u segments, %" PRIu64 " and %" PRIu64 " records in the last two", nb,
+	      nprev, nlast);
+	if (nb < 3 || nprev < 2 || nlast < 3)
+		return;
+
+	for (k = 0; k < 2; k++) {
+		uint64_t expect = k == 0 ? nlast - 2 : nlast + nprev - 1;
+
+		copy_dir(gold, dir);
+		seg_file(cf[0], dir, b[nb - 2], "clog");
+		seg_file(cf[1], dir, b[nb - 1], "clog");
+		if (k == 0) {
+			/* the last segment's commit log: 2 records and a torn third */
+			rc = truncate(cf[1], 64 + 2 * 64 + 13);
+		} else {
+			/* both: the last one's to its header, the previous one's to 1 record */
+			rc = truncate(cf[1], 64);
+			rc |= truncate(cf[0], 64 + 64);
+		}
+		model_cut(end_id);
+		dl = opn(dir, 4096, NULL, &rep);
+		CHECK(rc == 0 && dl != NULL && rep.end_id == end_id && rep.end_offset == end_off &&
+		      rep.rebuilt_commit_records == expect && rep.truncated_msg_bytes == 0 &&
+		      rep.truncated_commit_bytes == (k == 0 ? 13u : 0u) &&
+		      strstr(rep.what, "commit records from the message log") != NULL,
+		      "rebuild %u: every synced message kept, %" PRIu64
+		      " commit records rebuilt (%s)", k, rep.rebuilt_commit_records, rep.what);
+		if (dl == NULL)
+			continue;
+		gl = slurp(cf[1], got, sizeof(got));
+		CHECK(gl == wl[1] && memcmp(got, want[1], (size_t)gl) == 0,
+		      "rebuild %u: the last segment's commit log is as written (%zd bytes)", k, gl);
+		if (k == 1) {
+			gl = slurp(cf[0], got, sizeof(got));
+			CHECK(gl == wl[0] && memcmp(got, want[0], (size_t)gl) == 0,
+			      "rebuild %u: and the previous segment's (%zd bytes)", k, gl);
+		}
+		CHECK(verify(dl, 1, end_id) == 0 && find_all(dl, 1, end_id) == 0,
+		      "rebuild %u: read back, find every id by offset and time", k);
+		rc = app(dl, 9, mix, 8);
+		CHECK(rc == 0 && sl_disklog_sync(dl) == 0 && verify(dl, 1, m_end_id) == 0,
+		      "rebuild %u: appends continue at %" PRIu64, k, end_id + 1);
+		sl_disklog_close(dl);
+		dl = opn(dir, 4096, NULL, &rep);
+		CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id &&
+		      verify(dl, 1, m_end_id) == 0, "rebuild %u: reopen clean (%s)", k, rep.what);
+		sl_disklog_close(dl);
+	}
+}
+
+/*
+ * (b) A torn MPUB after a lost commit log: its first records are intact (0xA4) but its
+ * 0xA5 end is missing or corrupt: cut entirely; the whole PUB and MPUB before it are
+ * rebuilt (epoch 0: no commit record before them).
+ */
+static void
+test_torn_mpub(void)
+{
+	static const uint32_t per[] = {1, 1, 3};
+	char dir[DLEN], mf[PATH_MAX], cf[PATH_MAX], gold[DLEN];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t cut;
+	uint8_t h[128];
+	uint32_t k;
+	int rc;
+
+	sub(gold, "mpub-gold");
+	sub(dir, "mpub");
+	model_reset();
+	dl = opn(gold, 1 << 20, NULL, &rep);
+	if (dl == NULL) {
+		CHECK(0, "torn mpub: open");
+		return;
+	}
+	rc = app(dl, 3, per, 3);		/* ids 1, 2, 3..5 */
+	rc |= app1(dl, 1, 4);			/* ids 6..9 */
+	rc |= sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	CHECK(rc == 0 && m_end_id == 9 && len_of(9) > 8, "torn mpub: PUB, PUB, MPUB 3, MPUB 4");
+	for (k = 0; k < 2; k++) {
+		copy_dir(gold, dir);
+		seg_file(mf, dir, 0, "msg");
+		seg_file(cf, dir, 0, "clog");
+		rc = truncate(cf, 64);
+		if (k == 0) {
+			/* torn inside the 4th record: 6, 7, 8 intact (0xA4), 9 not there */
+			rc |= truncate(mf, (off_t)(64 + M[9].off + 20));
+			cut = M[9].off + 20 - M[6].off;
+		} else {
+			/* the 0xA5 record is there but corrupt */
+			poke(mf, (off_t)(64 + M[9].off + 32 + 3), 0x08);
+			cut = m_end_off - M[6].off;
+		}
+		dl = opn(dir, 1 << 20, NULL, &rep);
+		model_cut(5);
+		CHECK(rc == 0 && dl != NULL && rep.end_id == 5 && rep.end_offset == m_end_off &&
+		      rep.rebuilt_commit_records == 3 && rep.truncated_msg_bytes == cut &&
+		      rep.truncated_commit_bytes == 0 && fsize(cf) == 64 + 3 * 64 &&
+		      fsize(mf) == (off_t)(64 + m_end_off),
+		      "torn mpub %u: the MPUB cut entirely, 3 records rebuilt (%s)", k, rep.what);
+		if (dl == NULL)
+			continue;
+		CHECK(slurp(cf, h, sizeof(h)) == 128 && h[64] == 1 && h[64 + 8] == 0 &&
+		      h[64 + 48] == RS(len_of(1)) && h[64 + 52] == 1,
+		      "torn mpub %u: record 0: id 1, epoch 0, 1 message", k);
+		CHECK(sl_disklog_truncate(dl, 4) == -EINVAL && find_all(dl, 1, 5) == 0 &&
+		      verify(dl, 1, 5) == 0, "torn mpub %u: ids 3..5 one record; read, find", k);
+		CHECK(app1(dl, 2, 2) == 0 && sl_disklog_sync(dl) == 0 &&
+		      verify(dl, 1, m_end_id) == 0, "torn mpub %u: appends continue at id 6", k);
+		sl_disklog_close(dl);
+		dl = opn(dir, 1 << 20, NULL, &rep);
+		CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id,
+		      "torn mpub %u: reopen clean", k);
+		sl_disklog_close(dl);
+	}
 }
 
 /* A write error: sticky, nothing after the synced point survives, resume continues. */
@@ -981,19 +1273,27 @@ test_checkpoint(void)
 		      "corruption before the checkpoint: open clean, read -EBADMSG (%d)", rc);
 	}
 	poke(p, 64 + M[3].off + 40, 0x10);
-	/* the checkpoint says more is durable than survives: recover, and say so */
+	/* the checkpoint says more is durable than survives: recover, and say so. The last
+	 * segment's commit log is gone and its message log cut inside message ck - 1 (the
+	 * second of a PUB of 2): the records before are rebuilt, the end is still short. */
 	sl_disklog_close(dl);
 	{
 		uint64_t base = last_base(dir);
 
+		CHECK(M[ck - 2].off >= base, "ids %" PRIu64 "..%" PRIu64 " in the last segment",
+		      ck - 2, ck - 1);
 		seg_file(p, dir, base, "clog");
 		if (truncate(p, 64) != 0)
 			printf("  truncate failed\n");
+		seg_file(p, dir, base, "msg");
+		if (truncate(p, (off_t)(64 + M[ck - 1].off - base + 20)) != 0)
+			printf("  truncate failed\n");
 	}
 	dl = opn(dir, 4096, NULL, &rep);
-	CHECK(dl != NULL && rep.end_id < ck - 1 && strstr(rep.what, "DATA LOST") != NULL,
-	      "checkpoint beyond the intact end: recovered to %" PRIu64 ", reported (%s)",
-	      rep.end_id, rep.what);
+	CHECK(dl != NULL && rep.end_id == ck - 3 && strstr(rep.what, "DATA LOST") != NULL &&
+	      (M[ck - 3].off < last_base(dir) || rep.rebuilt_commit_records > 0),
+	      "checkpoint beyond the intact end after the rebuild: recovered to %" PRIu64
+	      ", reported (%s)", rep.end_id, rep.what);
 	model_cut(rep.end_id);
 	CHECK(app1(dl, 2, 2) == 0 && verify(dl, 1, m_end_id) == 0, "and appends continue");
 	sl_disklog_close(dl);
@@ -1135,6 +1435,9 @@ main(void)
 	fops.fdatasync = f_fdatasync;
 	test_roundtrip();
 	test_torn_tail();
+	test_lazy_clog();
+	test_rebuild();
+	test_torn_mpub();
 	test_errors();
 	test_retention();
 	test_channels();

@@ -239,8 +239,10 @@ log_write(struct sink *s)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	/* PUB: every message ends its commit record; MPUB: the batch's last one does */
 	for (i = 0; i < r->batch; i++)
-		p += sl_disklog_encode_msg(p, id + i, now, 0, s->payload, r->o->size);
+		p += sl_disklog_encode_msg(p, id + i, now, 0, s->payload, r->o->size,
+					   r->ncrec != 1 || i + 1 == r->batch);
 	for (i = 0; i < r->ncrec; i++) {
 		/* PUB: one record per message; MPUB: one for the whole batch */
 		uint32_t n = r->ncrec == 1 ? r->batch : 1;
