@@ -252,6 +252,7 @@ json_storage(struct sl_json *out, const struct sl_part_info *in)
 	sl_json_u64(out, "end_id", st->rec.end_id);
 	sl_json_u64(out, "truncated_msg_bytes", st->rec.truncated_msg_bytes);
 	sl_json_u64(out, "truncated_commit_bytes", st->rec.truncated_commit_bytes);
+	sl_json_u64(out, "rebuilt_commit_records", st->rec.rebuilt_commit_records);
 	sl_json_u64(out, "removed_segments", st->rec.removed_segments);
 	sl_json_obj_close(out);
 	sl_json_obj_close(out);

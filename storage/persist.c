@@ -37,6 +37,7 @@ extern volatile int sl_broker_quit;
 #define CKPT_NS (1000ull * 1000 * 1000)
 #define RETAIN_NS (1000ull * 1000 * 1000)
 #define MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
+#define STORE_IDLE_US 50u	/* longest idle sleep while partitions are attached */
 
 /* What a worker hands over: 32 bytes by value in the ring. */
 struct desc {
@@ -618,10 +619,12 @@ persist_main(void *arg)
 		}
 		if (++empty < 1024)
 			continue;
-		/* never sleep long with data waiting for a timed sync */
+		/* an acknowledgement of a disk publish waits for this lcore to wake up: with
+		 * stores attached, sleep at most STORE_IDLE_US (a syscall here costs the
+		 * workers nothing); never sleep long with data waiting for a timed sync */
 		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->conf.idle_max_us) : 10;
-		if (p->ndirty > 0)
-			sleep_us = RTE_MIN(sleep_us, 1000u);
+		if (p->nstores > 0)
+			sleep_us = RTE_MIN(sleep_us, STORE_IDLE_US);
 		rcu_thread_offline();
 		rte_delay_us_sleep(sleep_us);
 		rcu_thread_online();

@@ -135,6 +135,17 @@ def ratios(rows):
         line("kernel UDP (tap) PUB, acked/s", fmt_rate(upub["acked_per_s"]),
              fmt_rate(urefl["acked_per_s"]), "reflector on the same tap port", f"{q:.2f}",
              "-", None)
+    for wl, name in (("pub", "PUB"), ("mpub", "MPUB of 32")):
+        dpub = pick(rows, system="sluice-disk", workload=wl, msg_size=100)
+        mem = pick(rows, system="sluice", workload=wl, mode="closed", msg_size=100)
+        if dpub and mem and mem["acked_per_s"] > 0:
+            q = dpub["acked_per_s"] / mem["acked_per_s"]
+            line(f"{name}, durability disk, acked/s", fmt_rate(dpub["acked_per_s"]),
+                 fmt_rate(mem["acked_per_s"]), "durability memory, same node", f"{q:.2f}",
+                 "-", None)
+            if mem["p99_us"] > 0:
+                line(f"{name}, durability disk, p99 us", f"{dpub['p99_us']:.1f}",
+                     f"{mem['p99_us']:.1f}", "durability memory", "-", "-", None)
     opn = pick(rows, system="sluice", workload="pub", mode="open")
     ropn = pick(rows, system="reflector", workload="reflect", mode="open")
     if opn and ropn and ropn["p99_us"] > 0:
