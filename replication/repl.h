@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * repl: replication of one topic partition, leader and replica side, as pure logic. It
+ * does no I/O of its own: datagrams, the local log, time and the membership seam are the
+ * caller's, through struct sl_repl_ops. sluiced drives it from the worker lcore that owns
+ * the partition (frames from the replica UDP port, the partition's logs); the
+ * deterministic simulator (tests/fault/repl_sim.c) drives the very same code with a
+ * simulated network, clock and disk. No heap allocation after sl_repl_open, no locks:
+ * one owner thread per partition.
+ *
+ * Semantics: youzan/nsq's coordinator (PutMessageToCluster, putMessageOnSlave,
+ * FinishMessageToCluster, SetChannelConsumeOffsetToCluster, updateChannelOffsetOnSlave),
+ * pipelined, with Kafka KIP-101 style catch-up. docs/replication.md has the protocol, the
+ * fencing rules and the invariants the simulator checks; the wire format of the replica
+ * messages (magic, version, every field) is at the top of repl.c and in that document.
+ *
+ * Positions are message ids (consecutive from 1 per partition; a commit record covers ids
+ * log_id..last_msg_log_id and msg_cnt == last_msg_log_id). "end" is the last id of a
+ * prefix. The local log holds written records, committed or not; the commit index
+ * (committed end) is what every ISR member has acknowledged: clients are answered and
+ * consumers see messages only up to it.
+ */
+#ifndef SL_REPL_H
+#define SL_REPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL_REPL_MAX_NODES 8
+#define SL_REPL_WINDOW 1024		/* commit records in flight per partition (leader) */
+#define SL_REPL_CHAN_NAME_MAX 64
+#define SL_REPL_MAX_DGRAM 8192		/* largest replica datagram payload */
+
+/* The membership view of a partition (static config, control socket, later etcd). */
+struct sl_repl_view {
+	uint32_t leader;		/* node id */
+	uint32_t epoch;			/* write epoch: bumped on every leadership change */
+	uint64_t leader_session;	/* changes with every leadership */
+	uint8_t writes_disabled;	/* leadership change in progress */
+	uint8_t nreplicas;
+	uint8_t nisr;
+	uint32_t replicas[SL_REPL_MAX_NODES];
+	uint32_t isr[SL_REPL_MAX_NODES];
+};
+
+/* A commit record (the brief's CommitLogData; same fields as the disk log's). */
+struct sl_repl_crec {
+	uint64_t log_id;
+	uint64_t epoch;
+	uint64_t last_msg_log_id;
+	uint64_t msg_offset;
+	uint64_t msg_cnt;
+	uint64_t timestamp_ns;
+	uint32_t msg_size;		/* bytes of encoded message records (disk log format) */
+	uint32_t msg_num;
+};
+
+/* The caller's side. Every callback runs synchronously on the owner thread. */
+struct sl_repl_ops {
+	void *arg;
+	/* best-effort datagram to a node's replica port (may be lost, duplicated, late) */
+	void (*send)(void *arg, uint32_t node, const void *buf, uint32_t len);
+
+	/* the local log: commit records and their encoded message records */
+	/* append at the end: c->log_id == last end + 1, c->msg_offset == end offset. 0 or
+	 * a negative errno (the write then failed: nothing appended) */
+	int (*append)(void *arg, const struct sl_repl_crec *c, const void *msgs);
+	/* remove every record with an id > end_id (rollback, divergent tail) */
+	int (*truncate)(void *arg, uint64_t end_id);
+	/* the record containing id, its messages copied to buf (cap bytes): 0, -ENOENT
+	 * (not in the log: older than retained or past the end), -ENOBUFS */
+	int (*read)(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap);
+	/* the last record (log_id 0: empty log) */
+	void (*last)(void *arg, struct sl_repl_crec *c);
+	/* KIP-101: the end (last id) of the last record whose epoch <= epoch; 0 if none */
+	uint64_t (*epoch_end)(void *arg, uint64_t epoch);
+
+	/* the membership seam: the leader asks to drop a lagging member from the ISR, or to
+	 * add a caught-up one. The view changes only through sl_repl_set_view. */
+	void (*isr_leave)(void *arg, uint32_t node);
+	void (*isr_join)(void *arg, uint32_t node);
+
+	/* results */
+	/* the commit index moved to end_id: answer publishes <= end_id, consumers may see */
+	void (*committed)(void *arg, uint64_t end_id);
+	/* records > end_id were rolled back (leader: err is the answer for their
+	 * publishes, e.g. -SL_E_QUORUM, -SL_E_EPOCH) */
+	void (*rolled_back)(void *arg, uint64_t end_id, int err);
+	/* a channel position to apply (replica side, or the leader's own after a synced
+	 * FIN/SET_OFFSET): confirmed_id = every id below is finished */
+	void (*chan_set)(void *arg, const char *chan, uint64_t confirmed_id);
+	/* an ordered FIN or a SET_OFFSET the leader asked for is done: err 0 or why not
+	 * (the leader rolled the position back to prev_id) */
+	void (*chan_done)(void *arg, uint64_t token, int err, uint64_t prev_id);
+};
+
+struct sl_repl_conf {
+	uint32_t node_id;		/* this node */
+	uint32_t partition;
+	uint64_t topic_hash;		/* identifies the topic in replica datagrams */
+	const struct sl_repl_ops *ops;
+	uint64_t retransmit_ns;		/* resend unacknowledged writes after this; 0 = 2 ms */
+	uint64_t lag_timeout_ns;	/* an ISR member silent this long leaves; 0 = 500 ms */
+	uint64_t catchup_pause_ns;	/* longest write pause for a rejoin; 0 = 50 ms */
+};
+
+struct sl_repl_stats {
+	uint64_t writes;		/* records written as leader */
+	uint64_t committed_end;
+	uint64_t sent;
+	uint64_t retransmits;
+	uint64_t acks_in;
+	uint64_t dup_writes;		/* replica: records already held, answered, not written */
+	uint64_t fenced;		/* replica: stale session/epoch, or not in ISR */
+	uint64_t gaps;			/* replica: wrong offset -> catch-up */
+	uint64_t rollbacks;
+	uint64_t isr_leaves;
+	uint64_t catchups;
+	uint64_t truncated_on_catchup;	/* divergent records dropped */
+};
+
+struct sl_repl;
+
+/** Open a partition's replication state. NULL with errno = EINVAL on a bad conf. Any
+ * thread, before handing it to its owner. */
+struct sl_repl *
+sl_repl_open(const struct sl_repl_conf *conf);
+
+void
+sl_repl_close(struct sl_repl *r);
+
+/**
+ * Install a new membership view (leader, epoch, session, ISR). Becoming leader: writes
+ * start after the ISR is known; a replica that is not in the ISR starts catching up.
+ * Losing leadership: writes in flight are rolled back (-SL_E_NOT_LEADER). Owner.
+ */
+void
+sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_ns);
+
+/**
+ * Leader: may a write start now? 0, -SL_E_NOT_LEADER, -SL_E_WRITE_DISABLED (also during a
+ * rejoin pause), -SL_E_QUORUM (ISR <= replicas / 2), -SL_E_FULL (window full). Owner.
+ */
+int
+sl_repl_can_write(const struct sl_repl *r);
+
+/**
+ * Leader: the caller has appended c (epoch filled in by this call from the view) and its
+ * messages to the local log through the same log the ops read; replicate it. The
+ * record commits when every ISR member has acknowledged it (ops->committed), or is
+ * rolled back (ops->rolled_back) with its successors. Returns 0 or the can_write error
+ * (then the caller must truncate its append). Owner.
+ */
+int
+sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns);
+
+/**
+ * Leader: sync a channel position. ordered: every ISR member must acknowledge before
+ * ops->chan_done(token, 0) (else chan_done(token, err, prev_id) and the caller rolls the
+ * position back); unordered: fire and forget (chan_done at once); ephemeral channels are
+ * never synced (do not call). set_offset: a SET_OFFSET (may move backwards), always
+ * synchronous to every ISR member. Returns 0 or -SL_E_NOT_LEADER / -SL_E_FULL. Owner.
+ */
+int
+sl_repl_chan_sync(struct sl_repl *r, const char *chan, uint64_t confirmed_id, uint64_t prev_id,
+		  int ordered, int set_offset, uint64_t token, uint64_t now_ns);
+
+/** A replica datagram arrived from node `from`. Owner. */
+void
+sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, uint64_t now_ns);
+
+/** Timers: retransmits, lag timeouts, catch-up requests. Call at least every
+ * retransmit_ns / 2. Returns the number of things done. Owner. */
+uint32_t
+sl_repl_poll(struct sl_repl *r, uint64_t now_ns);
+
+/** The commit index (committed end). Owner. */
+uint64_t
+sl_repl_committed(const struct sl_repl *r);
+
+/** Is this node caught up (replica: in sync with the leader's log)? Owner. */
+int
+sl_repl_in_sync(const struct sl_repl *r);
+
+void
+sl_repl_get_stats(const struct sl_repl *r, struct sl_repl_stats *st);
+
+/** Topic hash for sl_repl_conf.topic_hash (FNV-1a of the name). Any thread. */
+uint64_t
+sl_repl_topic_hash(const char *name, size_t len);
+
+#endif /* SL_REPL_H */
