@@ -14,6 +14,7 @@
 #include <urcu-qsbr.h>
 
 #include "admin.h"
+#include "cluster.h"
 #include "err.h"
 #include "wire.h"
 
@@ -400,6 +401,140 @@ create_usage:
 	sl_ctl_set_error(out, "usage: topic create <name> [partitions] [options] | topic list | "
 			      "topic info <name> | topic delete <name>");
 	return -EINVAL;
+}
+
+/* ---- partitions: the replication view (membership seam) ---- */
+
+static void
+json_ids(struct sl_json *out, const char *key, const uint32_t *ids, uint8_t n)
+{
+	uint8_t i;
+
+	sl_json_arr_open(out, key);
+	for (i = 0; i < n; i++)
+		sl_json_u64(out, NULL, ids[i]);
+	sl_json_arr_close(out);
+}
+
+static void
+json_view(struct sl_json *out, const char *topic, uint16_t part, const struct sl_part_meta *m,
+	  uint32_t node)
+{
+	sl_json_obj_open(out, NULL);
+	sl_json_str(out, "topic", topic);
+	sl_json_u64(out, "partition", part);
+	sl_json_u64(out, "leader", m->leader);
+	sl_json_bool(out, "this_node_leads", m->leader == node);
+	sl_json_u64(out, "epoch", m->epoch);
+	sl_json_u64(out, "leader_session", m->leader_session);
+	sl_json_bool(out, "writes_enabled", !m->writes_disabled);
+	json_ids(out, "replicas", m->replicas, m->nreplicas);
+	json_ids(out, "isr", m->isr, m->nisr);
+	sl_json_bool(out, "writable", m->leader == node && !m->writes_disabled &&
+					   m->nisr > m->nreplicas / 2);
+	sl_json_obj_close(out);
+}
+
+static int
+cmd_partition(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	struct sl_coord *c = sl_broker_coord(b);
+	struct sl_part_meta m;
+	char err[160];
+	long part = -1, v;
+	int rc, i, n;
+	uint32_t ids[SL_COORD_MAX_REPLICAS];
+
+	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "show") == 0) {
+		struct sl_topic *t = sl_coord_topic_find(c, argv[2], strlen(argv[2]));
+		uint16_t p;
+
+		if (t == NULL) {
+			sl_ctl_set_error(out, "unknown topic '%s'", argv[2]);
+			return -SL_E_TOPIC;
+		}
+		if (argc == 4 && parse_int(argv[3], 0, t->nparts - 1, &part) != 0) {
+			sl_ctl_set_error(out, "partition must be 0..%u", t->nparts - 1);
+			return -SL_E_PARTITION;
+		}
+		sl_json_arr_open(out, "partitions");
+		for (p = 0; p < t->nparts; p++)
+			if (part < 0 || p == part)
+				json_view(out, argv[2], p, rcu_dereference(t->parts[p].meta),
+					  sl_coord_node_id(c));
+		sl_json_arr_close(out);
+		return 0;
+	}
+	if (argc >= 5 && strcmp(argv[1], "set") == 0) {
+		struct sl_part_meta cur;
+
+		if (parse_int(argv[3], 0, SL_COORD_MAX_PARTS - 1, &part) != 0)
+			goto usage;
+		rc = sl_broker_part_get_view(b, argv[2], (uint16_t)part, &cur);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, sl_strerror(rc));
+			return rc;
+		}
+		m = cur;
+		for (i = 4; i < argc; i++) {
+			char *eq = strchr(argv[i], '=');
+			const char *val = eq != NULL ? eq + 1 : "";
+
+			if (eq == NULL)
+				goto usage;
+			*eq = '\0';
+			if (strcmp(argv[i], "leader") == 0 &&
+			    parse_int(val, 1, UINT32_MAX, &v) == 0) {
+				m.leader = (uint32_t)v;
+			} else if (strcmp(argv[i], "epoch") == 0 &&
+				   parse_int(val, 1, UINT32_MAX, &v) == 0) {
+				m.epoch = (uint32_t)v;
+			} else if (strcmp(argv[i], "session") == 0 &&
+				   parse_int(val, 1, INT32_MAX, &v) == 0) {
+				m.leader_session = (uint64_t)v;
+			} else if (strcmp(argv[i], "writes") == 0 &&
+				   (strcmp(val, "on") == 0 || strcmp(val, "off") == 0)) {
+				m.writes_disabled = strcmp(val, "off") == 0;
+			} else if ((strcmp(argv[i], "isr") == 0 || strcmp(argv[i], "replicas") == 0) &&
+				   (n = sl_cluster_parse_ids(val, ids, SL_COORD_MAX_REPLICAS)) > 0) {
+				if (argv[i][0] == 'i') {
+					memcpy(m.isr, ids, sizeof(ids[0]) * (size_t)n);
+					m.nisr = (uint8_t)n;
+				} else {
+					memcpy(m.replicas, ids, sizeof(ids[0]) * (size_t)n);
+					m.nreplicas = (uint8_t)n;
+				}
+			} else {
+				goto usage;
+			}
+		}
+		/* a new leader is a new leadership: next epoch and session unless given */
+		if (m.leader != cur.leader) {
+			if (m.epoch == cur.epoch)
+				m.epoch = cur.epoch + 1;
+			if (m.leader_session == cur.leader_session)
+				m.leader_session = cur.leader_session + 1;
+		}
+		if (sl_cluster_check_meta(&m, err, sizeof(err)) != 0) {
+			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, err);
+			return -SL_E_INVAL;
+		}
+		rc = sl_broker_part_set_view(b, argv[2], (uint16_t)part, &m);
+		if (rc != 0) {
+			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, sl_strerror(rc));
+			return rc;
+		}
+		sl_json_arr_open(out, "partitions");
+		json_view(out, argv[2], (uint16_t)part, &m, sl_coord_node_id(c));
+		sl_json_arr_close(out);
+		return 0;
+	}
+usage:
+	sl_ctl_set_error(out, "usage: partition show <topic> [partition] | partition set <topic> "
+			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
+			      "[session=N] [writes=on|off]");
+	return -SL_E_INVAL;
 }
 
 /* ---- storage ---- */
@@ -931,6 +1066,10 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p)
 	rc |= sl_ctl_register(ctl, "stats", cmd_stats, b,
 			      "stats [all|ports|workers|partitions|channels]");
 	rc |= sl_ctl_register(ctl, "sessions", cmd_sessions, b, "sessions: live client sessions");
+	rc |= sl_ctl_register(ctl, "partition", cmd_partition, b,
+			      "partition show <topic> [partition] | partition set <topic> "
+			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
+			      "[session=N] [writes=on|off]: the replication view");
 	rc |= sl_ctl_register(ctl, "storage", cmd_storage, b,
 			      "storage status [topic]: disk logs, recovery, retention | storage "
 			      "resume <topic> [partition]: after a disk error is fixed");

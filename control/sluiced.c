@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "err.h"
 #include "idem.h"
+#include "cluster.h"
 #include "persist.h"
 #include "port.h"
 #include "wire.h"
@@ -68,6 +69,7 @@ struct opts {
 	uint16_t ntopics;
 	const char *ready_file;
 	const char *data_dir;
+	const char *cluster;
 	uint32_t segment_mb;
 	struct sl_persist_policy policy;
 };
@@ -109,6 +111,8 @@ usage(const char *prog)
 	       "  --anon-publish         accept PUB/MPUB without a session (session 0: packet\n"
 	       "                         generators; no retry detection, at most once)\n"
 	       "  --ready-file PATH      write PATH once serving (for scripts)\n"
+	       "  --cluster FILE         static cluster membership: nodes, and per partition\n"
+	       "                         its replicas, leader, ISR and epoch (docs/operations.md)\n"
 	       "  --data-dir DIR         keep topics on disk in DIR (default: memory only);\n"
 	       "                         topics saved there are recreated at start\n"
 	       "  --durability memory|disk  default for new topics (default memory): disk\n"
@@ -151,7 +155,7 @@ enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
-	O_ANON, O_DATA_DIR, O_DURABILITY, O_SYNC, O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_HELP
+	O_ANON, O_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC, O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -181,6 +185,7 @@ static const struct option long_opts[] = {
 	{"ready-file", required_argument, NULL, O_READY},
 	{"anon-publish", no_argument, NULL, O_ANON},
 	{"data-dir", required_argument, NULL, O_DATA_DIR},
+	{"cluster", required_argument, NULL, O_CLUSTER},
 	{"durability", required_argument, NULL, O_DURABILITY},
 	{"sync", required_argument, NULL, O_SYNC},
 	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
@@ -274,6 +279,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_READY: o->ready_file = arg; return 0;
 	case O_ANON: o->anon_publish = 1; return 0;
 	case O_DATA_DIR: o->data_dir = arg; return 0;
+	case O_CLUSTER: o->cluster = arg; return 0;
 	case O_DURABILITY:
 		if (strcmp(arg, "disk") == 0)
 			o->policy.durability = SL_PERSIST_DISK;
@@ -402,6 +408,49 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	(void)flag;
 	(void)ftw;
 	return remove(path);
+}
+
+/* Apply the cluster file: create the topics it names (enough partitions) and install every
+ * partition's view. */
+static int
+apply_cluster(struct sl_broker *b, const char *path, uint32_t node_id)
+{
+	struct sl_cluster *c = malloc(sizeof(*c));
+	char err[512];
+	uint32_t i, j;
+	int rc;
+
+	if (c == NULL)
+		return -ENOMEM;
+	rc = sl_cluster_load(path, c, err, sizeof(err));
+	if (rc != 0) {
+		MLOG(ERR, "--cluster %s", err);
+		goto out;
+	}
+	if (sl_cluster_node(c, node_id) == NULL)
+		MLOG(WARNING, "--cluster %s: this node (--node-id %u) is not declared in it", path,
+		     node_id);
+	for (i = 0; i < c->nparts && rc == 0; i++) {
+		const struct sl_cluster_part *p = &c->parts[i];
+		uint16_t nparts = 0;
+
+		for (j = 0; j < c->nparts; j++)
+			if (strcmp(c->parts[j].topic, p->topic) == 0)
+				nparts = (uint16_t)RTE_MAX(nparts, c->parts[j].partition + 1);
+		rc = sl_broker_topic_create(b, p->topic, nparts, 0, NULL);
+		if (rc == -SL_E_EXISTS)
+			rc = 0;
+		if (rc == 0)
+			rc = sl_broker_part_set_view(b, p->topic, p->partition, &p->meta);
+		if (rc != 0)
+			MLOG(ERR, "--cluster %s: partition %s/%u: %s", path, p->topic, p->partition,
+			     sl_strerror(rc));
+	}
+	if (rc == 0)
+		MLOG(INFO, "cluster %s: %u nodes, %u partition views", path, c->nnodes, c->nparts);
+out:
+	free(c);
+	return rc;
 }
 
 static int
@@ -597,6 +646,8 @@ main(int argc, char **argv)
 	for (i = 0; i < o.ntopics; i++)
 		if (create_topic_arg(b, o.topics[i], &o.policy) != 0)
 			goto out_broker;
+	if (o.cluster != NULL && apply_cluster(b, o.cluster, o.node_id) != 0)
+		goto out_broker;
 	memset(&cc, 0, sizeof(cc));
 	cc.path = o.control;
 	cc.strerror = sl_strerror;

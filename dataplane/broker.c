@@ -2,6 +2,7 @@
  * Copyright (c) 2026 The sluice authors
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +514,52 @@ sl_broker_topics_load(struct sl_broker *b)
 	b->loaded = 0;
 	rc = sl_tstore_foreach(b->conf.data_dir, load_topic_cb, b);
 	return rc < 0 ? rc : (int)b->loaded;
+}
+
+int
+sl_broker_part_get_view(struct sl_broker *b, const char *topic, uint16_t part,
+			struct sl_part_meta *m)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (part >= t->nparts)
+		return -SL_E_PARTITION;
+	*m = *rcu_dereference(t->parts[part].meta);
+	return 0;
+}
+
+int
+sl_broker_part_set_view(struct sl_broker *b, const char *topic, uint16_t part,
+			const struct sl_part_meta *m)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+	const struct sl_part_meta *cur;
+	uint8_t i, j;
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (part >= t->nparts)
+		return -SL_E_PARTITION;
+	if (m->nreplicas == 0 || m->nreplicas > SL_COORD_MAX_REPLICAS ||
+	    m->nisr > m->nreplicas || m->epoch == 0)
+		return -SL_E_INVAL;
+	for (i = 0; i < m->nisr; i++) {
+		for (j = 0; j < m->nreplicas && m->replicas[j] != m->isr[i]; j++)
+			;
+		if (j == m->nreplicas)
+			return -SL_E_INVAL;
+	}
+	cur = rcu_dereference(t->parts[part].meta);
+	if (m->epoch < cur->epoch ||
+	    (m->leader != cur->leader && (m->epoch == cur->epoch ||
+					  m->leader_session == cur->leader_session)))
+		return -SL_E_EPOCH;
+	BLOG(INFO, "%s/%u: leader %u, epoch %u, session %" PRIu64 ", ISR %u of %u replicas%s",
+	     topic, part, m->leader, m->epoch, m->leader_session, m->nisr, m->nreplicas,
+	     m->writes_disabled ? ", writes disabled" : "");
+	return sl_coord_part_set_meta(&t->parts[part], m);
 }
 
 int

@@ -197,6 +197,23 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 int
 sl_broker_topics_load(struct sl_broker *b);
 
+/**
+ * Install a partition's replication view (leader, epoch, leader session, replicas, ISR,
+ * writes disabled): the membership seam (cluster file, control socket, later etcd).
+ * A new leader needs a higher epoch and a new session; the epoch never goes back.
+ * Workers read the view under RCU: this node takes publishes for the partition only as
+ * its leader, with writes enabled and an ISR larger than half the replicas. 0,
+ * -SL_E_TOPIC, -SL_E_PARTITION, -SL_E_EPOCH, -SL_E_INVAL, -ENOMEM. Control thread.
+ */
+int
+sl_broker_part_set_view(struct sl_broker *b, const char *topic, uint16_t part,
+			const struct sl_part_meta *m);
+
+/** Copy a partition's current view. 0, -SL_E_TOPIC, -SL_E_PARTITION. Control thread. */
+int
+sl_broker_part_get_view(struct sl_broker *b, const char *topic, uint16_t part,
+			struct sl_part_meta *m);
+
 /** Ask the persistence lcore to resume a topic's failed partitions (part < 0: all).
  * Waits up to timeout_ms for them to be healthy. 0, -SL_E_TOPIC, -SL_E_PARTITION,
  * -SL_E_INVAL (no storage), -SL_E_IO (still failing: its cause is in the log). */

@@ -559,6 +559,27 @@ pick_partition(const struct sl_topic *t, const struct sl_wire_hdr *h)
 	return (uint16_t)(x % t->nparts);
 }
 
+/* The leader write path's first step (PutMessageToCluster): refuse unless this node
+ * leads the partition, writes are enabled and the ISR is a majority of the replicas.
+ * RCU read side (the worker is a QSBR reader between quiescent states). */
+static int
+write_allowed(const struct sl_worker *w, const struct sl_pstate *ps)
+{
+	const struct sl_part_meta *m = rcu_dereference(ps->part->meta);
+
+	if (m->leader != sl_coord_node_id(w->coord))
+		return -SL_E_NOT_LEADER;
+	if (m->writes_disabled)
+		return -SL_E_WRITE_DISABLED;
+	if (m->nisr <= m->nreplicas / 2)
+		return -SL_E_QUORUM;
+	/* the replica transport is not wired into the dataplane yet: an ISR member other
+	 * than this node could not acknowledge, so nothing may be acknowledged for it */
+	if (m->nisr > 1)
+		return -SL_E_QUORUM;
+	return 0;
+}
+
 static int
 do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, int mpub,
        struct sl_idem_entry *e)
@@ -567,6 +588,9 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	uint64_t ts = w->wall_base_ns + w->now_ns;
 	int rc;
 
+	rc = write_allowed(w, ps);
+	if (rc != 0)
+		return rc;
 	if (ps->store != NULL) {
 		/* a failed store takes no more writes until an operator resumes it */
 		if (ps->store_err || __atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE)) {
