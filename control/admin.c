@@ -157,6 +157,7 @@ struct part_walk {
 	struct sl_json *out;
 	struct sl_part_info *info;
 	const char *topic;	/* only this topic (NULL: all) */
+	int storage;		/* only the storage of each partition */
 	int chans;
 	int rc;
 };
@@ -539,26 +540,30 @@ usage:
 
 /* ---- storage ---- */
 
+/* One object per partition: its stats (json_part) or only its storage. */
 static int
-storage_status_cb(void *arg, struct sl_topic *t)
+stats_part_cb(void *arg, struct sl_topic *t)
 {
 	struct part_walk *pw = arg;
+	char name[SL_COORD_NAME_MAX + 1];
 	uint16_t p;
 
+	memcpy(name, t->name, t->name_len);
+	name[t->name_len] = '\0';
+	if (pw->topic != NULL && strcmp(pw->topic, name) != 0)
+		return 0;
 	for (p = 0; p < t->nparts; p++) {
-		char name[SL_COORD_NAME_MAX + 1];
-
-		memcpy(name, t->name, t->name_len);
-		name[t->name_len] = '\0';
-		if (pw->topic != NULL && strcmp(pw->topic, name) != 0)
-			return 0;
 		if (sl_broker_part_info(pw->b, name, p, pw->info) != 0)
 			continue;
 		sl_json_obj_open(pw->out, NULL);
 		sl_json_str(pw->out, "topic", name);
-		sl_json_u64(pw->out, "partition", p);
-		sl_json_u64(pw->out, "message_count", pw->info->end_id);
-		json_storage(pw->out, pw->info);
+		if (pw->storage) {
+			sl_json_u64(pw->out, "partition", p);
+			sl_json_u64(pw->out, "message_count", pw->info->end_id);
+			json_storage(pw->out, pw->info);
+		} else {
+			json_part(pw->out, p, pw->info, pw->chans);
+		}
 		sl_json_obj_close(pw->out);
 	}
 	return 0;
@@ -589,7 +594,8 @@ cmd_storage(void *arg, int argc, char **argv, struct sl_json *out)
 		if (pw.info == NULL)
 			return -ENOMEM;
 		sl_json_arr_open(out, "partitions");
-		sl_coord_foreach(sl_broker_coord(b), storage_status_cb, &pw);
+		pw.storage = 1;
+		sl_coord_foreach(sl_broker_coord(b), stats_part_cb, &pw);
 		sl_json_arr_close(out);
 		free(pw.info);
 		return 0;
@@ -794,25 +800,6 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 }
 
 
-static int
-stats_part_cb(void *arg, struct sl_topic *t)
-{
-	struct part_walk *pw = arg;
-	char name[SL_COORD_NAME_MAX + 1];
-	uint16_t p;
-
-	memcpy(name, t->name, t->name_len);
-	name[t->name_len] = '\0';
-	for (p = 0; p < t->nparts; p++) {
-		if (sl_broker_part_info(pw->b, name, p, pw->info) != 0)
-			continue;
-		sl_json_obj_open(pw->out, NULL);
-		sl_json_str(pw->out, "topic", name);
-		json_part(pw->out, p, pw->info, pw->chans);
-		sl_json_obj_close(pw->out);
-	}
-	return 0;
-}
 
 static int
 cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)

@@ -12,20 +12,8 @@
 
 #include "channel.h"
 #include "err.h"
+#include "check.h"
 
-static unsigned int n_pass, n_fail;
-
-#define CHECK(cond, ...) do {							\
-	if (cond) {								\
-		n_pass++;							\
-		printf("ok   - ");						\
-	} else {								\
-		n_fail++;							\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
-	}									\
-	printf(__VA_ARGS__);							\
-	printf("\n");								\
-} while (0)
 
 #define TIMEOUT 1000
 #define MAX_REQ 5000
@@ -1169,6 +1157,5 @@ main(void)
 	model_run(1, 0, 100000, 0x5eed0003);
 	model_run(64, 0, 100000, 0x5eed0004);
 	free(mids);
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_report();
 }

@@ -23,32 +23,9 @@
 
 #include "disklog.h"
 #include "sio.h"
+#include "check.h"
 
-static unsigned int n_pass, n_fail;
 
-#define CHECK(cond, ...) do {							\
-	if (cond) {								\
-		n_pass++;							\
-		printf("ok   - ");						\
-	} else {								\
-		n_fail++;							\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
-	}									\
-	printf(__VA_ARGS__);							\
-	printf("\n");								\
-} while (0)
-
-/* Quiet checks for loops: only failures are printed. */
-#define QCHECK(cond, ...) do {							\
-	if (cond) {								\
-		n_pass++;							\
-	} else {								\
-		n_fail++;							\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
-		printf(__VA_ARGS__);						\
-		printf("\n");							\
-	}									\
-} while (0)
 
 #define RS(len) SL_DISKLOG_MREC_SIZE(len)
 #define AADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
@@ -1445,6 +1422,5 @@ main(void)
 	test_truncate();
 	test_concurrent();
 	rm_rf(tmpdir);
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_report();
 }

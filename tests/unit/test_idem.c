@@ -9,32 +9,9 @@
 
 #include "err.h"
 #include "idem.h"
+#include "check.h"
 
-static unsigned int n_pass, n_fail;
 
-#define CHECK(cond, ...) do {							\
-	if (cond) {								\
-		n_pass++;							\
-		printf("ok   - ");						\
-	} else {								\
-		n_fail++;							\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
-	}									\
-	printf(__VA_ARGS__);							\
-	printf("\n");								\
-} while (0)
-
-/* Counted quietly, printed only when it fails (for loops). */
-#define QCHECK(cond, ...) do {							\
-	if (cond) {								\
-		n_pass++;							\
-	} else {								\
-		n_fail++;							\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
-		printf(__VA_ARGS__);						\
-		printf("\n");							\
-	}									\
-} while (0)
 
 static struct sl_idem win;
 
@@ -187,6 +164,5 @@ main(void)
 	test_classify();
 	test_wrap();
 	test_rebind();
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_report();
 }

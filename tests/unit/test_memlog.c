@@ -12,20 +12,8 @@
 
 #include "err.h"
 #include "memlog.h"
+#include "check.h"
 
-static unsigned int n_pass, n_fail;
-
-#define CHECK(cond, ...) do {							\
-	if (cond) {								\
-		n_pass++;							\
-		printf("ok   - ");						\
-	} else {								\
-		n_fail++;							\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);			\
-	}									\
-	printf(__VA_ARGS__);							\
-	printf("\n");								\
-} while (0)
 
 #define RS(len) SL_MEMLOG_REC_SIZE(len)
 
@@ -888,6 +876,5 @@ main(void)
 	test_trim_truncate();
 	model_run(256 * 1024, 256, 200000, 0x10650001);
 	model_run(16384, 0, 200000, 0x10650002);
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return check_report();
 }

@@ -16,20 +16,8 @@
 
 #include "err.h"
 #include "wire.h"
+#include "check.h"
 
-static unsigned int n_pass, n_fail;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		n_pass++;						\
-		printf("ok   ");					\
-	} else {							\
-		n_fail++;						\
-		printf("FAIL %s:%d: ", __FILE__, __LINE__);		\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
 
 #define FRAME_MAX (SL_WIRE_HDR_LEN + 65535)
 
@@ -978,6 +966,5 @@ main(void)
 	test_fin();
 	test_addresses();
 	test_doc_example();
-	printf("%u passed, %u failed\n", n_pass, n_fail);
-	return n_fail == 0 ? 0 : 1;
+	return check_report();
 }
