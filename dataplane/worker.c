@@ -536,7 +536,8 @@ storage_poll(struct sl_worker *w)
 			while (id <= end && sl_memlog_offset_of(ps->log, id, &off) == 0) {
 				uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
 
-				if (sl_persist_submit(w->persist, w->idx, st, id, n, off) != 0)
+				if (sl_persist_submit(w->persist, w->idx, st, id, n, off,
+						      rcu_dereference(ps->part->meta)->epoch) != 0)
 					break;	/* ring full: rare; the rest waits for a
 						 * later resume */
 				id += n;
@@ -639,7 +640,8 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	e->offset = rec.offset;
 	e->aux = sl_memlog_end_id(ps->log);
 	if (ps->store != NULL)
-		sl_persist_submit(w->persist, w->idx, ps->store, rec.id, p->count, rec.offset);
+		sl_persist_submit(w->persist, w->idx, ps->store, rec.id, p->count, rec.offset,
+				  rcu_dereference(ps->part->meta)->epoch);
 	return 0;
 }
 

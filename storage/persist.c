@@ -39,13 +39,15 @@ extern volatile int sl_broker_quit;
 #define MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
 #define STORE_IDLE_US 50u	/* longest idle sleep while partitions are attached */
 
-/* What a worker hands over: 32 bytes by value in the ring. */
+/* What a worker hands over: 40 bytes by value in the ring. n == 0: truncate, every id >=
+ * first_id goes (a replication rollback or a divergent tail). */
 struct desc {
 	struct sl_pstore *ps;
 	uint64_t first_id;
 	uint64_t offset;
 	uint32_t n;
 	uint32_t gen;
+	uint64_t epoch;			/* write epoch of the commit record */
 };
 
 enum cmd_op { CMD_ATTACH = 1, CMD_DETACH };
@@ -302,6 +304,28 @@ out:
 	p->run_msgs = 0;
 }
 
+/* Cut the disk log after end_id (written run first), and the positions with it. */
+static void
+take_truncate(struct sl_persist *p, struct sl_pstore *ps, uint64_t end_id)
+{
+	int rc;
+
+	flush_run(p);
+	if (ps->error != 0 || end_id + 1 >= ps->next_id)
+		return;
+	rc = sl_disklog_truncate(ps->dl, end_id);
+	if (rc != 0) {
+		set_error(ps, rc);
+		return;
+	}
+	ps->next_id = end_id + 1;
+	if (ps->written_id > end_id)
+		__atomic_store_n(&ps->written_id, end_id, __ATOMIC_RELEASE);
+	if (ps->durable_id > end_id)
+		__atomic_store_n(&ps->durable_id, end_id, __ATOMIC_RELEASE);
+	ps->truncates++;
+}
+
 /* Copy one descriptor's records out of the worker's in-memory log into the run. */
 static void
 take_desc(struct sl_persist *p, const struct desc *d)
@@ -313,6 +337,10 @@ take_desc(struct sl_persist *p, const struct desc *d)
 
 	if (__atomic_load_n(&ps->error, __ATOMIC_RELAXED) != 0 || d->gen != ps->gen) {
 		ps->dropped++;
+		return;
+	}
+	if (d->n == 0) {
+		take_truncate(p, ps, d->first_id - 1);
 		return;
 	}
 	if (d->first_id != ps->next_id) {
@@ -340,7 +368,7 @@ take_desc(struct sl_persist *p, const struct desc *d)
 					      r.trace_id, r.data, r.len, i == d->n - 1);
 	}
 	c->log_id = d->first_id;
-	c->epoch = ps->epoch;
+	c->epoch = d->epoch;
 	c->last_msg_log_id = d->first_id + d->n - 1;
 	c->msg_offset = d->offset;
 	c->msg_cnt = c->last_msg_log_id;
@@ -890,8 +918,14 @@ sl_persist_resume(struct sl_pstore *ps)
 }
 
 int
+sl_persist_truncate(struct sl_persist *p, uint16_t source, struct sl_pstore *ps, uint64_t end_id)
+{
+	return sl_persist_submit(p, source, ps, end_id + 1, 0, 0, 0);
+}
+
+int
 sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
-		  uint64_t first_id, uint32_t n, uint64_t offset)
+		  uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch)
 {
 	struct desc d = {
 		.ps = ps,
@@ -899,6 +933,7 @@ sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 		.offset = offset,
 		.n = n,
 		.gen = __atomic_load_n(&ps->gen, __ATOMIC_ACQUIRE),
+		.epoch = epoch,
 	};
 
 	return rte_ring_sp_enqueue_elem(p->rings[source], &d, sizeof(d)) == 0 ? 0 : -ENOBUFS;

@@ -115,7 +115,6 @@ struct sl_pstore {
 	struct sl_memlog *log;		/* the worker's in-memory log (set before attach) */
 	struct sl_persist_policy pol;
 	uint32_t partition;
-	uint64_t epoch;
 	char topic[72];
 	struct sl_disklog_recovery rec;	/* what recovery found */
 
@@ -143,6 +142,7 @@ struct sl_pstore {
 	uint32_t dirty;			/* on the persist lcore's dirty list */
 	uint64_t dropped;		/* descriptors dropped (stale gen, error) */
 	uint64_t resumes;
+	uint64_t truncates;
 	struct sl_disklog_retain_res retain;
 
 	/* reader */
@@ -215,13 +215,22 @@ sl_persist_resume(struct sl_pstore *ps);
 
 /**
  * Hand the persistence lcore n messages starting at first_id (offset: queue offset of
- * the first), just appended to ps->log. Calling context: worker `source` only. Returns 0
+ * the first; epoch: the write epoch for its commit record), just appended to ps->log. Calling context: worker `source` only. Returns 0
  * or -ENOBUFS when its ring is full (use sl_persist_room first to avoid appending what
  * cannot be handed over).
  */
 int
 sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
-		  uint64_t first_id, uint32_t n, uint64_t offset);
+		  uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch);
+
+/**
+ * Hand the persistence lcore a truncation, in order with the appends: every id > end_id
+ * leaves the disk log (replication rollback, divergent tail), and written_id/durable_id
+ * come back to end_id at most. Worker `source` only. 0 or -ENOBUFS.
+ */
+int
+sl_persist_truncate(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		    uint64_t end_id);
 
 /** Free descriptor slots in worker `source`'s ring. Worker `source` only. */
 uint32_t
