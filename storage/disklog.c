@@ -2038,6 +2038,26 @@ find_time(const struct sl_disklog *dl, uint32_t si, uint32_t nseg, uint64_t valu
 
 /* Calling context: any thread (one reader besides the appender). */
 int
+sl_disklog_last(struct sl_disklog *dl, struct sl_disklog_crec *c)
+{
+	const struct seg *s;
+	int rc = -ENOENT;
+	uint32_t i;
+
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_lock(&dl->lock);
+	for (i = dl->nseg; i > 0; i--) {
+		s = &dl->segs[i - 1];
+		if (LD(s->nrec) > 0) {
+			rc = read_crec(dl, s, LD(s->nrec) - 1, c);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dl->lock);
+	return rc;
+}
+
+int
 sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t value,
 		uint64_t *id)
 {

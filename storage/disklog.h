@@ -278,6 +278,11 @@ int
 sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t value,
 		uint64_t *id);
 
+/** The last commit record: 0, -ENOENT (empty log) or a read error. Any thread (same rule
+ * as sl_disklog_read). */
+int
+sl_disklog_last(struct sl_disklog *dl, struct sl_disklog_crec *c);
+
 /** Save the channel positions (tmp + fsync + rename). Appender. */
 struct sl_disklog_chan {
 	char name[SL_DISKLOG_CHAN_NAME_MAX + 1];
