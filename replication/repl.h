@@ -32,8 +32,11 @@
 #define SL_REPL_CHAN_NAME_MAX 64
 #define SL_REPL_MAX_DGRAM 8192		/* largest replica datagram payload */
 
-/* The membership view of a partition (static config, control socket, later etcd). */
+/* The membership view of a partition (static config, control socket, later etcd). The
+ * seam applies isr_leave/isr_join in the order asked and installs every later view with
+ * a higher version; sl_repl_set_view ignores a view older than the installed one. */
 struct sl_repl_view {
+	uint64_t version;		/* bumped on every change by the membership seam */
 	uint32_t leader;		/* node id */
 	uint32_t epoch;			/* write epoch: bumped on every leadership change */
 	uint64_t leader_session;	/* changes with every leadership */
@@ -47,7 +50,10 @@ struct sl_repl_view {
 /* A commit record (the brief's CommitLogData; same fields as the disk log's). */
 struct sl_repl_crec {
 	uint64_t log_id;
-	uint64_t epoch;
+	uint64_t epoch;			/* write epoch: view epoch << 32 | the leader's rollback
+					 * generation in that epoch (sl_repl_epoch). A rollback
+					 * bumps the generation, so (epoch, id) names one record
+					 * for ever: the log-matching rule catch-up relies on */
 	uint64_t last_msg_log_id;
 	uint64_t msg_offset;
 	uint64_t msg_cnt;
@@ -77,7 +83,10 @@ struct sl_repl_ops {
 	uint64_t (*epoch_end)(void *arg, uint64_t epoch);
 
 	/* the membership seam: the leader asks to drop a lagging member from the ISR, or to
-	 * add a caught-up one. The view changes only through sl_repl_set_view. */
+	 * add a caught-up one. The view changes only through sl_repl_set_view. The leader
+	 * counts a member it asked to add for its commits at once (Kafka's "maximal ISR"),
+	 * and one it asked to drop until a view without it arrives, so the seam's ISR is
+	 * always a subset of the set the leader waits for. */
 	void (*isr_leave)(void *arg, uint32_t node);
 	void (*isr_join)(void *arg, uint32_t node);
 
@@ -87,12 +96,25 @@ struct sl_repl_ops {
 	/* records > end_id were rolled back (leader: err is the answer for their
 	 * publishes, e.g. -SL_E_QUORUM, -SL_E_EPOCH) */
 	void (*rolled_back)(void *arg, uint64_t end_id, int err);
-	/* a channel position to apply (replica side, or the leader's own after a synced
-	 * FIN/SET_OFFSET): confirmed_id = every id below is finished */
+	/* replica side: a channel position to apply (the leader's synced FIN/SET_OFFSET,
+	 * or one cached until the data reached it): confirmed_id = every id below it is
+	 * finished. chan is NUL-terminated */
 	void (*chan_set)(void *arg, const char *chan, uint64_t confirmed_id);
 	/* an ordered FIN or a SET_OFFSET the leader asked for is done: err 0 or why not
 	 * (the leader rolled the position back to prev_id) */
 	void (*chan_done)(void *arg, uint64_t token, int err, uint64_t prev_id);
+
+	/* optional (NULL: skipped): the first and last message id and the message count
+	 * encoded in msgs (msg_size bytes), for the replica's MPUB checks. 0 or < 0 when
+	 * msgs does not parse */
+	int (*msg_ids)(void *arg, const void *msgs, uint32_t msg_size, uint64_t *first,
+		       uint64_t *last, uint32_t *num);
+	/* optional (NULL: no channel positions move with a rejoin): the leader's synced
+	 * (ordered or unordered, not ephemeral) channel number idx and its position; 0, or
+	 * -ENOENT past the last one. The leader sends them to a rejoining replica before it
+	 * asks isr_join, so a later leader never goes back behind a confirmed FIN */
+	int (*chan_get)(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX],
+			uint64_t *confirmed_id);
 };
 
 struct sl_repl_conf {
@@ -103,6 +125,8 @@ struct sl_repl_conf {
 	uint64_t retransmit_ns;		/* resend unacknowledged writes after this; 0 = 2 ms */
 	uint64_t lag_timeout_ns;	/* an ISR member silent this long leaves; 0 = 500 ms */
 	uint64_t catchup_pause_ns;	/* longest write pause for a rejoin; 0 = 50 ms */
+	uint32_t max_dgram;		/* largest datagram the transport carries (its MTU
+					 * minus headers); 0 = SL_REPL_MAX_DGRAM */
 };
 
 struct sl_repl_stats {
@@ -117,23 +141,35 @@ struct sl_repl_stats {
 	uint64_t rollbacks;
 	uint64_t isr_leaves;
 	uint64_t catchups;
-	uint64_t truncated_on_catchup;	/* divergent records dropped */
+	uint64_t truncated_on_catchup;	/* divergent ids dropped (catch-up or overwrite) */
+	uint64_t fetches;		/* leader: FETCH answered; replica: FETCH sent */
+	uint64_t joins;			/* leader: isr_join asked */
+	uint64_t chan_syncs;		/* leader: positions synced; replica: applied */
+	uint64_t chan_cached;		/* replica: positions beyond the data end, cached */
+	uint64_t bad_dgrams;		/* malformed, wrong magic/topic/partition */
 };
 
 struct sl_repl;
 
-/** Open a partition's replication state. NULL with errno = EINVAL on a bad conf. Any
- * thread, before handing it to its owner. */
+/** Open a partition's replication state (not leader, no view yet, commit index 0: a
+ * restarted node learns it from the leader). NULL with errno = EINVAL on a bad conf,
+ * ENOMEM. Any thread, before handing it to its owner. */
 struct sl_repl *
 sl_repl_open(const struct sl_repl_conf *conf);
 
+/** Free it (no callbacks). Owner, or any thread once the owner stopped using it. */
 void
 sl_repl_close(struct sl_repl *r);
 
 /**
- * Install a new membership view (leader, epoch, session, ISR). Becoming leader: writes
- * start after the ISR is known; a replica that is not in the ISR starts catching up.
- * Losing leadership: writes in flight are rolled back (-SL_E_NOT_LEADER). Owner.
+ * Install a new membership view (leader, epoch, session, ISR); ignored when v->version is
+ * older than the installed one. Becoming leader: the records past the commit index are
+ * replicated again and commit when the ISR has them. Leader, same session, ISR shrunk:
+ * pending writes commit if every remaining member acknowledged them and the ISR is still
+ * a majority, else they and their successors are rolled back (-SL_E_QUORUM). Leader of
+ * a new epoch or session: pending writes are rolled back (-SL_E_EPOCH). Losing
+ * leadership: pending writes are rolled back (-SL_E_NOT_LEADER), pending channel syncs
+ * fail. A replica that is not in the ISR starts catching up. Owner.
  */
 void
 sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_ns);
@@ -145,22 +181,31 @@ sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_n
 int
 sl_repl_can_write(const struct sl_repl *r);
 
+/** Leader: the write epoch to put in the next commit record (crec.epoch). Owner. */
+uint64_t
+sl_repl_epoch(const struct sl_repl *r);
+
 /**
- * Leader: the caller has appended c (epoch filled in by this call from the view) and its
- * messages to the local log through the same log the ops read; replicate it. The
- * record commits when every ISR member has acknowledged it (ops->committed), or is
- * rolled back (ops->rolled_back) with its successors. Returns 0 or the can_write error
- * (then the caller must truncate its append). Owner.
+ * Leader: the caller has appended c (c->epoch == sl_repl_epoch(), c->log_id == the
+ * previous end + 1) and its messages to the local log through the same log the ops
+ * read; replicate it. The record commits when every ISR member has acknowledged it
+ * (ops->committed), or is rolled back (ops->rolled_back, after ops->truncate) with its
+ * successors. Returns 0, the can_write error, -SL_E_EPOCH (c->epoch is not the write
+ * epoch), -SL_E_PUB_ARG (not at the end, inconsistent ids) or -SL_E_TOO_BIG (msg_size >
+ * SL_REPL_MAX_REC); on an error the caller must truncate its append. Owner.
  */
 int
 sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns);
 
 /**
- * Leader: sync a channel position. ordered: every ISR member must acknowledge before
- * ops->chan_done(token, 0) (else chan_done(token, err, prev_id) and the caller rolls the
- * position back); unordered: fire and forget (chan_done at once); ephemeral channels are
- * never synced (do not call). set_offset: a SET_OFFSET (may move backwards), always
- * synchronous to every ISR member. Returns 0 or -SL_E_NOT_LEADER / -SL_E_FULL. Owner.
+ * Leader: sync a channel position the caller has already applied locally. ordered:
+ * every ISR member must acknowledge before ops->chan_done(token, 0) (else
+ * chan_done(token, err, prev_id) and the caller rolls the position back to prev_id);
+ * unordered: fire and forget (chan_done at once); ephemeral channels are never synced
+ * (do not call). set_offset: a SET_OFFSET (may move backwards), always synchronous to
+ * every ISR member. The leader's own position is the caller's: ops->chan_set is only
+ * called on replicas. Returns 0 or -SL_E_NOT_LEADER / -SL_E_QUORUM / -SL_E_FULL /
+ * -SL_E_NAME (empty or too long a name); on an error chan_done is not called. Owner.
  */
 int
 sl_repl_chan_sync(struct sl_repl *r, const char *chan, uint64_t confirmed_id, uint64_t prev_id,
@@ -179,10 +224,12 @@ sl_repl_poll(struct sl_repl *r, uint64_t now_ns);
 uint64_t
 sl_repl_committed(const struct sl_repl *r);
 
-/** Is this node caught up (replica: in sync with the leader's log)? Owner. */
+/** Leader: 1. Replica: 1 when this node is in the ISR of its view (following the
+ * leader's writes), else 0 (catching up, or no view). Owner. */
 int
 sl_repl_in_sync(const struct sl_repl *r);
 
+/** Counters. Owner. */
 void
 sl_repl_get_stats(const struct sl_repl *r, struct sl_repl_stats *st);
 
