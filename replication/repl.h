@@ -127,7 +127,14 @@ struct sl_repl_conf {
 	uint64_t catchup_pause_ns;	/* longest write pause for a rejoin; 0 = 50 ms */
 	uint32_t max_dgram;		/* largest datagram the transport carries (its MTU
 					 * minus headers); 0 = SL_REPL_MAX_DGRAM */
+	uint64_t join_lag;		/* replica asks to rejoin within this many ids of the
+					 * leader's end; 0 = 256 */
 };
+
+/* Largest msg_size of one record for SL_REPL_MAX_DGRAM: a WRITE carries one whole record
+ * in one datagram (records are not fragmented yet; the caller splits a larger MPUB).
+ * With a smaller conf.max_dgram the limit is max_dgram - 128. */
+#define SL_REPL_MAX_REC (SL_REPL_MAX_DGRAM - 128)
 
 struct sl_repl_stats {
 	uint64_t writes;		/* records written as leader */
@@ -192,7 +199,7 @@ sl_repl_epoch(const struct sl_repl *r);
  * (ops->committed), or is rolled back (ops->rolled_back, after ops->truncate) with its
  * successors. Returns 0, the can_write error, -SL_E_EPOCH (c->epoch is not the write
  * epoch), -SL_E_PUB_ARG (not at the end, inconsistent ids) or -SL_E_TOO_BIG (msg_size >
- * SL_REPL_MAX_REC); on an error the caller must truncate its append. Owner.
+ * max_dgram - 128); on an error the caller must truncate its append. Owner.
  */
 int
 sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns);

@@ -1,0 +1,1617 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * repl.c: replication of one topic partition (repl.h), leader and replica side.
+ *
+ * Wire format of the replica datagrams (little-endian, every datagram <=
+ * SL_REPL_MAX_DGRAM bytes; docs/replication.md has the same tables):
+ *
+ * Header, 40 bytes, in every datagram:
+ *   0  u8[3] magic "SLR" (0x53 0x4c 0x52)
+ *   3  u8    version (1)
+ *   4  u8    type (T_* below)
+ *   5  u8    status (answers: ST_* below; 0 in requests)
+ *   6  u8    flags (CHAN_SYNC: F_ACK 1 = answer wanted, F_SET_OFFSET 2)
+ *   7  u8    reserved (0)
+ *   8  u32   partition
+ *   12 u32   view epoch of the leadership the datagram belongs to
+ *   16 u64   topic hash (sl_repl_topic_hash)
+ *   24 u64   leader session
+ *   32 u64   write epoch (leader: its current one; answers: echoed)
+ *
+ * A commit record ("crec", 56 bytes): u64 log_id, u64 epoch, u64 last_msg_log_id,
+ *   u64 msg_offset, u64 msg_cnt, u64 timestamp_ns, u32 msg_size, u32 msg_num.
+ *
+ * Bodies, after the header (offsets from the end of the header):
+ *   1 WRITE       leader -> ISR member: u64 commit, u64 prev_epoch (epoch of the record
+ *                 ending at log_id - 1, 0 for id 1), crec, msg_size bytes of messages
+ *   2 WRITE_ACK   member -> leader: u64 end (the end of the prefix it holds that is known
+ *                 to match the leader's log), u64 end_epoch (epoch of that record),
+ *                 u64 commit (the member's). Answers WRITE and HEARTBEAT.
+ *   3 HEARTBEAT   leader -> ISR member: u64 commit, u64 leader_end
+ *   4 CHAN_SYNC   leader -> member: u64 seq, u64 confirmed_id, u8 name_len, name bytes
+ *   5 CHAN_ACK    member -> leader: u64 seq
+ *   6 CATCHUP_REQ replica -> leader: u64 last_epoch (epoch of its last record), u64 end
+ *   7 CATCHUP_RESP leader -> replica: u64 req_epoch, u64 end (ops->epoch_end(req_epoch)),
+ *                 u64 end_epoch (epoch of the leader's record ending there), u64
+ *                 leader_end, u64 leader_last_epoch, u64 commit
+ *   8 FETCH       replica -> leader: u64 from (first id wanted), u64 prev_epoch (epoch of
+ *                 the replica's record ending at from - 1)
+ *   9 FETCH_RESP  leader -> replica: u64 from, u64 commit, u64 leader_end, u32 nrec,
+ *                 u32 reserved, then nrec times (crec, msg_size bytes of messages);
+ *                 status ST_MISMATCH when from - 1 / prev_epoch is not in the leader's log
+ *   10 JOIN_REQ   replica -> leader: u64 end
+ *
+ * Status: 0 OK, 1 DUP (already held: OK, nothing written), 2 GAP (not at the expected
+ * id, or the previous record's epoch differs: resend from the answer's end + 1), 3 FENCED
+ * (stale session or epoch), 4 NOT_ISR, 5 STALE_VIEW (the receiver's view is older than
+ * the datagram's epoch), 6 PUB_ARG, 7 IO (local append failed), 8 MISMATCH.
+ *
+ * No heap allocation after sl_repl_open: the transmit and read buffers, the window ring
+ * of pending record ends, the member table and the channel tables live in struct sl_repl.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "repl.h"
+
+#define MAGIC0 0x53
+#define MAGIC1 0x4c
+#define MAGIC2 0x52
+#define VERSION 1
+#define HDR_LEN 40
+#define CREC_LEN 56
+
+enum { T_WRITE = 1, T_WRITE_ACK, T_HEARTBEAT, T_CHAN_SYNC, T_CHAN_ACK, T_CATCHUP_REQ,
+	T_CATCHUP_RESP, T_FETCH, T_FETCH_RESP, T_JOIN_REQ, T_MAX };
+enum { ST_OK = 0, ST_DUP, ST_GAP, ST_FENCED, ST_NOT_ISR, ST_STALE_VIEW, ST_PUB_ARG, ST_IO,
+	ST_MISMATCH };
+#define F_ACK 1
+#define F_SET_OFFSET 2
+
+#define BURST 32			/* records resent per member per round */
+#define CHAN_PEND 64			/* leader: channel syncs in flight */
+#define CHAN_CACHE 64			/* replica: channels with a cached position */
+
+enum { M_NONE, M_FOLLOW, M_PROBE, M_FETCH };
+
+struct member {
+	uint32_t node;
+	uint8_t in_isr;			/* in the installed view's ISR */
+	uint8_t joining;		/* isr_join asked: counted for commits */
+	uint8_t join_wait;		/* JOIN_REQ accepted, writes paused, not yet joined */
+	uint8_t leave_asked;
+	uint64_t acked;			/* validated end it holds */
+	uint64_t next;			/* next id to send */
+	uint64_t fetch_end;		/* validated end from its last FETCH */
+	uint64_t last_send_ns;
+	uint64_t behind_since;
+	uint64_t leave_ns;
+};
+
+struct chan_pend {
+	uint8_t used;
+	uint8_t internal;		/* rejoin transfer: no chan_done */
+	uint8_t flags;
+	uint8_t need;			/* member mask */
+	uint8_t acked;
+	uint64_t seq;
+	uint64_t token;
+	uint64_t confirmed;
+	uint64_t prev;
+	uint64_t first_ns;
+	uint64_t send_ns;
+	char name[SL_REPL_CHAN_NAME_MAX];
+};
+
+struct chan_cache {
+	uint8_t used;
+	uint8_t has_cached;
+	uint64_t session;
+	uint64_t seq;
+	uint64_t cached;
+	char name[SL_REPL_CHAN_NAME_MAX];
+};
+
+struct sl_repl {
+	struct sl_repl_conf conf;
+	struct sl_repl_ops ops;
+	struct sl_repl_view view;
+	uint8_t have_view;
+	uint8_t is_leader;
+	uint8_t in_isr;			/* replica */
+	uint8_t joining;		/* replica: JOIN_REQ sent in this session */
+	uint8_t mode;			/* replica: M_* */
+	uint64_t now;
+	uint32_t maxd;			/* largest datagram we send */
+
+	/* the local log */
+	uint64_t end;
+	uint64_t end_epoch;
+	uint64_t commit;
+
+	/* leader */
+	uint64_t wepoch;
+	uint32_t gen;
+	uint32_t nmembers;
+	struct member m[SL_REPL_MAX_NODES];
+	uint64_t ring[SL_REPL_WINDOW];	/* ends of pending records */
+	uint32_t ring_head;
+	uint32_t ring_n;
+	uint64_t chan_seq;
+	uint64_t pause_until;
+	int join_idx;			/* member being joined, -1 */
+	struct chan_pend cp[CHAN_PEND];
+
+	/* replica */
+	uint64_t vend;			/* end of the prefix known to match the leader's */
+	uint64_t lcommit;		/* the leader's commit index as last heard */
+	uint64_t req_ns;
+	uint64_t join_ns;
+	struct chan_cache cc[CHAN_CACHE];
+
+	struct sl_repl_stats st;
+	uint8_t tx[SL_REPL_MAX_DGRAM];
+	uint8_t rd[SL_REPL_MAX_DGRAM];
+};
+
+/* ---- encoding ---- */
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		(uint32_t)p[3] << 24;
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void
+put_crec(uint8_t *p, const struct sl_repl_crec *c)
+{
+	put64(p, c->log_id);
+	put64(p + 8, c->epoch);
+	put64(p + 16, c->last_msg_log_id);
+	put64(p + 24, c->msg_offset);
+	put64(p + 32, c->msg_cnt);
+	put64(p + 40, c->timestamp_ns);
+	put32(p + 48, c->msg_size);
+	put32(p + 52, c->msg_num);
+}
+
+static void
+get_crec(const uint8_t *p, struct sl_repl_crec *c)
+{
+	c->log_id = get64(p);
+	c->epoch = get64(p + 8);
+	c->last_msg_log_id = get64(p + 16);
+	c->msg_offset = get64(p + 24);
+	c->msg_cnt = get64(p + 32);
+	c->timestamp_ns = get64(p + 40);
+	c->msg_size = get32(p + 48);
+	c->msg_num = get32(p + 52);
+}
+
+/* header for a datagram of this leadership (sess/vepoch/wepoch given) */
+static uint8_t *
+hdr(struct sl_repl *r, int type, int status, int flags, uint32_t vepoch, uint64_t sess,
+    uint64_t wepoch)
+{
+	uint8_t *p = r->tx;
+
+	p[0] = MAGIC0;
+	p[1] = MAGIC1;
+	p[2] = MAGIC2;
+	p[3] = VERSION;
+	p[4] = type;
+	p[5] = status;
+	p[6] = flags;
+	p[7] = 0;
+	put32(p + 8, r->conf.partition);
+	put32(p + 12, vepoch);
+	put64(p + 16, r->conf.topic_hash);
+	put64(p + 24, sess);
+	put64(p + 32, wepoch);
+	return p + HDR_LEN;
+}
+
+/* header of the current view's leadership */
+static uint8_t *
+vhdr(struct sl_repl *r, int type, int status, int flags)
+{
+	return hdr(r, type, status, flags, r->view.epoch, r->view.leader_session,
+		   r->is_leader ? r->wepoch : 0);
+}
+
+static void
+tx(struct sl_repl *r, uint32_t node, uint32_t len)
+{
+	r->ops.send(r->ops.arg, node, r->tx, len);
+	r->st.sent++;
+}
+
+/* ---- local log helpers ---- */
+
+static void
+refresh_end(struct sl_repl *r)
+{
+	struct sl_repl_crec c;
+
+	memset(&c, 0, sizeof(c));
+	r->ops.last(r->ops.arg, &c);
+	r->end = c.log_id ? c.last_msg_log_id : 0;
+	r->end_epoch = c.log_id ? c.epoch : 0;
+}
+
+/* epoch of the record ending at id: 0 for id 0, UINT64_MAX when id is no record end */
+static uint64_t
+epoch_at(struct sl_repl *r, uint64_t id)
+{
+	struct sl_repl_crec c;
+
+	if (id == 0)
+		return 0;
+	if (id == r->end)
+		return r->end_epoch;
+	if (r->ops.read(r->ops.arg, id, &c, r->rd, sizeof(r->rd)) != 0 ||
+	    c.last_msg_log_id != id)
+		return UINT64_MAX;
+	return c.epoch;
+}
+
+static void
+set_commit(struct sl_repl *r, uint64_t c)
+{
+	if (c <= r->commit)
+		return;
+	r->commit = c;
+	r->st.committed_end = c;
+	r->ops.committed(r->ops.arg, c);
+}
+
+static void
+truncate_to(struct sl_repl *r, uint64_t end)
+{
+	if (end >= r->end)
+		return;
+	r->ops.truncate(r->ops.arg, end);
+	refresh_end(r);
+	if (r->vend > r->end)
+		r->vend = r->end;
+	if (r->commit > r->end)	/* never for a correct leader; kept consistent */
+		r->commit = r->end;
+}
+
+/* ---- members (leader) ---- */
+
+static int
+in_list(const uint32_t *l, uint32_t n, uint32_t node)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && i < SL_REPL_MAX_NODES; i++)
+		if (l[i] == node)
+			return 1;
+	return 0;
+}
+
+static int
+member_idx(const struct sl_repl *r, uint32_t node)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nmembers; i++)
+		if (r->m[i].node == node)
+			return (int)i;
+	return -1;
+}
+
+static int
+counted(const struct member *m)
+{
+	return m->in_isr || m->joining;
+}
+
+static uint8_t
+counted_mask(const struct sl_repl *r, int with_join_wait)
+{
+	uint8_t mask = 0;
+	uint32_t i;
+
+	for (i = 0; i < r->nmembers; i++)
+		if (counted(&r->m[i]) || (with_join_wait && r->m[i].join_wait))
+			mask |= 1u << i;
+	return mask;
+}
+
+static int
+majority(const struct sl_repl *r)
+{
+	return r->view.nisr > r->view.nreplicas / 2;
+}
+
+static void
+ring_push(struct sl_repl *r, uint64_t end)
+{
+	if (r->ring_n == SL_REPL_WINDOW)
+		return;
+	r->ring[(r->ring_head + r->ring_n) % SL_REPL_WINDOW] = end;
+	r->ring_n++;
+}
+
+static void
+ring_pop_upto(struct sl_repl *r, uint64_t end)
+{
+	while (r->ring_n && r->ring[r->ring_head] <= end) {
+		r->ring_head = (r->ring_head + 1) % SL_REPL_WINDOW;
+		r->ring_n--;
+	}
+}
+
+static void
+advance_commit(struct sl_repl *r)
+{
+	uint64_t c = r->end;
+	uint32_t i;
+
+	if (!r->is_leader || !majority(r))
+		return;
+	for (i = 0; i < r->nmembers; i++)
+		if (counted(&r->m[i]) && r->m[i].acked < c)
+			c = r->m[i].acked;
+	if (c > r->commit) {
+		ring_pop_upto(r, c);
+		set_commit(r, c);
+	}
+}
+
+/* leader: drop everything past the commit index */
+static void
+rollback(struct sl_repl *r, int err)
+{
+	uint64_t c = r->commit;
+	uint32_t i;
+
+	if (r->end <= c)
+		return;
+	truncate_to(r, c);
+	r->gen++;
+	r->wepoch = (uint64_t)r->view.epoch << 32 | r->gen;
+	r->ring_n = 0;
+	r->st.rollbacks++;
+	for (i = 0; i < r->nmembers; i++) {
+		if (r->m[i].acked > r->end)
+			r->m[i].acked = r->end;
+		if (r->m[i].next > r->end + 1)
+			r->m[i].next = r->end + 1;
+		if (r->m[i].fetch_end > r->end)
+			r->m[i].fetch_end = r->end;
+	}
+	r->ops.rolled_back(r->ops.arg, c, err);
+}
+
+static void
+chan_finish(struct sl_repl *r, struct chan_pend *p, int err)
+{
+	struct chan_pend q = *p;
+
+	p->used = 0;
+	if (!q.internal)
+		r->ops.chan_done(r->ops.arg, q.token, err, q.prev);
+}
+
+static void
+chan_fail_all(struct sl_repl *r, int err)
+{
+	uint32_t i;
+
+	for (i = 0; i < CHAN_PEND; i++)
+		if (r->cp[i].used)
+			chan_finish(r, &r->cp[i], err);
+}
+
+static void
+chan_check(struct sl_repl *r, struct chan_pend *p)
+{
+	if (p->used && (p->need & ~p->acked) == 0 && (p->internal || majority(r)))
+		chan_finish(r, p, 0);
+}
+
+static void
+send_chan(struct sl_repl *r, struct chan_pend *p, uint32_t node)
+{
+	uint8_t *b = vhdr(r, T_CHAN_SYNC, 0, p->flags);
+	size_t n = strlen(p->name);
+
+	put64(b, p->seq);
+	put64(b + 8, p->confirmed);
+	b[16] = (uint8_t)n;
+	memcpy(b + 17, p->name, n);
+	tx(r, node, HDR_LEN + 17 + n);
+}
+
+static void
+join_cancel(struct sl_repl *r)
+{
+	uint32_t i;
+
+	if (r->join_idx < 0)
+		return;
+	r->m[r->join_idx].join_wait = 0;
+	for (i = 0; i < CHAN_PEND; i++)
+		if (r->cp[i].used && r->cp[i].internal)
+			r->cp[i].used = 0;
+	r->join_idx = -1;
+	r->pause_until = 0;
+}
+
+/* leader: the rejoining member has our end and every channel position: ask isr_join */
+static void
+join_try(struct sl_repl *r)
+{
+	struct member *m;
+	uint32_t i;
+
+	if (r->join_idx < 0)
+		return;
+	m = &r->m[r->join_idx];
+	if (m->fetch_end != r->end)
+		return;
+	for (i = 0; i < CHAN_PEND; i++)
+		if (r->cp[i].used && r->cp[i].internal)
+			return;
+	m->join_wait = 0;
+	m->joining = 1;
+	m->leave_asked = 0;
+	m->acked = r->end;
+	m->next = r->end + 1;
+	m->behind_since = r->now;
+	m->last_send_ns = r->now;
+	r->join_idx = -1;
+	r->pause_until = 0;
+	r->st.joins++;
+	r->ops.isr_join(r->ops.arg, m->node);
+}
+
+/* leader: send records [from, from + BURST) to member m, one WRITE each */
+static void
+send_from(struct sl_repl *r, struct member *m, uint64_t from)
+{
+	struct sl_repl_crec c;
+	uint64_t prev, id = from;
+	uint32_t n = 0;
+	uint8_t *b;
+
+	if (from > r->end)
+		return;
+	prev = epoch_at(r, from - 1);
+	if (prev == UINT64_MAX)
+		return;
+	while (id <= r->end && n < BURST) {
+		b = vhdr(r, T_WRITE, 0, 0);
+		if (r->ops.read(r->ops.arg, id, &c, b + 16 + CREC_LEN,
+				r->maxd - HDR_LEN - 16 - CREC_LEN) != 0 ||
+		    c.log_id != id)
+			break;
+		put64(b, r->commit);
+		put64(b + 8, prev);
+		put_crec(b + 16, &c);
+		tx(r, m->node, HDR_LEN + 16 + CREC_LEN + c.msg_size);
+		prev = c.epoch;
+		id = c.last_msg_log_id + 1;
+		n++;
+	}
+	m->next = id;
+	m->last_send_ns = r->now;
+}
+
+static void
+become_leader(struct sl_repl *r)
+{
+	struct sl_repl_crec c;
+	uint64_t id;
+	uint32_t i;
+
+	r->is_leader = 1;
+	r->mode = M_NONE;
+	r->in_isr = 1;
+	r->joining = 0;
+	refresh_end(r);
+	r->gen = 0;
+	r->wepoch = (uint64_t)r->view.epoch << 32;
+	if (r->end_epoch >= r->wepoch)	/* never from a seam that bumps the epoch */
+		r->gen = (uint32_t)(r->end_epoch & 0xffffffffu) + 1;
+	r->wepoch |= r->gen;
+	r->ring_n = 0;
+	r->ring_head = 0;
+	for (id = r->commit + 1; id <= r->end && r->ring_n < SL_REPL_WINDOW; ) {
+		if (r->ops.read(r->ops.arg, id, &c, r->rd, sizeof(r->rd)) != 0)
+			break;
+		ring_push(r, c.last_msg_log_id);
+		id = c.last_msg_log_id + 1;
+	}
+	r->join_idx = -1;
+	r->pause_until = 0;
+	r->nmembers = 0;
+	for (i = 0; i < r->view.nreplicas && i < SL_REPL_MAX_NODES; i++) {
+		struct member *m;
+
+		if (r->view.replicas[i] == r->conf.node_id)
+			continue;
+		m = &r->m[r->nmembers++];
+		memset(m, 0, sizeof(*m));
+		m->node = r->view.replicas[i];
+		m->in_isr = in_list(r->view.isr, r->view.nisr, m->node);
+		/* an ISR member holds every committed record, ours included */
+		m->acked = m->in_isr ? r->commit : 0;
+		m->next = r->commit + 1;
+		m->behind_since = r->now;
+	}
+	advance_commit(r);
+}
+
+/* leader, same leadership, new ISR */
+static void
+leader_view_change(struct sl_repl *r)
+{
+	uint32_t i, j;
+	int shrunk = 0;
+
+	for (i = 0; i < r->nmembers; i++) {
+		struct member *m = &r->m[i];
+		int now_in = in_list(r->view.isr, r->view.nisr, m->node);
+
+		if (now_in && !m->in_isr) {
+			m->in_isr = 1;
+			m->joining = 0;
+			m->leave_asked = 0;
+		} else if (!now_in && m->in_isr) {
+			m->in_isr = 0;
+			m->joining = 0;
+			shrunk = 1;
+		} else if (!now_in && m->joining && m->leave_asked) {
+			/* we asked it out after asking it in: the seam has it out */
+			m->joining = 0;
+			shrunk = 1;
+		}
+		if (!in_list(r->view.replicas, r->view.nreplicas, m->node)) {
+			m->in_isr = 0;
+			m->joining = 0;
+		}
+	}
+	if (r->join_idx >= 0 && !r->m[r->join_idx].join_wait)
+		r->join_idx = -1;
+	if (shrunk) {
+		advance_commit(r);
+		if (r->end > r->commit)
+			rollback(r, -SL_E_QUORUM);
+		for (j = 0; j < CHAN_PEND; j++) {
+			struct chan_pend *p = &r->cp[j];
+
+			if (!p->used)
+				continue;
+			p->need &= counted_mask(r, p->internal);
+			if (!majority(r))
+				chan_finish(r, p, -SL_E_QUORUM);
+			else
+				chan_check(r, p);
+		}
+	}
+	advance_commit(r);
+}
+
+/* ---- replica side ---- */
+
+static void
+replica_commit(struct sl_repl *r)
+{
+	uint64_t c = r->lcommit < r->vend ? r->lcommit : r->vend;
+
+	set_commit(r, c);
+}
+
+static void
+send_catchup_req(struct sl_repl *r)
+{
+	uint8_t *b = vhdr(r, T_CATCHUP_REQ, 0, 0);
+
+	put64(b, r->end_epoch);
+	put64(b + 8, r->end);
+	tx(r, r->view.leader, HDR_LEN + 16);
+	r->req_ns = r->now;
+}
+
+static void
+send_fetch(struct sl_repl *r)
+{
+	uint8_t *b = vhdr(r, T_FETCH, 0, 0);
+
+	put64(b, r->end + 1);
+	put64(b + 8, r->end_epoch);
+	tx(r, r->view.leader, HDR_LEN + 16);
+	r->req_ns = r->now;
+	r->st.fetches++;
+}
+
+static struct chan_cache *
+cache_get(struct sl_repl *r, const char *name)
+{
+	struct chan_cache *free_e = NULL, *victim = &r->cc[0];
+	uint32_t i;
+
+	for (i = 0; i < CHAN_CACHE; i++) {
+		struct chan_cache *e = &r->cc[i];
+
+		if (!e->used) {
+			if (!free_e)
+				free_e = e;
+			continue;
+		}
+		if (strcmp(e->name, name) == 0)
+			return e;
+		if (!e->has_cached && (victim->has_cached || e->seq < victim->seq))
+			victim = e;
+	}
+	if (!free_e)
+		free_e = victim;
+	memset(free_e, 0, sizeof(*free_e));
+	free_e->used = 1;
+	strcpy(free_e->name, name);
+	return free_e;
+}
+
+static void
+cache_apply(struct sl_repl *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < CHAN_CACHE; i++) {
+		struct chan_cache *e = &r->cc[i];
+
+		if (e->used && e->has_cached && e->cached <= r->end + 1) {
+			e->has_cached = 0;
+			r->ops.chan_set(r->ops.arg, e->name, e->cached);
+		}
+	}
+}
+
+/* MPUB / PUB argument checks of a record from the leader */
+static int
+pub_args_ok(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs)
+{
+	uint64_t first, last;
+	uint32_t num;
+
+	if (c->log_id == 0 || c->msg_num == 0 || c->last_msg_log_id < c->log_id ||
+	    c->last_msg_log_id - c->log_id + 1 != c->msg_num ||
+	    c->msg_cnt != c->last_msg_log_id)
+		return 0;
+	if (!r->ops.msg_ids)
+		return 1;
+	if (r->ops.msg_ids(r->ops.arg, msgs, c->msg_size, &first, &last, &num) != 0)
+		return 0;
+	return first == c->log_id && last == c->last_msg_log_id && num == c->msg_num;
+}
+
+/* a record from the current leader, to append at our end; prev_epoch: the leader's
+ * record ending at log_id - 1. Returns ST_* */
+static int
+apply_record(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs,
+	     uint64_t prev_epoch)
+{
+	struct sl_repl_crec h;
+	int rc;
+
+	if (!pub_args_ok(r, c, msgs))
+		return ST_PUB_ARG;
+	if (c->last_msg_log_id <= r->commit)
+		return ST_DUP;
+	if (c->log_id <= r->end) {
+		/* overlap: the same (epoch, id) is the same record */
+		if (r->ops.read(r->ops.arg, c->log_id, &h, r->rd, sizeof(r->rd)) == 0 &&
+		    h.log_id == c->log_id && h.epoch == c->epoch &&
+		    h.last_msg_log_id == c->last_msg_log_id) {
+			/* log matching: our prefix up to it is the leader's */
+			if (c->last_msg_log_id > r->vend)
+				r->vend = c->last_msg_log_id;
+			r->st.dup_writes++;
+			return ST_DUP;
+		}
+		if (c->log_id <= r->commit || epoch_at(r, c->log_id - 1) != prev_epoch)
+			return ST_GAP;
+		r->st.truncated_on_catchup += r->end - (c->log_id - 1);
+		truncate_to(r, c->log_id - 1);
+	}
+	if (c->log_id != r->end + 1 || r->end_epoch != prev_epoch) {
+		r->st.gaps++;
+		return ST_GAP;
+	}
+	rc = r->ops.append(r->ops.arg, c, msgs);
+	if (rc != 0) {
+		refresh_end(r);
+		return ST_IO;
+	}
+	r->end = c->last_msg_log_id;
+	r->end_epoch = c->epoch;
+	r->vend = r->end;
+	return ST_OK;
+}
+
+/* fencing of a leader datagram; 0 = accept, else the ST_* answer */
+static int
+fence(struct sl_repl *r, uint32_t from, uint32_t vepoch, uint64_t sess, int need_isr)
+{
+	if (!r->have_view || vepoch > r->view.epoch)
+		return ST_STALE_VIEW;
+	if (vepoch < r->view.epoch || sess != r->view.leader_session ||
+	    from != r->view.leader || r->is_leader)
+		return ST_FENCED;
+	if (need_isr && !r->in_isr && !r->joining)
+		return ST_NOT_ISR;
+	return 0;
+}
+
+static void
+send_ack(struct sl_repl *r, uint32_t to, int status, uint32_t vepoch, uint64_t sess,
+	 uint64_t wepoch)
+{
+	uint8_t *b = hdr(r, T_WRITE_ACK, status, 0, vepoch, sess, wepoch);
+	uint64_t e = epoch_at(r, r->vend);
+
+	if (e == UINT64_MAX) {	/* cannot happen: vend is a record end */
+		r->vend = r->commit;
+		e = epoch_at(r, r->vend);
+	}
+	put64(b, r->vend);
+	put64(b + 8, e);
+	put64(b + 16, r->commit);
+	tx(r, to, HDR_LEN + 24);
+}
+
+/* ---- input ---- */
+
+struct din {
+	uint32_t from;
+	uint32_t len;
+	const uint8_t *p;		/* body */
+	uint32_t blen;
+	int type;
+	int status;
+	int flags;
+	uint32_t vepoch;
+	uint64_t sess;
+	uint64_t wepoch;
+};
+
+static void
+in_write(struct sl_repl *r, struct din *d)
+{
+	struct sl_repl_crec c;
+	int st;
+
+	if (d->blen < 16 + CREC_LEN)
+		goto bad;
+	get_crec(d->p + 16, &c);
+	if (c.msg_size > d->blen - 16 - CREC_LEN)
+		goto bad;
+	st = fence(r, d->from, d->vepoch, d->sess, 1);
+	if (st) {
+		if (st == ST_FENCED || st == ST_NOT_ISR)
+			r->st.fenced++;
+		send_ack(r, d->from, st, d->vepoch, d->sess, d->wepoch);
+		return;
+	}
+	st = apply_record(r, &c, d->p + 16 + CREC_LEN, get64(d->p + 8));
+	if (get64(d->p) > r->lcommit)
+		r->lcommit = get64(d->p);
+	replica_commit(r);
+	cache_apply(r);
+	send_ack(r, d->from, st, d->vepoch, d->sess, d->wepoch);
+	return;
+bad:
+	r->st.bad_dgrams++;
+}
+
+static void
+in_heartbeat(struct sl_repl *r, struct din *d)
+{
+	int st;
+
+	if (d->blen < 16) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	st = fence(r, d->from, d->vepoch, d->sess, 1);
+	if (!st) {
+		if (get64(d->p) > r->lcommit)
+			r->lcommit = get64(d->p);
+		replica_commit(r);
+		if (r->vend < get64(d->p + 8))
+			st = ST_GAP;
+	}
+	send_ack(r, d->from, st, d->vepoch, d->sess, d->wepoch);
+}
+
+/* leader: an answer from member m for the current leadership */
+static struct member *
+leader_member(struct sl_repl *r, struct din *d)
+{
+	int i;
+
+	if (!r->is_leader || d->vepoch != r->view.epoch || d->sess != r->view.leader_session)
+		return NULL;
+	i = member_idx(r, d->from);
+	return i < 0 ? NULL : &r->m[i];
+}
+
+/* leader: is (end, epoch) a record end of our log with that epoch? */
+static int
+valid_end(struct sl_repl *r, uint64_t end, uint64_t epoch)
+{
+	if (end > r->end)
+		return 0;
+	if (end == 0)
+		return epoch == 0;
+	if (epoch == r->wepoch)
+		return 1;	/* records of the current epoch never change */
+	return epoch_at(r, end) == epoch;
+}
+
+static void
+in_write_ack(struct sl_repl *r, struct din *d)
+{
+	struct member *m = leader_member(r, d);
+	uint64_t end, e;
+
+	if (d->blen < 24) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (!m)
+		return;
+	r->st.acks_in++;
+	if (d->status != ST_OK && d->status != ST_DUP && d->status != ST_GAP)
+		return;
+	end = get64(d->p);
+	e = get64(d->p + 8);
+	if (!valid_end(r, end, e)) {
+		if (d->status == ST_GAP && m->next > m->acked + 1)
+			m->next = m->acked + 1;
+		return;
+	}
+	if (end > m->acked) {
+		m->acked = end;
+		m->behind_since = r->now;
+		m->leave_asked = 0;
+	}
+	if (d->status == ST_GAP) {
+		/* go back to what it holds; resend at once unless we just did */
+		if (m->next > end + 1)
+			m->next = end + 1;
+		if (counted(m) && r->now - m->last_send_ns >= r->conf.retransmit_ns / 4) {
+			send_from(r, m, m->next);
+			r->st.retransmits++;
+		}
+	} else if (m->next < end + 1) {
+		m->next = end + 1;
+	}
+	advance_commit(r);
+}
+
+static void
+in_chan_sync(struct sl_repl *r, struct din *d)
+{
+	char name[SL_REPL_CHAN_NAME_MAX];
+	struct chan_cache *e;
+	uint64_t seq, pos;
+	uint8_t *b;
+	uint32_t n;
+	int st;
+
+	if (d->blen < 17 || (n = d->p[16]) == 0 || n >= SL_REPL_CHAN_NAME_MAX ||
+	    17 + n > d->blen) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	seq = get64(d->p);
+	pos = get64(d->p + 8);
+	memcpy(name, d->p + 17, n);
+	name[n] = 0;
+	st = fence(r, d->from, d->vepoch, d->sess, 1);
+	if (!st) {
+		e = cache_get(r, name);
+		if (e->session != d->sess) {
+			e->session = d->sess;
+			e->seq = 0;
+		}
+		if (seq > e->seq) {
+			e->seq = seq;
+			r->st.chan_syncs++;
+			if (pos <= r->end + 1) {
+				e->has_cached = 0;
+				r->ops.chan_set(r->ops.arg, name, pos);
+			} else {
+				e->has_cached = 1;
+				e->cached = pos;
+				r->st.chan_cached++;
+			}
+		}
+	} else {
+		r->st.fenced++;
+	}
+	if (!(d->flags & F_ACK))
+		return;
+	b = hdr(r, T_CHAN_ACK, st, 0, d->vepoch, d->sess, d->wepoch);
+	put64(b, seq);
+	tx(r, d->from, HDR_LEN + 8);
+}
+
+static void
+in_chan_ack(struct sl_repl *r, struct din *d)
+{
+	struct member *m = leader_member(r, d);
+	uint64_t seq;
+	uint32_t i;
+
+	if (d->blen < 8) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (!m || d->status != ST_OK)
+		return;
+	seq = get64(d->p);
+	for (i = 0; i < CHAN_PEND; i++) {
+		struct chan_pend *p = &r->cp[i];
+
+		if (p->used && p->seq == seq) {
+			p->acked |= 1u << (m - r->m);
+			chan_check(r, p);
+			break;
+		}
+	}
+	join_try(r);
+}
+
+static void
+in_catchup_req(struct sl_repl *r, struct din *d)
+{
+	struct member *m = leader_member(r, d);
+	uint64_t req, end;
+	uint8_t *b;
+
+	if (d->blen < 16) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (!m)
+		return;
+	req = get64(d->p);
+	end = r->ops.epoch_end(r->ops.arg, req);
+	if (end > r->end)
+		end = r->end;
+	b = vhdr(r, T_CATCHUP_RESP, 0, 0);
+	put64(b, req);
+	put64(b + 8, end);
+	put64(b + 16, epoch_at(r, end));
+	put64(b + 24, r->end);
+	put64(b + 32, r->end_epoch);
+	put64(b + 40, r->commit);
+	tx(r, d->from, HDR_LEN + 48);
+}
+
+static void
+in_catchup_resp(struct sl_repl *r, struct din *d)
+{
+	uint64_t lend, lep, t, mine;
+
+	if (d->blen < 48) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (fence(r, d->from, d->vepoch, d->sess, 0) || r->mode != M_PROBE ||
+	    get64(d->p) != r->end_epoch)
+		return;
+	lend = get64(d->p + 8);
+	lep = get64(d->p + 16);
+	if (lep == UINT64_MAX)
+		return;
+	mine = r->ops.epoch_end(r->ops.arg, lep);
+	t = lend < mine ? lend : mine;
+	if (t < r->end) {
+		r->st.truncated_on_catchup += r->end - t;
+		truncate_to(r, t);
+	}
+	if (get64(d->p + 40) > r->lcommit)
+		r->lcommit = get64(d->p + 40);
+	if (r->end == 0 || r->end_epoch == lep) {
+		/* our log is a prefix of the leader's */
+		r->vend = r->end;
+		replica_commit(r);
+		r->mode = M_FETCH;
+		r->st.catchups++;
+		send_fetch(r);
+	} else {
+		send_catchup_req(r);
+	}
+}
+
+static void
+in_fetch(struct sl_repl *r, struct din *d)
+{
+	struct member *m = leader_member(r, d);
+	struct sl_repl_crec c;
+	uint64_t from, prev, id;
+	uint32_t off, nrec = 0;
+	uint8_t *b;
+	int st = ST_OK;
+
+	if (d->blen < 16) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (!m)
+		return;
+	from = get64(d->p);
+	prev = get64(d->p + 8);
+	r->st.fetches++;
+	if (from == 0 || from - 1 > r->end || epoch_at(r, from - 1) != prev)
+		st = ST_MISMATCH;
+	b = vhdr(r, T_FETCH_RESP, st, 0);
+	put64(b, from);
+	put64(b + 8, r->commit);
+	put64(b + 16, r->end);
+	off = HDR_LEN + 32;
+	for (id = from; st == ST_OK && id <= r->end; id = c.last_msg_log_id + 1) {
+		if (off + CREC_LEN >= r->maxd)
+			break;
+		if (r->ops.read(r->ops.arg, id, &c, r->tx + off + CREC_LEN,
+				r->maxd - off - CREC_LEN) != 0 || c.log_id != id)
+			break;
+		put_crec(r->tx + off, &c);
+		off += CREC_LEN + c.msg_size;
+		nrec++;
+	}
+	put32(b + 24, nrec);
+	put32(b + 28, 0);
+	tx(r, d->from, off);
+	if (st != ST_OK)
+		return;
+	/* it holds our log up to from - 1 */
+	m->fetch_end = from - 1;
+	if (counted(m) && from - 1 > m->acked) {
+		m->acked = from - 1;
+		m->behind_since = r->now;
+		advance_commit(r);
+	}
+	join_try(r);
+}
+
+static void
+in_fetch_resp(struct sl_repl *r, struct din *d)
+{
+	struct sl_repl_crec c;
+	uint64_t prev, lend;
+	uint32_t nrec, i, off;
+	int st, more;
+
+	if (d->blen < 32) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (fence(r, d->from, d->vepoch, d->sess, 0) || r->mode != M_FETCH)
+		return;
+	if (d->status == ST_MISMATCH) {
+		r->mode = M_PROBE;
+		send_catchup_req(r);
+		return;
+	}
+	if (get64(d->p) != r->end + 1)
+		return;		/* late answer */
+	prev = r->end_epoch;
+	lend = get64(d->p + 16);
+	nrec = get32(d->p + 24);
+	off = 32;
+	for (i = 0; i < nrec; i++) {
+		if (off + CREC_LEN > d->blen)
+			break;
+		get_crec(d->p + off, &c);
+		if (c.msg_size > d->blen - off - CREC_LEN)
+			break;
+		st = apply_record(r, &c, d->p + off + CREC_LEN, prev);
+		if (st != ST_OK && st != ST_DUP)
+			break;
+		prev = c.epoch;
+		off += CREC_LEN + c.msg_size;
+	}
+	if (get64(d->p + 8) > r->lcommit)
+		r->lcommit = get64(d->p + 8);
+	replica_commit(r);
+	cache_apply(r);
+	more = r->end < lend;
+	if (!r->in_isr && r->end + r->conf.join_lag >= lend &&
+	    r->now - r->join_ns >= r->conf.retransmit_ns * 4) {
+		uint8_t *b = vhdr(r, T_JOIN_REQ, 0, 0);
+
+		put64(b, r->end);
+		tx(r, r->view.leader, HDR_LEN + 8);
+		r->joining = 1;
+		r->join_ns = r->now;
+		more = 1;	/* the leader joins us when a FETCH shows its end */
+	}
+	if (more)
+		send_fetch(r);
+}
+
+static void
+in_join_req(struct sl_repl *r, struct din *d)
+{
+	struct member *m = leader_member(r, d);
+	char name[SL_REPL_CHAN_NAME_MAX];
+	uint64_t pos;
+	uint32_t idx, j, k;
+
+	if (d->blen < 8) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (!m || counted(m) || r->join_idx >= 0 || !majority(r))
+		return;
+	if (r->view.writes_disabled)
+		return;
+	/* channel positions go first, as internal syncs to it alone */
+	k = 0;
+	if (r->ops.chan_get) {
+		for (idx = 0; r->ops.chan_get(r->ops.arg, idx, name, &pos) == 0; idx++) {
+			for (; k < CHAN_PEND && r->cp[k].used; k++)
+				;
+			if (k == CHAN_PEND) {
+				for (j = 0; j < CHAN_PEND; j++)
+					if (r->cp[j].used && r->cp[j].internal)
+						r->cp[j].used = 0;
+				return;	/* no room now: it asks again */
+			}
+			struct chan_pend *p = &r->cp[k];
+
+			memset(p, 0, sizeof(*p));
+			p->used = 1;
+			p->internal = 1;
+			p->flags = F_ACK | F_SET_OFFSET;
+			p->need = 1u << (m - r->m);
+			p->seq = ++r->chan_seq;
+			p->confirmed = pos;
+			p->first_ns = r->now;
+			p->send_ns = r->now;
+			name[SL_REPL_CHAN_NAME_MAX - 1] = 0;
+			strcpy(p->name, name);
+			send_chan(r, p, m->node);
+		}
+	}
+	m->join_wait = 1;
+	m->leave_asked = 0;
+	r->join_idx = (int)(m - r->m);
+	r->pause_until = r->now + r->conf.catchup_pause_ns;
+	join_try(r);
+}
+
+void
+sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, uint64_t now_ns)
+{
+	const uint8_t *p = buf;
+	struct din d;
+
+	r->now = now_ns;
+	if (len < HDR_LEN || p[0] != MAGIC0 || p[1] != MAGIC1 || p[2] != MAGIC2 ||
+	    p[3] != VERSION || p[4] == 0 || p[4] >= T_MAX || get32(p + 8) != r->conf.partition ||
+	    get64(p + 16) != r->conf.topic_hash || len > SL_REPL_MAX_DGRAM) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	d.from = from;
+	d.len = len;
+	d.p = p + HDR_LEN;
+	d.blen = len - HDR_LEN;
+	d.type = p[4];
+	d.status = p[5];
+	d.flags = p[6];
+	d.vepoch = get32(p + 12);
+	d.sess = get64(p + 24);
+	d.wepoch = get64(p + 32);
+	switch (d.type) {
+	case T_WRITE:
+		in_write(r, &d);
+		break;
+	case T_WRITE_ACK:
+		in_write_ack(r, &d);
+		break;
+	case T_HEARTBEAT:
+		in_heartbeat(r, &d);
+		break;
+	case T_CHAN_SYNC:
+		in_chan_sync(r, &d);
+		break;
+	case T_CHAN_ACK:
+		in_chan_ack(r, &d);
+		break;
+	case T_CATCHUP_REQ:
+		in_catchup_req(r, &d);
+		break;
+	case T_CATCHUP_RESP:
+		in_catchup_resp(r, &d);
+		break;
+	case T_FETCH:
+		in_fetch(r, &d);
+		break;
+	case T_FETCH_RESP:
+		in_fetch_resp(r, &d);
+		break;
+	case T_JOIN_REQ:
+		in_join_req(r, &d);
+		break;
+	}
+}
+
+/* ---- API ---- */
+
+struct sl_repl *
+sl_repl_open(const struct sl_repl_conf *conf)
+{
+	struct sl_repl *r;
+	const struct sl_repl_ops *o = conf ? conf->ops : NULL;
+
+	if (!o || !o->send || !o->append || !o->truncate || !o->read || !o->last ||
+	    !o->epoch_end || !o->isr_leave || !o->isr_join || !o->committed ||
+	    !o->rolled_back || !o->chan_set || !o->chan_done) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->conf = *conf;
+	r->ops = *o;
+	if (!r->conf.retransmit_ns)
+		r->conf.retransmit_ns = 2000000;
+	if (!r->conf.lag_timeout_ns)
+		r->conf.lag_timeout_ns = 500000000;
+	if (!r->conf.catchup_pause_ns)
+		r->conf.catchup_pause_ns = 50000000;
+	if (!r->conf.join_lag)
+		r->conf.join_lag = 256;
+	r->maxd = SL_REPL_MAX_DGRAM;
+	if (r->conf.max_dgram && r->conf.max_dgram < SL_REPL_MAX_DGRAM)
+		r->maxd = r->conf.max_dgram < 512 ? 512 : r->conf.max_dgram;
+	r->join_idx = -1;
+	refresh_end(r);
+	return r;
+}
+
+void
+sl_repl_close(struct sl_repl *r)
+{
+	free(r);
+}
+
+void
+sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_ns)
+{
+	struct sl_repl_view old = r->view;
+	int had = r->have_view;
+	int same_lead;
+
+	r->now = now_ns;
+	if (had && v->version < old.version)
+		return;
+	r->view = *v;
+	if (r->view.nreplicas > SL_REPL_MAX_NODES)
+		r->view.nreplicas = SL_REPL_MAX_NODES;
+	if (r->view.nisr > SL_REPL_MAX_NODES)
+		r->view.nisr = SL_REPL_MAX_NODES;
+	r->have_view = 1;
+	same_lead = had && old.leader == v->leader && old.epoch == v->epoch &&
+		old.leader_session == v->leader_session;
+	if (v->leader == r->conf.node_id) {
+		if (r->is_leader && same_lead) {
+			leader_view_change(r);
+			return;
+		}
+		if (r->is_leader) {
+			/* a new epoch or session under us: our pending writes are void */
+			rollback(r, -SL_E_EPOCH);
+			chan_fail_all(r, -SL_E_EPOCH);
+		}
+		become_leader(r);
+		return;
+	}
+	if (r->is_leader) {
+		rollback(r, -SL_E_NOT_LEADER);
+		chan_fail_all(r, -SL_E_NOT_LEADER);
+		r->is_leader = 0;
+		r->join_idx = -1;
+		r->nmembers = 0;
+	}
+	if (!same_lead) {
+		r->vend = r->commit;
+		r->lcommit = 0;
+		r->joining = 0;
+		r->join_ns = 0;
+		r->mode = M_NONE;
+	}
+	r->in_isr = in_list(v->isr, v->nisr, r->conf.node_id);
+	if (r->in_isr) {
+		r->mode = M_FOLLOW;
+		r->joining = 0;
+	} else if (r->mode == M_FOLLOW || r->mode == M_NONE) {
+		r->mode = M_PROBE;
+		send_catchup_req(r);
+	}
+}
+
+int
+sl_repl_can_write(const struct sl_repl *r)
+{
+	if (!r->is_leader)
+		return -SL_E_NOT_LEADER;
+	if (r->view.writes_disabled || r->join_idx >= 0)
+		return -SL_E_WRITE_DISABLED;
+	if (!majority(r))
+		return -SL_E_QUORUM;
+	if (r->ring_n >= SL_REPL_WINDOW)
+		return -SL_E_FULL;
+	return 0;
+}
+
+uint64_t
+sl_repl_epoch(const struct sl_repl *r)
+{
+	return r->wepoch;
+}
+
+int
+sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns)
+{
+	uint64_t prev;
+	uint32_t i, len;
+	uint8_t *b;
+	int rc;
+
+	r->now = now_ns;
+	rc = sl_repl_can_write(r);
+	if (rc)
+		return rc;
+	if (c->epoch != r->wepoch)
+		return -SL_E_EPOCH;
+	if (c->log_id != r->end + 1 || c->msg_num == 0 || c->last_msg_log_id < c->log_id ||
+	    c->last_msg_log_id - c->log_id + 1 != c->msg_num)
+		return -SL_E_PUB_ARG;
+	if (c->msg_size > r->maxd - 128)
+		return -SL_E_TOO_BIG;
+	prev = r->end_epoch;
+	r->end = c->last_msg_log_id;
+	r->end_epoch = c->epoch;
+	ring_push(r, r->end);
+	r->st.writes++;
+	b = vhdr(r, T_WRITE, 0, 0);
+	put64(b, r->commit);
+	put64(b + 8, prev);
+	put_crec(b + 16, c);
+	memcpy(b + 16 + CREC_LEN, msgs, c->msg_size);
+	len = HDR_LEN + 16 + CREC_LEN + c->msg_size;
+	for (i = 0; i < r->nmembers; i++) {
+		struct member *m = &r->m[i];
+
+		if (!counted(m))
+			continue;
+		if (m->acked + 1 == c->log_id)
+			m->behind_since = now_ns;
+		if (m->next != c->log_id)
+			continue;	/* behind: the retransmit timer serves it */
+		tx(r, m->node, len);
+		m->next = r->end + 1;
+		m->last_send_ns = now_ns;
+	}
+	advance_commit(r);
+	return 0;
+}
+
+int
+sl_repl_chan_sync(struct sl_repl *r, const char *chan, uint64_t confirmed_id, uint64_t prev_id,
+		  int ordered, int set_offset, uint64_t token, uint64_t now_ns)
+{
+	struct chan_pend *p = NULL;
+	size_t n = chan ? strlen(chan) : 0;
+	uint32_t i;
+
+	r->now = now_ns;
+	if (!r->is_leader)
+		return -SL_E_NOT_LEADER;
+	if (n == 0 || n >= SL_REPL_CHAN_NAME_MAX)
+		return -SL_E_NAME;
+	if (!ordered && !set_offset) {
+		struct chan_pend tmp;
+
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.seq = ++r->chan_seq;
+		tmp.confirmed = confirmed_id;
+		memcpy(tmp.name, chan, n + 1);
+		for (i = 0; i < r->nmembers; i++)
+			if (counted(&r->m[i]) || r->m[i].join_wait)
+				send_chan(r, &tmp, r->m[i].node);
+		r->st.chan_syncs++;
+		r->ops.chan_done(r->ops.arg, token, 0, prev_id);
+		return 0;
+	}
+	if (!majority(r))
+		return -SL_E_QUORUM;
+	for (i = 0; i < CHAN_PEND; i++)
+		if (!r->cp[i].used) {
+			p = &r->cp[i];
+			break;
+		}
+	if (!p)
+		return -SL_E_FULL;
+	memset(p, 0, sizeof(*p));
+	p->used = 1;
+	p->flags = F_ACK | (set_offset ? F_SET_OFFSET : 0);
+	p->need = counted_mask(r, 1);
+	p->seq = ++r->chan_seq;
+	p->token = token;
+	p->confirmed = confirmed_id;
+	p->prev = prev_id;
+	p->first_ns = now_ns;
+	p->send_ns = now_ns;
+	memcpy(p->name, chan, n + 1);
+	r->st.chan_syncs++;
+	for (i = 0; i < r->nmembers; i++)
+		if (p->need & (1u << i))
+			send_chan(r, p, r->m[i].node);
+	chan_check(r, p);
+	return 0;
+}
+
+static uint32_t
+leader_poll(struct sl_repl *r)
+{
+	uint64_t now = r->now, rt = r->conf.retransmit_ns, lag = r->conf.lag_timeout_ns;
+	uint32_t i, j, done = 0;
+
+	if (r->join_idx >= 0 && now >= r->pause_until) {
+		join_cancel(r);	/* it did not make it in time: writes go on */
+		done++;
+	}
+	for (i = 0; i < r->nmembers; i++) {
+		struct member *m = &r->m[i];
+
+		if (!counted(m))
+			continue;
+		if (m->acked < r->end) {
+			if (now - m->last_send_ns >= rt) {
+				send_from(r, m, m->acked + 1);
+				r->st.retransmits++;
+				done++;
+			}
+			if (now - m->behind_since >= lag &&
+			    (!m->leave_asked || now - m->leave_ns >= lag)) {
+				m->leave_asked = 1;
+				m->leave_ns = now;
+				r->st.isr_leaves++;
+				r->ops.isr_leave(r->ops.arg, m->node);
+				done++;
+			}
+		} else if (now - m->last_send_ns >= rt * 4) {
+			uint8_t *b = vhdr(r, T_HEARTBEAT, 0, 0);
+
+			put64(b, r->commit);
+			put64(b + 8, r->end);
+			tx(r, m->node, HDR_LEN + 16);
+			m->last_send_ns = now;
+			done++;
+		}
+	}
+	for (j = 0; j < CHAN_PEND; j++) {
+		struct chan_pend *p = &r->cp[j];
+
+		if (!p->used)
+			continue;
+		if (!p->internal && now - p->first_ns >= 4 * lag) {
+			chan_finish(r, p, -SL_E_QUORUM);
+			done++;
+			continue;
+		}
+		if (now - p->send_ns >= rt) {
+			p->send_ns = now;
+			for (i = 0; i < r->nmembers; i++) {
+				struct member *m = &r->m[i];
+
+				if (!(p->need & ~p->acked & (1u << i)))
+					continue;
+				send_chan(r, p, m->node);
+				if (!p->internal && m->in_isr && now - p->first_ns >= lag &&
+				    (!m->leave_asked || now - m->leave_ns >= lag)) {
+					m->leave_asked = 1;
+					m->leave_ns = now;
+					r->st.isr_leaves++;
+					r->ops.isr_leave(r->ops.arg, m->node);
+				}
+			}
+			done++;
+		}
+	}
+	return done;
+}
+
+uint32_t
+sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
+{
+	r->now = now_ns;
+	if (!r->have_view)
+		return 0;
+	if (r->is_leader)
+		return leader_poll(r);
+	if (now_ns - r->req_ns < r->conf.retransmit_ns)
+		return 0;
+	if (r->mode == M_PROBE) {
+		send_catchup_req(r);
+		return 1;
+	}
+	if (r->mode == M_FETCH) {
+		send_fetch(r);
+		return 1;
+	}
+	return 0;
+}
+
+uint64_t
+sl_repl_committed(const struct sl_repl *r)
+{
+	return r->commit;
+}
+
+int
+sl_repl_in_sync(const struct sl_repl *r)
+{
+	return r->is_leader || (r->have_view && r->in_isr);
+}
+
+void
+sl_repl_get_stats(const struct sl_repl *r, struct sl_repl_stats *st)
+{
+	*st = r->st;
+	st->committed_end = r->commit;
+}
+
+uint64_t
+sl_repl_topic_hash(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (uint8_t)name[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
