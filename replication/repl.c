@@ -148,6 +148,8 @@ struct sl_repl {
 	/* replica */
 	uint64_t vend;			/* end of the prefix known to match the leader's */
 	uint64_t lcommit;		/* the leader's commit index as last heard */
+	uint64_t lwepoch;		/* the leader's highest write epoch heard: a datagram
+					 * with an older one was sent before a rollback */
 	uint64_t req_ns;
 	uint64_t join_ns;
 	struct chan_cache cc[CHAN_CACHE];
@@ -773,6 +775,16 @@ fence(struct sl_repl *r, uint32_t from, uint32_t vepoch, uint64_t sess, int need
 	return 0;
 }
 
+/* a datagram of the current leadership sent before one of its rollbacks? */
+static int
+stale_gen(struct sl_repl *r, uint64_t wepoch)
+{
+	if (wepoch < r->lwepoch)
+		return 1;
+	r->lwepoch = wepoch;
+	return 0;
+}
+
 static void
 send_ack(struct sl_repl *r, uint32_t to, int status, uint32_t vepoch, uint64_t sess,
 	 uint64_t wepoch)
@@ -823,6 +835,8 @@ in_write(struct sl_repl *r, struct din *d)
 		send_ack(r, d->from, st, d->vepoch, d->sess, d->wepoch);
 		return;
 	}
+	if (stale_gen(r, d->wepoch))
+		return;
 	st = apply_record(r, &c, d->p + 16 + CREC_LEN, get64(d->p + 8));
 	if (get64(d->p) > r->lcommit)
 		r->lcommit = get64(d->p);
@@ -844,6 +858,8 @@ in_heartbeat(struct sl_repl *r, struct din *d)
 		return;
 	}
 	st = fence(r, d->from, d->vepoch, d->sess, 1);
+	if (!st && stale_gen(r, d->wepoch))
+		return;
 	if (!st) {
 		if (get64(d->p) > r->lcommit)
 			r->lcommit = get64(d->p);
@@ -1120,7 +1136,8 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		r->st.bad_dgrams++;
 		return;
 	}
-	if (fence(r, d->from, d->vepoch, d->sess, 0) || r->mode != M_FETCH)
+	if (fence(r, d->from, d->vepoch, d->sess, 0) || r->mode != M_FETCH ||
+	    stale_gen(r, d->wepoch))
 		return;
 	if (d->status == ST_MISMATCH) {
 		r->mode = M_PROBE;
@@ -1176,7 +1193,7 @@ in_join_req(struct sl_repl *r, struct din *d)
 		r->st.bad_dgrams++;
 		return;
 	}
-	if (!m || counted(m) || r->join_idx >= 0 || !majority(r))
+	if (!m || counted(m) || r->join_idx >= 0)
 		return;
 	if (r->view.writes_disabled)
 		return;
@@ -1356,6 +1373,7 @@ sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_n
 	if (!same_lead) {
 		r->vend = r->commit;
 		r->lcommit = 0;
+		r->lwepoch = 0;
 		r->joining = 0;
 		r->join_ns = 0;
 		r->mode = M_NONE;
