@@ -134,6 +134,9 @@ struct sl_repl {
 
 	/* leader */
 	uint64_t wepoch;
+	uint64_t inherited;		/* our end when we became leader: records of earlier
+					 * leaderships, maybe committed by them, never rolled
+					 * back by us */
 	uint32_t gen;
 	uint32_t nmembers;
 	struct member m[SL_REPL_MAX_NODES];
@@ -389,11 +392,11 @@ advance_commit(struct sl_repl *r)
 	}
 }
 
-/* leader: drop everything past the commit index */
+/* leader: drop what we wrote past the commit index */
 static void
 rollback(struct sl_repl *r, int err)
 {
-	uint64_t c = r->commit;
+	uint64_t c = r->commit > r->inherited ? r->commit : r->inherited;
 	uint32_t i;
 
 	if (r->end <= c)
@@ -541,6 +544,7 @@ become_leader(struct sl_repl *r)
 	r->in_isr = 1;
 	r->joining = 0;
 	refresh_end(r);
+	r->inherited = r->end;
 	r->gen = 0;
 	r->wepoch = (uint64_t)r->view.epoch << 32;
 	if (r->end_epoch >= r->wepoch)	/* never from a seam that bumps the epoch */
