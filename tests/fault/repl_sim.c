@@ -28,8 +28,9 @@
  *      grows; an acknowledged publish is found there with its payloads); retried
  *      publishes may commit twice (no idempotent producer here): counted, not failed;
  *  (d) the ordered channel's consumer is delivered ids in strict order: the next id is
- *      the last one again (a redelivery after a failed FIN), the last + 1, or a position a
- *      SET_OFFSET asked for.
+ *      at most the last one + 1 (no skip) and never below the last acknowledged FIN or
+ *      SET_OFFSET position (an unacknowledged FIN may be redelivered after a failover),
+ *      or a position a SET_OFFSET asked for.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -227,6 +228,7 @@ struct consumer {
 	uint64_t id;			/* FIN: id; SET_OFFSET: position */
 	uint64_t deadline;
 	uint64_t last;			/* last delivered id (0 none) */
+	uint64_t confirmed;		/* position of the last acknowledged FIN/SET_OFFSET */
 	uint64_t allowed[16];
 	uint32_t nallowed;
 	uint64_t delivered;
@@ -694,9 +696,11 @@ op_chan_done(void *arg, uint64_t token, int err, uint64_t prev)
 		else if (cons.inflight == 2 && n->chanpos[0] == cons.id)
 			n->chanpos[0] = prev;
 	} else if (cons.inflight == 1) {
+		cons.confirmed = cons.id + 1;
 		cons.nallowed = 0;
 	} else {
 		cons.last = cons.id - 1;
+		cons.confirmed = cons.id;
 		cons.nallowed = 0;
 	}
 	cons.inflight = 0;
@@ -980,17 +984,17 @@ client_tick(uint32_t ci, uint32_t attempt)
 }
 
 /* ---- the ordered channel's consumer ---- */
+/* (d): never behind the confirmed position, never a skip past the last delivered + 1,
+ * but for a position an unconfirmed SET_OFFSET asked for */
 static int
 allowed(uint64_t id)
 {
 	uint32_t i;
 
-	if (id == cons.last || id == cons.last + 1)
-		return 1;
 	for (i = 0; i < cons.nallowed; i++)
 		if (cons.allowed[i] == id)
 			return 1;
-	return 0;
+	return id >= cons.confirmed && id <= cons.last + 1;
 }
 
 static void
@@ -1043,8 +1047,8 @@ consumer_tick(void)
 	if (pos > commit)
 		return;
 	if (!allowed(pos))
-		fail("(d) ordered consumer got id %" PRIu64 " after %" PRIu64 " from node %u",
-		     pos, cons.last, n->id);
+		fail("(d) ordered consumer got id %" PRIu64 " after %" PRIu64 " (confirmed "
+		     "position %" PRIu64 ") from node %u", pos, cons.last, cons.confirmed, n->id);
 	if (pos > disk_end(&truth))
 		fail("(d) consumer got id %" PRIu64 " that is not committed", pos);
 	cons.last = pos;
@@ -1167,6 +1171,7 @@ run(uint64_t seed, uint64_t steps)
 	for (i = 0; i < NCLIENTS; i++)
 		at(MS + rndn(MS), EV_CLIENT, i, 0, 0);
 	cons.last = 0;
+	cons.confirmed = 1;
 	at(2 * MS, EV_CONSUMER, 0, 0, 0);
 	at(5 * MS, EV_FAULT, 0, 0, 0);
 	for (step_now = 0; step_now < steps && q.n; step_now++) {
