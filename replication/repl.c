@@ -427,11 +427,14 @@ chan_finish(struct sl_repl *r, struct chan_pend *p, int err)
 		r->ops.chan_done(r->ops.arg, q.token, err, q.prev);
 }
 
+static void join_cancel(struct sl_repl *r);
+
 static void
 chan_fail_all(struct sl_repl *r, int err)
 {
 	uint32_t i;
 
+	join_cancel(r);
 	for (i = 0; i < CHAN_PEND; i++)
 		if (r->cp[i].used)
 			chan_finish(r, &r->cp[i], err);
@@ -616,9 +619,9 @@ leader_view_change(struct sl_repl *r)
 		for (j = 0; j < CHAN_PEND; j++) {
 			struct chan_pend *p = &r->cp[j];
 
-			if (!p->used)
-				continue;
-			p->need &= counted_mask(r, p->internal);
+			if (!p->used || p->internal)
+				continue;	/* a rejoin transfer ends with the join */
+			p->need &= counted_mask(r, 1);
 			if (!majority(r))
 				chan_finish(r, p, -SL_E_QUORUM);
 			else

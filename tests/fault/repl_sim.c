@@ -30,7 +30,8 @@
  *  (d) the ordered channel's consumer is delivered ids in strict order: the next id is
  *      at most the last one + 1 (no skip) and never below the last acknowledged FIN or
  *      SET_OFFSET position (an unacknowledged FIN may be redelivered after a failover),
- *      or a position a SET_OFFSET asked for.
+ *      or exactly that confirmed position, or a position an unacknowledged SET_OFFSET
+ *      asked for (it may have reached some replicas: a failed SET_OFFSET is a maybe).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -989,12 +990,16 @@ client_tick(uint32_t ci, uint32_t attempt)
 static int
 allowed(uint64_t id)
 {
+	uint64_t floor = cons.confirmed;
 	uint32_t i;
 
-	for (i = 0; i < cons.nallowed; i++)
+	for (i = 0; i < cons.nallowed; i++) {
 		if (cons.allowed[i] == id)
 			return 1;
-	return id >= cons.confirmed && id <= cons.last + 1;
+		if (cons.allowed[i] < floor)
+			floor = cons.allowed[i];
+	}
+	return id == cons.confirmed || (id >= floor && id <= cons.last + 1);
 }
 
 static void
@@ -1041,6 +1046,8 @@ consumer_tick(void)
 		if (rc) {
 			n->chanpos[0] = old;
 			cons.inflight = 0;
+			if (cons.nallowed && cons.allowed[cons.nallowed - 1] == p)
+				cons.nallowed--;	/* it reached nobody */
 		}
 		return;
 	}
