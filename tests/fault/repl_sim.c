@@ -5,7 +5,7 @@
  * as is). One partition on 3 to 5 nodes (chosen by the seed), each with a simulated disk
  * log (commit records + message bytes, a synced point, crashes that lose the unsynced
  * tail and may leave a torn last record that recovery cuts), a simulated network (per
- * datagram drop, duplicate, delay and so reorder), a simulated clock (an event queue),
+ * datagram drop, duplicate, delay and so reorder, and node isolation for a while), a simulated clock (an event queue),
  * a membership controller (applies isr_leave/isr_join at once, removes a crashed node from
  * the ISR, elects a new leader among the live ISR members with the highest log on a
  * leader crash with a new epoch and session, and installs every view on every node after
@@ -27,11 +27,11 @@
  *  (c) a committed record is never replaced or changed (the global committed log only
  *      grows; an acknowledged publish is found there with its payloads); retried
  *      publishes may commit twice (no idempotent producer here): counted, not failed;
- *  (d) the ordered channel's consumer is delivered ids in strict order: the next id is
- *      at most the last one + 1 (no skip) and never below the last acknowledged FIN or
- *      SET_OFFSET position (an unacknowledged FIN may be redelivered after a failover),
- *      or exactly that confirmed position, or a position an unacknowledged SET_OFFSET
- *      asked for (it may have reached some replicas: a failed SET_OFFSET is a maybe).
+ *  (d) the ordered channel's consumer is delivered ids in strict order: every id it
+ *      gets is the position of the last acknowledged FIN or SET_OFFSET, or the position
+ *      of one sent since and not acknowledged (it may have reached some replicas, and a
+ *      failover may bring it back or not): never a skip, never a step behind a
+ *      confirmed FIN, whatever the leader changes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -210,6 +210,7 @@ struct node {
 	struct pend pend[MAXPEND];
 	uint32_t npend;
 	uint64_t last_view_t;
+	uint64_t isolated_until;	/* network partition: its datagrams are lost */
 };
 
 struct client {
@@ -230,8 +231,9 @@ struct consumer {
 	uint64_t deadline;
 	uint64_t last;			/* last delivered id (0 none) */
 	uint64_t confirmed;		/* position of the last acknowledged FIN/SET_OFFSET */
-	uint64_t allowed[16];
+	uint64_t allowed[256];		/* maybe-positions: unconfirmed FIN/SET_OFFSET */
 	uint32_t nallowed;
+	int overflow;			/* too many: (d) unchecked until a confirmation */
 	uint64_t delivered;
 };
 
@@ -267,7 +269,7 @@ static struct {
 static struct disk truth;
 
 /* fault parameters of this seed */
-static uint32_t p_drop, p_dup, p_crash, p_sync;
+static uint32_t p_drop, p_dup, p_crash, p_sync, p_isolate;
 static uint64_t d_min, d_span;
 
 static struct {
@@ -440,7 +442,7 @@ op_send(void *arg, uint32_t node, const void *buf, uint32_t len)
 	if (node >= nn || node == n->id)
 		fail("node %u sent to bad node %u", n->id, node);
 	tot.dgrams++;
-	if (chance(p_drop))
+	if (chance(p_drop) || n->isolated_until > now || nodes[node].isolated_until > now)
 		return;
 	if (chance(p_dup))
 		copies = 2;
@@ -696,13 +698,10 @@ op_chan_done(void *arg, uint64_t token, int err, uint64_t prev)
 			n->chanpos[0] = prev;
 		else if (cons.inflight == 2 && n->chanpos[0] == cons.id)
 			n->chanpos[0] = prev;
-	} else if (cons.inflight == 1) {
-		cons.confirmed = cons.id + 1;
-		cons.nallowed = 0;
 	} else {
-		cons.last = cons.id - 1;
-		cons.confirmed = cons.id;
+		cons.confirmed = cons.inflight == 1 ? cons.id + 1 : cons.id;
 		cons.nallowed = 0;
+		cons.overflow = 0;
 	}
 	cons.inflight = 0;
 }
@@ -985,28 +984,30 @@ client_tick(uint32_t ci, uint32_t attempt)
 }
 
 /* ---- the ordered channel's consumer ---- */
-/* (d): never behind the confirmed position, never a skip past the last delivered + 1,
- * but for a position an unconfirmed SET_OFFSET asked for */
+/* (d): the leader's position of the ordered channel comes from the last acknowledged FIN
+ * or SET_OFFSET (confirmed), or from one not acknowledged yet that may have reached some
+ * replicas (a maybe-position, cleared by the next acknowledgement). Anything else (a
+ * skip, a step behind a confirmed FIN) is a violation. */
 static int
 allowed(uint64_t id)
 {
-	uint64_t floor = cons.confirmed;
 	uint32_t i;
 
-	for (i = 0; i < cons.nallowed; i++) {
+	if (id == cons.confirmed || cons.overflow)
+		return 1;
+	for (i = 0; i < cons.nallowed; i++)
 		if (cons.allowed[i] == id)
 			return 1;
-		if (cons.allowed[i] < floor)
-			floor = cons.allowed[i];
-	}
-	return id == cons.confirmed || (id >= floor && id <= cons.last + 1);
+	return 0;
 }
 
 static void
 allow(uint64_t id)
 {
-	if (cons.nallowed < 16)
+	if (cons.nallowed < 256)
 		cons.allowed[cons.nallowed++] = id;
+	else
+		cons.overflow = 1;
 }
 
 static void
@@ -1037,7 +1038,6 @@ consumer_tick(void)
 		cons.inc = n->inc;
 		cons.id = p;
 		cons.deadline = now + 200 * MS;
-		allow(p);
 		n->chanpos[0] = p;
 		tot.setoffsets++;
 		trace("consumer SET_OFFSET %" PRIu64 " on node %u (was %" PRIu64 ")", p, n->id,
@@ -1046,8 +1046,8 @@ consumer_tick(void)
 		if (rc) {
 			n->chanpos[0] = old;
 			cons.inflight = 0;
-			if (cons.nallowed && cons.allowed[cons.nallowed - 1] == p)
-				cons.nallowed--;	/* it reached nobody */
+		} else {
+			allow(p);
 		}
 		return;
 	}
@@ -1055,7 +1055,8 @@ consumer_tick(void)
 		return;
 	if (!allowed(pos))
 		fail("(d) ordered consumer got id %" PRIu64 " after %" PRIu64 " (confirmed "
-		     "position %" PRIu64 ") from node %u", pos, cons.last, cons.confirmed, n->id);
+		     "position %" PRIu64 ", %u maybe-positions) from node %u", pos, cons.last,
+		     cons.confirmed, cons.nallowed, n->id);
 	if (pos > disk_end(&truth))
 		fail("(d) consumer got id %" PRIu64 " that is not committed", pos);
 	cons.last = pos;
@@ -1073,6 +1074,8 @@ consumer_tick(void)
 	if (rc) {
 		n->chanpos[0] = pos;
 		cons.inflight = 0;
+	} else {
+		allow(pos + 1);
 	}
 	if (pos + 1 > n->chanpos[1]) {
 		n->chanpos[1] = pos + 1;
@@ -1156,6 +1159,7 @@ run(uint64_t seed, uint64_t steps)
 	p_dup = rndn(300);
 	p_crash = 200 + rndn(1500);	/* per fault tick (5 ms) */
 	p_sync = 1000 + rndn(6000);
+	p_isolate = rndn(400);
 	d_min = 20 * US;
 	d_span = 50 * US + rndn(2 * MS);
 	trace("seed %" PRIu64 ": %u nodes, drop %u/10000, dup %u/10000, delay %" PRIu64
@@ -1189,7 +1193,7 @@ run(uint64_t seed, uint64_t steps)
 		switch (e.type) {
 		case EV_DGRAM:
 			n = &nodes[e.b];
-			if (n->alive) {
+			if (n->alive && n->isolated_until <= now) {
 				if (verbose)
 					trace("%u -> %u %s (%u bytes)", e.a, e.b,
 					      dg_name(e.data, e.len), e.len);
@@ -1240,6 +1244,13 @@ run(uint64_t seed, uint64_t steps)
 
 				if (may_crash(v))
 					node_crash(v);
+			}
+			if (chance(p_isolate)) {
+				struct node *v = &nodes[rndn(nn)];
+
+				v->isolated_until = now + 10 * MS + rndn(150 * MS);
+				trace("ISOLATE node %u until %" PRIu64 " ms", v->id,
+				      v->isolated_until / MS);
 			}
 			break;
 		}
