@@ -1175,7 +1175,7 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 	cache_apply(r);
 	more = r->end < lend;
 	if (!r->in_isr && r->end + r->conf.join_lag >= lend &&
-	    r->now - r->join_ns >= r->conf.retransmit_ns * 4) {
+	    (!r->joining || r->now - r->join_ns >= r->conf.retransmit_ns * 4)) {
 		uint8_t *b = vhdr(r, T_JOIN_REQ, 0, 0);
 
 		put64(b, r->end);

@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * test_repl: the replication core (replication/repl.c) driven by hand, one node at a
+ * time, with hand-built datagrams (so the wire format is checked too): replica fencing,
+ * duplicate LogID, gap, MPUB argument errors, catch-up request, window acks, retransmit,
+ * rollback on quorum loss, channel sync (ordered, unordered, cached beyond the end).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "repl.h"
+
+static int failures;
+
+#define CHECK(c) do { \
+	if (!(c)) { \
+		fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+		failures++; \
+	} \
+} while (0)
+
+#define MS 1000000ull
+#define HDR 40
+#define CREC 56
+#define MSGREC 12
+
+/* ---- a fake node: log, captured datagrams and callbacks ---- */
+struct rec {
+	struct sl_repl_crec c;
+	uint8_t msgs[64];
+};
+
+static struct {
+	struct rec log[64];
+	uint32_t n;
+	uint8_t out[64][SL_REPL_MAX_DGRAM];
+	uint32_t out_len[64], out_to[64], nout;
+	uint64_t committed;
+	uint64_t rb_end;
+	int rb_err, nrb;
+	uint32_t left[8], nleft, joined[8], njoin;
+	char chan[64];
+	uint64_t chan_pos;
+	int nchan_set;
+	uint64_t done_token;
+	int done_err, ndone;
+	uint64_t done_prev;
+} f;
+
+static uint64_t
+end_of(void)
+{
+	return f.n ? f.log[f.n - 1].c.last_msg_log_id : 0;
+}
+
+static void
+o_send(void *a, uint32_t node, const void *buf, uint32_t len)
+{
+	if (f.nout < 64) {
+		memcpy(f.out[f.nout], buf, len);
+		f.out_len[f.nout] = len;
+		f.out_to[f.nout++] = node;
+	}
+}
+
+static int
+o_append(void *a, const struct sl_repl_crec *c, const void *msgs)
+{
+	if (c->log_id != end_of() + 1 || f.n == 64)
+		return -EINVAL;
+	f.log[f.n].c = *c;
+	memcpy(f.log[f.n].msgs, msgs, c->msg_size);
+	f.n++;
+	return 0;
+}
+
+static int
+o_truncate(void *a, uint64_t end)
+{
+	while (f.n && f.log[f.n - 1].c.log_id > end)
+		f.n--;
+	return 0;
+}
+
+static int
+o_read(void *a, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+{
+	uint32_t i;
+
+	for (i = 0; i < f.n; i++)
+		if (f.log[i].c.log_id <= id && id <= f.log[i].c.last_msg_log_id) {
+			*c = f.log[i].c;
+			if (c->msg_size > cap)
+				return -ENOBUFS;
+			memcpy(buf, f.log[i].msgs, c->msg_size);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static void
+o_last(void *a, struct sl_repl_crec *c)
+{
+	if (f.n)
+		*c = f.log[f.n - 1].c;
+	else
+		memset(c, 0, sizeof(*c));
+}
+
+static uint64_t
+o_epoch_end(void *a, uint64_t epoch)
+{
+	uint32_t k = f.n;
+
+	while (k && f.log[k - 1].c.epoch > epoch)
+		k--;
+	return k ? f.log[k - 1].c.last_msg_log_id : 0;
+}
+
+static void
+o_leave(void *a, uint32_t node)
+{
+	f.left[f.nleft++ % 8] = node;
+}
+
+static void
+o_join(void *a, uint32_t node)
+{
+	f.joined[f.njoin++ % 8] = node;
+}
+
+static void
+o_committed(void *a, uint64_t end)
+{
+	f.committed = end;
+}
+
+static void
+o_rolled_back(void *a, uint64_t end, int err)
+{
+	f.rb_end = end;
+	f.rb_err = err;
+	f.nrb++;
+}
+
+static void
+o_chan_set(void *a, const char *chan, uint64_t id)
+{
+	snprintf(f.chan, sizeof(f.chan), "%s", chan);
+	f.chan_pos = id;
+	f.nchan_set++;
+}
+
+static void
+o_chan_done(void *a, uint64_t token, int err, uint64_t prev)
+{
+	f.done_token = token;
+	f.done_err = err;
+	f.done_prev = prev;
+	f.ndone++;
+}
+
+/* messages: u64 id, u32 len 0 */
+static int
+o_msg_ids(void *a, const void *msgs, uint32_t size, uint64_t *first, uint64_t *last,
+	  uint32_t *num)
+{
+	if (size == 0 || size % MSGREC)
+		return -EINVAL;
+	*num = size / MSGREC;
+	memcpy(first, msgs, 8);
+	memcpy(last, (const uint8_t *)msgs + size - MSGREC, 8);
+	return 0;
+}
+
+static const struct sl_repl_ops fops = {
+	.send = o_send, .append = o_append, .truncate = o_truncate, .read = o_read,
+	.last = o_last, .epoch_end = o_epoch_end, .isr_leave = o_leave, .isr_join = o_join,
+	.committed = o_committed, .rolled_back = o_rolled_back, .chan_set = o_chan_set,
+	.chan_done = o_chan_done, .msg_ids = o_msg_ids,
+};
+
+static uint64_t topic;
+
+static struct sl_repl *
+open_keep(uint32_t id, int keep_log)
+{
+	struct sl_repl_conf c;
+
+	if (!keep_log)
+		memset(&f, 0, sizeof(f));
+	memset(&c, 0, sizeof(c));
+	c.node_id = id;
+	c.partition = 3;
+	c.topic_hash = topic;
+	c.ops = &fops;
+	c.retransmit_ns = 2 * MS;
+	c.lag_timeout_ns = 50 * MS;
+	c.catchup_pause_ns = 10 * MS;
+	return sl_repl_open(&c);
+}
+
+static struct sl_repl *
+open_node(uint32_t id)
+{
+	return open_keep(id, 0);
+}
+
+static void
+view(struct sl_repl_view *v, uint64_t ver, uint32_t leader, uint32_t epoch, uint64_t sess,
+     uint32_t nrep, const uint32_t *isr, uint32_t nisr)
+{
+	uint32_t i;
+
+	memset(v, 0, sizeof(*v));
+	v->version = ver;
+	v->leader = leader;
+	v->epoch = epoch;
+	v->leader_session = sess;
+	v->nreplicas = nrep;
+	for (i = 0; i < nrep; i++)
+		v->replicas[i] = i;
+	v->nisr = nisr;
+	memcpy(v->isr, isr, nisr * sizeof(*isr));
+}
+
+/* ---- datagram building (the documented wire format) ---- */
+static void
+p32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static void
+p64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint64_t
+g64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t
+hdr(uint8_t *b, int type, int flags, uint32_t vepoch, uint64_t sess, uint64_t wepoch)
+{
+	memset(b, 0, HDR);
+	b[0] = 'S';
+	b[1] = 'L';
+	b[2] = 'R';
+	b[3] = 1;
+	b[4] = type;
+	b[6] = flags;
+	p32(b + 8, 3);
+	p32(b + 12, vepoch);
+	p64(b + 16, topic);
+	p64(b + 24, sess);
+	p64(b + 32, wepoch);
+	return HDR;
+}
+
+static void
+mkrec(struct sl_repl_crec *c, uint8_t *msgs, uint64_t first, uint32_t num, uint64_t epoch)
+{
+	memset(c, 0, sizeof(*c));
+	c->log_id = first;
+	c->epoch = epoch;
+	c->last_msg_log_id = first + num - 1;
+	c->msg_offset = (first - 1) * MSGREC;
+	c->msg_cnt = c->last_msg_log_id;
+	c->msg_size = num * MSGREC;
+	c->msg_num = num;
+	memset(msgs, 0, c->msg_size);
+	for (uint32_t i = 0; i < num; i++)
+		p64(msgs + i * MSGREC, first + i);
+}
+
+static uint32_t
+write_dgram(uint8_t *b, uint32_t vepoch, uint64_t sess, uint64_t commit, uint64_t prev,
+	    const struct sl_repl_crec *c, const uint8_t *msgs)
+{
+	uint8_t *p = b + hdr(b, 1, 0, vepoch, sess, c->epoch);
+
+	p64(p, commit);
+	p64(p + 8, prev);
+	p += 16;
+	p64(p, c->log_id);
+	p64(p + 8, c->epoch);
+	p64(p + 16, c->last_msg_log_id);
+	p64(p + 24, c->msg_offset);
+	p64(p + 32, c->msg_cnt);
+	p64(p + 40, c->timestamp_ns);
+	p32(p + 48, c->msg_size);
+	p32(p + 52, c->msg_num);
+	memcpy(p + CREC, msgs, c->msg_size);
+	return HDR + 16 + CREC + c->msg_size;
+}
+
+/* send record (first, num) to the replica r and return the answer's status */
+static int
+feed(struct sl_repl *r, uint32_t vepoch, uint64_t sess, uint64_t epoch, uint64_t first,
+     uint32_t num, uint64_t prev, uint64_t commit, uint64_t *ack_end)
+{
+	uint8_t b[512], msgs[256];
+	struct sl_repl_crec c;
+	uint32_t len;
+
+	mkrec(&c, msgs, first, num, epoch);
+	len = write_dgram(b, vepoch, sess, commit, prev, &c, msgs);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, len, 0);
+	if (f.nout != 1 || f.out[0][4] != 2)
+		return -1;
+	if (ack_end)
+		*ack_end = g64(f.out[0] + HDR);
+	return f.out[0][5];
+}
+
+#define E2 (2ull << 32)
+
+static void
+test_replica_fencing(void)
+{
+	uint32_t isr[] = { 0, 1, 2 }, isr2[] = { 0, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = open_node(1);
+	uint64_t end;
+
+	view(&v, 1, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(feed(r, 1, 77, 1ull << 32, 1, 1, 0, 0, NULL) == 3);	/* older epoch */
+	CHECK(feed(r, 2, 78, E2, 1, 1, 0, 0, NULL) == 3);		/* other session */
+	CHECK(feed(r, 3, 77, 3ull << 32, 1, 1, 0, 0, NULL) == 5);	/* newer: stale view */
+	CHECK(f.n == 0);
+	CHECK(feed(r, 2, 77, E2, 1, 1, 0, 0, &end) == 0 && end == 1 && f.n == 1);
+	/* not in the ISR: refused, and it starts catching up */
+	view(&v, 2, 0, 2, 77, 3, isr2, 2);
+	f.nout = 0;
+	sl_repl_set_view(r, &v, 0);
+	CHECK(f.nout == 1 && f.out[0][4] == 6 && f.out_to[0] == 0);	/* CATCHUP_REQ */
+	CHECK(g64(f.out[0] + HDR) == E2 && g64(f.out[0] + HDR + 8) == 1);
+	CHECK(feed(r, 2, 77, E2, 2, 1, E2, 0, NULL) == 4);
+	CHECK(f.n == 1);
+	/* an older view is ignored */
+	view(&v, 1, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(!sl_repl_in_sync(r));
+	sl_repl_close(r);
+}
+
+static void
+test_replica_dup_gap_mpub(void)
+{
+	uint32_t isr[] = { 0, 1, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = open_node(1);
+	uint8_t b[512], msgs[256];
+	struct sl_repl_crec c;
+	uint64_t end;
+	uint32_t len;
+
+	view(&v, 1, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(feed(r, 2, 77, E2, 1, 1, 0, 0, &end) == 0 && end == 1);
+	/* duplicate LogID: success, nothing written */
+	CHECK(feed(r, 2, 77, E2, 1, 1, 0, 0, &end) == 1 && end == 1 && f.n == 1);
+	/* gap: answered with our end, nothing written */
+	CHECK(feed(r, 2, 77, E2, 4, 1, E2, 0, &end) == 2 && end == 1 && f.n == 1);
+	/* wrong previous epoch (divergent): gap too */
+	CHECK(feed(r, 2, 77, E2, 2, 1, 1ull << 32, 0, &end) == 2 && f.n == 1);
+	/* MPUB at the right place, commit index learned from the leader */
+	CHECK(feed(r, 2, 77, E2, 2, 3, E2, 1, &end) == 0 && end == 4 && f.n == 2);
+	CHECK(sl_repl_committed(r) == 1 && f.committed == 1);
+	/* MPUB argument errors: LastMsgLogID != last message id, msg_num inconsistent,
+	 * LogID != first message id */
+	mkrec(&c, msgs, 5, 3, E2);
+	c.last_msg_log_id = 8;
+	c.msg_cnt = 8;
+	len = write_dgram(b, 2, 77, 1, E2, &c, msgs);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, len, 0);
+	CHECK(f.nout == 1 && f.out[0][5] == 6);
+	mkrec(&c, msgs, 5, 3, E2);
+	c.msg_num = 2;
+	len = write_dgram(b, 2, 77, 1, E2, &c, msgs);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, len, 0);
+	CHECK(f.nout == 1 && f.out[0][5] == 6);
+	mkrec(&c, msgs, 5, 3, E2);
+	p64(msgs, 9);
+	len = write_dgram(b, 2, 77, 1, E2, &c, msgs);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, len, 0);
+	CHECK(f.nout == 1 && f.out[0][5] == 6 && f.n == 2);
+	/* overlap with another record of a newer generation: replaced */
+	CHECK(feed(r, 2, 77, E2 | 1, 2, 1, E2, 1, &end) == 0 && end == 2 && f.n == 2);
+	CHECK(f.log[1].c.epoch == (E2 | 1));
+	/* and a late datagram of the old generation is ignored */
+	CHECK(feed(r, 2, 77, E2, 2, 3, E2, 1, &end) == -1 && f.log[1].c.epoch == (E2 | 1));
+	/* bad magic, wrong topic */
+	len = write_dgram(b, 2, 77, 1, E2, &c, msgs);
+	b[0] = 'X';
+	f.nout = 0;
+	sl_repl_input(r, 0, b, len, 0);
+	CHECK(f.nout == 0);
+	sl_repl_close(r);
+}
+
+/* leader 0 of nodes {0,1,2}: append and write records of one message each */
+static struct sl_repl *
+leader3(void)
+{
+	uint32_t isr[] = { 0, 1, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = open_node(0);
+
+	view(&v, 1, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	return r;
+}
+
+static int
+lwrite(struct sl_repl *r, uint64_t now)
+{
+	struct sl_repl_crec c;
+	uint8_t msgs[64];
+	int rc;
+
+	mkrec(&c, msgs, end_of() + 1, 1, sl_repl_epoch(r));
+	if (o_append(NULL, &c, msgs))
+		return -1;
+	rc = sl_repl_write(r, &c, msgs, now);
+	if (rc)
+		f.n--;
+	return rc;
+}
+
+static void
+ack(struct sl_repl *r, uint32_t from, int status, uint64_t end, uint64_t epoch, uint64_t now)
+{
+	uint8_t b[128];
+	uint8_t *p = b + hdr(b, 2, 0, 2, 77, E2);
+
+	b[5] = status;
+	p64(p, end);
+	p64(p + 8, epoch);
+	p64(p + 16, 0);
+	sl_repl_input(r, from, b, HDR + 24, now);
+}
+
+static uint32_t
+count_out(int type, uint32_t to)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < f.nout; i++)
+		if (f.out[i][4] == type && f.out_to[i] == to)
+			n++;
+	return n;
+}
+
+static void
+test_leader_window_retransmit(void)
+{
+	struct sl_repl *r = leader3();
+	int i;
+
+	CHECK(sl_repl_can_write(r) == 0);
+	CHECK(sl_repl_epoch(r) == E2);
+	for (i = 0; i < 3; i++)
+		CHECK(lwrite(r, 0) == 0);
+	/* pipelined: three WRITEs to each member without waiting */
+	CHECK(count_out(1, 1) == 3 && count_out(1, 2) == 3);
+	CHECK(f.committed == 0);
+	ack(r, 1, 0, 3, E2, 0);		/* one window ack for all three */
+	CHECK(f.committed == 0);
+	ack(r, 2, 0, 2, E2, 0);
+	CHECK(f.committed == 2 && sl_repl_committed(r) == 2);
+	/* a wrong epoch at the acked end is not an ack */
+	ack(r, 2, 0, 3, 5ull << 32, 0);
+	CHECK(f.committed == 2);
+	/* retransmit of what node 2 lacks, from the log, after retransmit_ns */
+	f.nout = 0;
+	sl_repl_poll(r, 1 * MS);
+	CHECK(count_out(1, 2) == 0);
+	sl_repl_poll(r, 3 * MS);
+	CHECK(count_out(1, 2) == 1 && count_out(1, 1) == 0);
+	CHECK(g64(f.out[0] + HDR + 16) == 3);		/* the record with id 3 */
+	CHECK(g64(f.out[0] + HDR + 8) == E2);		/* its previous record's epoch */
+	ack(r, 2, 0, 3, E2, 3 * MS);
+	CHECK(f.committed == 3);
+	/* a GAP answer resends at once from its end + 1 */
+	CHECK(lwrite(r, 4 * MS) == 0);
+	f.nout = 0;
+	ack(r, 1, 2, 3, E2, 4 * MS + 600000);
+	CHECK(count_out(1, 1) == 1);
+	/* a member silent for lag_timeout_ns is asked out */
+	sl_repl_poll(r, 60 * MS);
+	CHECK(f.nleft >= 1);
+	sl_repl_close(r);
+}
+
+static void
+test_leader_rollback(void)
+{
+	uint32_t isr01[] = { 0, 1 }, isr0[] = { 0 };
+	struct sl_repl_view v;
+	struct sl_repl *r = leader3();
+
+	/* every remaining member acked: commit on the new view */
+	CHECK(lwrite(r, 0) == 0 && lwrite(r, 0) == 0);
+	ack(r, 1, 0, 2, E2, 0);
+	view(&v, 2, 0, 2, 77, 3, isr01, 2);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(f.committed == 2 && f.nrb == 0);
+	sl_repl_close(r);
+
+	/* a remaining member missing the last one: that one rolls back */
+	r = leader3();
+	CHECK(lwrite(r, 0) == 0 && lwrite(r, 0) == 0);
+	ack(r, 1, 0, 1, E2, 0);
+	view(&v, 2, 0, 2, 77, 3, isr01, 2);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(f.committed == 1 && f.nrb == 1 && f.rb_end == 1 && f.rb_err == -SL_E_QUORUM);
+	CHECK(end_of() == 1);
+	sl_repl_close(r);
+
+	/* ISR below a majority: everything pending rolls back with -SL_E_QUORUM */
+	r = leader3();
+	CHECK(lwrite(r, 0) == 0 && lwrite(r, 0) == 0);
+	ack(r, 1, 0, 1, E2, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	CHECK(f.committed == 1);
+	view(&v, 2, 0, 2, 77, 3, isr0, 1);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(f.nrb == 1 && f.rb_end == 1 && f.rb_err == -SL_E_QUORUM && end_of() == 1);
+	CHECK(sl_repl_can_write(r) == -SL_E_QUORUM);
+	/* the next write epoch is a new generation */
+	CHECK(sl_repl_epoch(r) == (E2 | 1));
+	sl_repl_close(r);
+
+	/* epoch change under the leader: -SL_E_EPOCH */
+	r = leader3();
+	CHECK(lwrite(r, 0) == 0);
+	{
+		uint32_t isr012[] = { 0, 1, 2 };
+
+		view(&v, 2, 0, 3, 78, 3, isr012, 3);
+		sl_repl_set_view(r, &v, 0);
+	}
+	CHECK(f.nrb == 1 && f.rb_end == 0 && f.rb_err == -SL_E_EPOCH && end_of() == 0);
+	CHECK(sl_repl_epoch(r) == 3ull << 32);
+	/* losing leadership: -SL_E_NOT_LEADER */
+	CHECK(lwrite(r, 0) == 0);
+	{
+		uint32_t isr012[] = { 0, 1, 2 };
+
+		view(&v, 3, 1, 4, 79, 3, isr012, 3);
+		sl_repl_set_view(r, &v, 0);
+	}
+	CHECK(f.nrb == 2 && f.rb_err == -SL_E_NOT_LEADER);
+	CHECK(sl_repl_can_write(r) == -SL_E_NOT_LEADER);
+	sl_repl_close(r);
+}
+
+static void
+test_chan_sync(void)
+{
+	struct sl_repl *r = leader3();
+	uint32_t isr[] = { 0, 1, 2 };
+	struct sl_repl_view v;
+	uint8_t b[256], *p;
+	uint32_t i;
+
+	/* ordered FIN: done only when every ISR member acked */
+	f.nout = 0;
+	CHECK(sl_repl_chan_sync(r, "ord", 5, 4, 1, 0, 42, 0) == 0);
+	CHECK(count_out(4, 1) == 1 && count_out(4, 2) == 1 && f.ndone == 0);
+	CHECK(f.out[0][6] & 1);		/* answer wanted */
+	for (i = 1; i <= 2; i++) {
+		p = b + hdr(b, 5, 0, 2, 77, E2);
+		p64(p, g64(f.out[0] + HDR));
+		sl_repl_input(r, i, b, HDR + 8, 0);
+		CHECK(f.ndone == (int)(i == 2));
+	}
+	CHECK(f.done_token == 42 && f.done_err == 0);
+	/* not acked, ISR shrinks below a majority: error with prev_id */
+	CHECK(sl_repl_chan_sync(r, "ord", 6, 5, 1, 0, 43, 0) == 0);
+	{
+		uint32_t isr0[] = { 0 };
+
+		view(&v, 2, 0, 2, 77, 3, isr0, 1);
+		sl_repl_set_view(r, &v, 0);
+	}
+	CHECK(f.ndone == 2 && f.done_token == 43 && f.done_err == -SL_E_QUORUM &&
+	      f.done_prev == 5);
+	CHECK(sl_repl_chan_sync(r, "ord", 6, 5, 1, 0, 44, 0) == -SL_E_QUORUM);
+	/* unordered: fire and forget */
+	f.nout = 0;
+	view(&v, 3, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	f.nout = 0;
+	CHECK(sl_repl_chan_sync(r, "unord", 9, 8, 0, 0, 45, 0) == 0);
+	CHECK(f.ndone == 3 && f.done_token == 45 && f.done_err == 0);
+	CHECK(count_out(4, 1) == 1 && !(f.out[0][6] & 1));
+	sl_repl_close(r);
+
+	/* replica: a position beyond its data end is cached, applied when data arrives */
+	r = open_node(1);
+	view(&v, 1, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(feed(r, 2, 77, E2, 1, 1, 0, 0, NULL) == 0);
+	p = b + hdr(b, 4, 1 | 2, 2, 77, E2);
+	p64(p, 1);
+	p64(p + 8, 4);		/* ids 1..3 finished: needs data up to 3 */
+	p[16] = 3;
+	memcpy(p + 17, "ord", 3);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + 20, 0);
+	CHECK(f.nout == 1 && f.out[0][4] == 5 && f.out[0][5] == 0);	/* acked */
+	CHECK(f.nchan_set == 0);
+	CHECK(feed(r, 2, 77, E2, 2, 1, E2, 0, NULL) == 0 && f.nchan_set == 0);
+	CHECK(feed(r, 2, 77, E2, 3, 1, E2, 0, NULL) == 0);
+	CHECK(f.nchan_set == 1 && f.chan_pos == 4 && strcmp(f.chan, "ord") == 0);
+	/* SET_OFFSET backwards, applied at once; an older seq is not applied again */
+	p64(p, 2);
+	p64(p + 8, 2);
+	sl_repl_input(r, 0, b, HDR + 20, 0);
+	CHECK(f.nchan_set == 2 && f.chan_pos == 2);
+	p64(p, 1);
+	p64(p + 8, 3);
+	sl_repl_input(r, 0, b, HDR + 20, 0);
+	CHECK(f.nchan_set == 2);
+	sl_repl_close(r);
+}
+
+static void
+test_catchup(void)
+{
+	uint32_t isr02[] = { 0, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r;
+	uint8_t b[512], *p;
+	uint8_t msgs[64];
+	struct sl_repl_crec c;
+	uint32_t i;
+
+	/* a restarted node's log: ids 1, 2 of epoch 1, 3 of epoch 1 gen 1 (divergent) */
+	memset(&f, 0, sizeof(f));
+	for (i = 1; i <= 3; i++) {
+		mkrec(&c, msgs, i, 1, i < 3 ? 1ull << 32 : (1ull << 32) | 1);
+		o_append(NULL, &c, msgs);
+	}
+	r = open_keep(1, 1);
+	view(&v, 1, 0, 2, 77, 3, isr02, 2);
+	f.nout = 0;
+	sl_repl_set_view(r, &v, 0);
+	CHECK(count_out(6, 0) == 1);
+	CHECK(g64(f.out[0] + HDR) == ((1ull << 32) | 1));
+	/* the leader has epoch 1 up to 2 only: we truncate 3, then fetch from 3 */
+	p = b + hdr(b, 7, 0, 2, 77, E2);
+	p64(p, (1ull << 32) | 1);
+	p64(p + 8, 2);
+	p64(p + 16, 1ull << 32);
+	p64(p + 24, 5);
+	p64(p + 32, E2);
+	p64(p + 40, 4);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + 48, 0);
+	CHECK(f.n == 2 && end_of() == 2);
+	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
+	/* FETCH_RESP with two records (3..4 MPUB, 5) */
+	p = b + hdr(b, 9, 0, 2, 77, E2);
+	p64(p, 3);
+	p64(p + 8, 4);
+	p64(p + 16, 5);
+	p32(p + 24, 2);
+	p32(p + 28, 0);
+	{
+		uint32_t off = 32;
+		uint64_t ids[2][2] = { { 3, 2 }, { 5, 1 } };
+
+		for (i = 0; i < 2; i++) {
+			mkrec(&c, msgs, ids[i][0], ids[i][1], E2);
+			p64(p + off, c.log_id);
+			p64(p + off + 8, c.epoch);
+			p64(p + off + 16, c.last_msg_log_id);
+			p64(p + off + 24, c.msg_offset);
+			p64(p + off + 32, c.msg_cnt);
+			p64(p + off + 40, 0);
+			p32(p + off + 48, c.msg_size);
+			p32(p + off + 52, c.msg_num);
+			memcpy(p + off + CREC, msgs, c.msg_size);
+			off += CREC + c.msg_size;
+		}
+		f.nout = 0;
+		sl_repl_input(r, 0, b, HDR + off, 0);
+	}
+	CHECK(end_of() == 5 && f.n == 4);
+	CHECK(sl_repl_committed(r) == 4);
+	/* at the leader's end: it asks to rejoin (and fetches again) */
+	CHECK(count_out(10, 0) == 1 && count_out(8, 0) == 1);
+	sl_repl_close(r);
+}
+
+int
+main(void)
+{
+	topic = sl_repl_topic_hash("t", 1);
+	CHECK(sl_repl_open(NULL) == NULL);
+	test_replica_fencing();
+	test_replica_dup_gap_mpub();
+	test_leader_window_retransmit();
+	test_leader_rollback();
+	test_chan_sync();
+	test_catchup();
+	if (failures) {
+		fprintf(stderr, "test_repl: %d failures\n", failures);
+		return 1;
+	}
+	printf("test_repl: ok\n");
+	return 0;
+}
