@@ -5,7 +5,8 @@
  * as is). One partition on 3 to 5 nodes (chosen by the seed), each with a simulated disk
  * log (commit records + message bytes, a synced point, crashes that lose the unsynced
  * tail and may leave a torn last record that recovery cuts), a simulated network (per
- * datagram drop, duplicate, delay and so reorder, and node isolation for a while), a simulated clock (an event queue),
+ * datagram drop, duplicate, delay and so reorder, and node isolation for a while), a
+ * simulated clock (an event queue),
  * a membership controller (applies isr_leave/isr_join at once, removes a crashed node from
  * the ISR, elects a new leader among the live ISR members with the highest log on a
  * leader crash with a new epoch and session, and installs every view on every node after
