@@ -771,6 +771,10 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "forwarded_out", s->fwd_out);
 	sl_json_u64(out, "tx_handoff", s->tx_handoff);
 	sl_json_u64(out, "anonymous_publishes", s->anon_pubs);
+	sl_json_u64(out, "repl_in", s->repl_in);
+	sl_json_u64(out, "repl_out", s->repl_out);
+	sl_json_u64(out, "repl_drops", s->repl_drops);
+	sl_json_u64(out, "repl_no_arp", s->repl_no_arp);
 	sl_json_u64(out, "forwarded_in", s->fwd_in);
 	sl_json_u64(out, "arp_replies", s->arp_replies);
 	sl_json_u64(out, "icmp_replies", s->icmp_replies);

@@ -413,23 +413,11 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 /* Apply the cluster file: create the topics it names (enough partitions) and install every
  * partition's view. */
 static int
-apply_cluster(struct sl_broker *b, const char *path, uint32_t node_id)
+apply_cluster(struct sl_broker *b, const struct sl_cluster *c, const char *path)
 {
-	struct sl_cluster *c = malloc(sizeof(*c));
-	char err[512];
 	uint32_t i, j;
-	int rc;
+	int rc = 0;
 
-	if (c == NULL)
-		return -ENOMEM;
-	rc = sl_cluster_load(path, c, err, sizeof(err));
-	if (rc != 0) {
-		MLOG(ERR, "--cluster %s", err);
-		goto out;
-	}
-	if (sl_cluster_node(c, node_id) == NULL)
-		MLOG(WARNING, "--cluster %s: this node (--node-id %u) is not declared in it", path,
-		     node_id);
 	for (i = 0; i < c->nparts && rc == 0; i++) {
 		const struct sl_cluster_part *p = &c->parts[i];
 		uint16_t nparts = 0;
@@ -448,9 +436,51 @@ apply_cluster(struct sl_broker *b, const char *path, uint32_t node_id)
 	}
 	if (rc == 0)
 		MLOG(INFO, "cluster %s: %u nodes, %u partition views", path, c->nnodes, c->nparts);
-out:
-	free(c);
 	return rc;
+}
+
+/* Load the cluster file (before the ports: they serve the replica port too) into the
+ * broker's node table. */
+static struct sl_cluster *
+load_cluster(const struct opts *o, struct sl_broker_conf *bc)
+{
+	struct sl_cluster *c = malloc(sizeof(*c));
+	const struct sl_cluster_node *me;
+	char err[512];
+	uint32_t i;
+
+	if (c == NULL)
+		return NULL;
+	if (sl_cluster_load(o->cluster, c, err, sizeof(err)) != 0) {
+		MLOG(ERR, "--cluster %s", err);
+		goto fail;
+	}
+	me = sl_cluster_node(c, o->node_id);
+	if (me == NULL) {
+		MLOG(ERR, "--cluster %s: this node (--node-id %u) is not declared in it",
+		     o->cluster, o->node_id);
+		goto fail;
+	}
+	if (me->port != o->udp_port + 1) {
+		MLOG(ERR, "--cluster %s: node %u's replica port must be the client port + 1 (%u)",
+		     o->cluster, o->node_id, o->udp_port + 1);
+		goto fail;
+	}
+	if (c->nnodes > SL_BROKER_MAX_NODES) {
+		MLOG(ERR, "--cluster %s: more than %d nodes", o->cluster, SL_BROKER_MAX_NODES);
+		goto fail;
+	}
+	for (i = 0; i < c->nnodes; i++) {
+		bc->nodes[i].id = c->nodes[i].id;
+		bc->nodes[i].ip = rte_cpu_to_be_32(c->nodes[i].ip);
+		bc->nodes[i].port = c->nodes[i].port;
+	}
+	bc->nnodes = c->nnodes;
+	bc->repl_port = me->port;
+	return c;
+fail:
+	free(c);
+	return NULL;
 }
 
 static int
@@ -500,6 +530,7 @@ main(int argc, char **argv)
 	struct sl_broker *b = NULL;
 	struct sl_persist *persist = NULL;
 	struct sl_persist_conf pc;
+	struct sl_cluster *cluster = NULL;
 	struct sl_ctl *ctl = NULL;
 	struct sl_ctl_conf cc;
 	struct rte_mempool *pool = NULL;
@@ -553,11 +584,17 @@ main(int argc, char **argv)
 	}
 
 	memset(&bc, 0, sizeof(bc));
+	if (o.cluster != NULL) {
+		cluster = load_cluster(&o, &bc);
+		if (cluster == NULL)
+			goto out_rcu;
+	}
 	for (i = 0; i < o.nports; i++) {
 		struct sl_port_conf p = {
 			.devargs = o.ports[i],
 			.ip = o.ips[i],
 			.udp_port = o.udp_port,
+			.repl_port = bc.repl_port,
 			.nworkers = o.workers,
 			.mtu = o.mtu,
 			.pool = pool,
@@ -646,7 +683,7 @@ main(int argc, char **argv)
 	for (i = 0; i < o.ntopics; i++)
 		if (create_topic_arg(b, o.topics[i], &o.policy) != 0)
 			goto out_broker;
-	if (o.cluster != NULL && apply_cluster(b, o.cluster, o.node_id) != 0)
+	if (cluster != NULL && apply_cluster(b, cluster, o.cluster) != 0)
 		goto out_broker;
 	memset(&cc, 0, sizeof(cc));
 	cc.path = o.control;
@@ -694,6 +731,7 @@ out_ports:
 		sl_port_close(&bc.ports[i]);
 	rte_mempool_free(pool);
 out_rcu:
+	free(cluster);
 	rcu_unregister_thread();
 out:
 	if (o.ready_file != NULL)

@@ -34,6 +34,7 @@ struct sl_broker {
 	struct sl_coord *coord;
 	struct sl_session_table *sessions;
 	struct rte_ring *autocreate;
+	struct rte_ring *viewreq;	/* workers -> control: ISR changes (membership seam) */
 	struct sl_worker *workers[SL_BROKER_MAX_WORKERS];
 	uint16_t next_owner;
 	int started;
@@ -82,7 +83,10 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	b->sessions = sl_session_open(&sc);
 	snprintf(name, sizeof(name), "sl_autocr%u", id);
 	b->autocreate = rte_ring_create(name, 128, conf->socket_id, RING_F_SC_DEQ);
-	if (b->coord == NULL || b->sessions == NULL || b->autocreate == NULL)
+	snprintf(name, sizeof(name), "sl_viewrq%u", id);
+	b->viewreq = rte_ring_create(name, 128, conf->socket_id, RING_F_SC_DEQ);
+	if (b->coord == NULL || b->sessions == NULL || b->autocreate == NULL ||
+	    b->viewreq == NULL)
 		goto nomem;
 	for (i = 0; i < conf->nworkers; i++) {
 		struct sl_worker *w = rte_zmalloc_socket("sl_worker", sizeof(*w),
@@ -100,6 +104,19 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		w->persist = conf->data_dir != NULL ? conf->persist : NULL;
 		w->sessions = b->sessions;
 		w->autocreate = b->autocreate;
+		w->viewreq = b->viewreq;
+		if (conf->repl_port != 0) {
+			for (j = 0; j < conf->nports; j++) {
+				w->arp[j] = rte_zmalloc_socket("sl_arp", sizeof(*w->arp[j]),
+							       RTE_CACHE_LINE_SIZE, conf->socket_id);
+				if (w->arp[j] == NULL)
+					goto nomem;
+			}
+			w->rbuf = rte_malloc_socket("sl_rbuf", SL_REPL_MAX_DGRAM + 256, 64,
+						    conf->socket_id);
+			if (w->rbuf == NULL)
+				goto nomem;
+		}
 		w->idem = rte_zmalloc_socket("sl_idem", sizeof(*w->idem) * conf->max_sessions,
 					     RTE_CACHE_LINE_SIZE, conf->socket_id);
 		w->parts = rte_zmalloc_socket("sl_wparts", sizeof(*w->parts) * SL_WORKER_MAX_PARTS,
@@ -219,6 +236,9 @@ sl_broker_close(struct sl_broker *b)
 			rte_ring_free(w->txin[j]);
 		}
 		rte_ring_free(w->cmd);
+		for (j = 0; j < SL_BROKER_MAX_PORTS; j++)
+			rte_free(w->arp[j]);
+		rte_free(w->rbuf);
 		rte_free(w->parts);
 		rte_free(w->idem);
 		rte_free(w);
@@ -227,6 +247,11 @@ sl_broker_close(struct sl_broker *b)
 		while (rte_ring_dequeue(b->autocreate, &obj) == 0)
 			rte_free(obj);
 		rte_ring_free(b->autocreate);
+	}
+	if (b->viewreq != NULL) {
+		while (rte_ring_dequeue(b->viewreq, &obj) == 0)
+			rte_free(obj);
+		rte_ring_free(b->viewreq);
 	}
 	sl_session_close(b->sessions);
 	rte_free(b);
@@ -286,11 +311,46 @@ run_cmd_free(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 	return rc;
 }
 
+/* A partition leader asked for an ISR change: apply it to the view (same epoch). */
+static void
+apply_viewreq(struct sl_broker *b, const struct sl_wviewreq *q)
+{
+	struct sl_part_meta m;
+	uint8_t i, j;
+
+	if (sl_broker_part_get_view(b, q->topic, q->partition, &m) != 0)
+		return;
+	for (i = 0; i < m.nisr && m.isr[i] != q->node; i++)
+		;
+	if (q->join) {
+		if (i < m.nisr || m.nisr == SL_COORD_MAX_REPLICAS)
+			return;
+		for (j = 0; j < m.nreplicas && m.replicas[j] != q->node; j++)
+			;
+		if (j == m.nreplicas)
+			return;
+		m.isr[m.nisr++] = q->node;
+	} else {
+		if (i == m.nisr || q->node == m.leader)
+			return;
+		m.isr[i] = m.isr[--m.nisr];
+	}
+	BLOG(NOTICE, "%s/%u: node %u %s the ISR (asked by the leader)", q->topic, q->partition,
+	     q->node, q->join ? "joins" : "leaves");
+	sl_broker_part_set_view(b, q->topic, q->partition, &m);
+}
+
 int
 sl_broker_tick(struct sl_broker *b)
 {
 	int n = (int)sl_session_expire(b->sessions, rte_get_tsc_cycles());
 	void *obj;
+
+	while (rte_ring_sc_dequeue(b->viewreq, &obj) == 0) {
+		apply_viewreq(b, obj);
+		rte_free(obj);
+		n++;
+	}
 
 	while (rte_ring_sc_dequeue(b->autocreate, &obj) == 0) {
 		char *name = obj;
@@ -425,6 +485,12 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 			goto fail;
 		}
 		st = NULL;
+		if (b->conf.repl_port != 0) {
+			rc = sl_worker_pstate_replicate(&b->conf, states[i], name,
+							b->workers[owners[i]]);
+			if (rc != 0)
+				goto fail;
+		}
 	}
 	/* the persistence lcore takes the stores before any worker can write to them */
 	for (stored = 0; stored < nparts; stored++) {
@@ -552,9 +618,11 @@ sl_broker_part_set_view(struct sl_broker *b, const char *topic, uint16_t part,
 			return -SL_E_INVAL;
 	}
 	cur = rcu_dereference(t->parts[part].meta);
-	if (m->epoch < cur->epoch ||
-	    (m->leader != cur->leader && (m->epoch == cur->epoch ||
-					  m->leader_session == cur->leader_session)))
+	/* session 0: the default of a new topic, no view installed yet: any view goes */
+	if (cur->leader_session != 0 &&
+	    (m->epoch < cur->epoch ||
+	     (m->leader != cur->leader && (m->epoch == cur->epoch ||
+					   m->leader_session == cur->leader_session))))
 		return -SL_E_EPOCH;
 	BLOG(INFO, "%s/%u: leader %u, epoch %u, session %" PRIu64 ", ISR %u of %u replicas%s",
 	     topic, part, m->leader, m->epoch, m->leader_session, m->nisr, m->nreplicas,

@@ -29,6 +29,14 @@
 #define SL_BROKER_MAX_WORKERS 16
 #define SL_BROKER_MAX_PORTS 4
 #define SL_BROKER_MAX_CHANNELS 32	/* per partition */
+#define SL_BROKER_MAX_NODES 64
+
+/* A cluster node (for replica traffic). */
+struct sl_broker_node {
+	uint32_t id;
+	uint32_t ip;			/* network byte order */
+	uint16_t port;			/* its replica UDP port (host order) */
+};
 
 enum sl_idle_mode {
 	SL_IDLE_BUSY = 0,	/* poll forever: lowest latency, one full core per lcore */
@@ -75,6 +83,11 @@ struct sl_broker_conf {
 	struct sl_persist *persist;	/* the persistence lcore (with data_dir) */
 	uint64_t segment_bytes;		/* disk log segment size; 0 = 64 MiB */
 	struct sl_persist_policy policy; /* default for new topics */
+	/* replication: with nodes, every partition gets a replication state (repl.h) and
+	 * replica datagrams travel on repl_port of every port (rlink.h) */
+	uint32_t nnodes;
+	struct sl_broker_node nodes[SL_BROKER_MAX_NODES];
+	uint16_t repl_port;		/* 0: no replication */
 };
 
 /* Per-worker counters: written by the owner lcore only, read racily by the control
@@ -108,6 +121,10 @@ struct sl_worker_stats {
 	uint64_t idle_sleeps;
 	uint64_t sessions_created;
 	uint64_t auto_create_req;
+	uint64_t repl_in;		/* replica datagrams handed to a partition */
+	uint64_t repl_out;
+	uint64_t repl_drops;		/* malformed, not for us, unknown partition */
+	uint64_t repl_no_arp;		/* not sent: peer's MAC unknown yet (ARP asked) */
 };
 
 /* Snapshot of one channel, filled by its owner worker on request. */

@@ -129,7 +129,7 @@ sl_coord_topic_alloc(struct sl_coord *c, const char *name, uint16_t nparts,
 			goto nomem;
 		m->leader = c->node_id;
 		m->epoch = 1;
-		m->leader_session = 1;
+		m->leader_session = 0;	/* no view installed yet: this node alone */
 		m->nreplicas = 1;
 		m->nisr = 1;
 		m->replicas[0] = c->node_id;

@@ -144,7 +144,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	rte_eth_macaddr_get(port_id, &mac);
 	memcpy(out->nif.mac, mac.addr_bytes, 6);
 	out->nif.udp_port_lo = conf->udp_port;
-	out->nif.udp_port_hi = conf->udp_port;
+	out->nif.udp_port_hi = conf->repl_port != 0 ? conf->repl_port : conf->udp_port;
 	out->port_id = port_id;
 	out->nrxq = nrxq;
 	out->ntxq = ntxq;

@@ -21,6 +21,7 @@ struct sl_port_conf {
 	const char *devargs;		/* "0000:01:00.0", "net_tap0,iface=sl0", ... */
 	const char *ip;			/* "a.b.c.d" */
 	uint16_t udp_port;		/* client port (host order) */
+	uint16_t repl_port;		/* replica port: udp_port + 1, or 0 (no replication) */
 	uint16_t nworkers;
 	uint16_t mtu;			/* 0 = leave the port's default */
 	uint16_t rx_desc;		/* 0 = 1024 */

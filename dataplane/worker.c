@@ -16,6 +16,7 @@
 #include <urcu-qsbr.h>
 
 #include "err.h"
+#include "rlink.h"
 #include "wire.h"
 #include "worker.h"
 
@@ -369,6 +370,7 @@ pend_hold(struct sl_pend *pd, struct req *r, const struct sl_idem_entry *e, int 
 	pd->hdr = r->hdr;
 	pd->e = *e;
 	pd->e.pending = 0;
+	pd->e.seq = r->hdr.seq;	/* the answer replaces the pending entry of this seq */
 }
 
 /* Keep a committed publish of a disk-durability partition until it is durable. Room was
@@ -487,7 +489,43 @@ setoff_done(struct sl_worker *w, struct sl_pstate *ps)
 	pend_answer(w, pd, code);
 }
 
-/* Answer the publishes the disk made durable; handle a store error and its resume. */
+/* How far publishes may be answered and consumers see: durable (disk durability) and
+ * committed by the ISR (replication). */
+static inline uint64_t
+ack_end(const struct sl_pstate *ps)
+{
+	uint64_t end = UINT64_MAX;
+
+	if (ps->disk)
+		end = __atomic_load_n(&ps->store->durable_id, __ATOMIC_ACQUIRE);
+	if (ps->repl != NULL)
+		end = RTE_MIN(end, ps->committed);
+	return end;
+}
+
+/* Answer the publishes that became durable and committed. */
+static uint32_t
+acks_poll(struct sl_worker *w)
+{
+	uint32_t i, done = 0;
+
+	for (i = 0; i < w->nparts; i++) {
+		struct sl_pstate *ps = w->parts[i];
+		uint64_t end;
+
+		if (ps->pend == NULL || ps->pend_head == ps->pend_tail)
+			continue;
+		end = ack_end(ps);
+		while (ps->pend_head != ps->pend_tail &&
+		       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= end) {
+			pend_pop(w, ps, 0);
+			done++;
+		}
+	}
+	return done;
+}
+
+/* Handle a store error and its resume; answer a client's SET_OFFSET found on disk. */
 static uint32_t
 storage_poll(struct sl_worker *w)
 {
@@ -507,11 +545,6 @@ storage_poll(struct sl_worker *w)
 			done++;
 		}
 		durable = __atomic_load_n(&st->durable_id, __ATOMIC_ACQUIRE);
-		while (ps->pend_head != ps->pend_tail &&
-		       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= durable) {
-			pend_pop(w, ps, 0);
-			done++;
-		}
 		err = __atomic_load_n(&st->error, __ATOMIC_ACQUIRE);
 		if (err != 0 && !ps->store_err) {
 			/* nothing that is not durable is acknowledged: fail what waits and,
@@ -560,6 +593,10 @@ pick_partition(const struct sl_topic *t, const struct sl_wire_hdr *h)
 	return (uint16_t)(x % t->nparts);
 }
 
+static int
+repl_write(struct sl_worker *w, struct sl_pstate *ps, const struct sl_memlog_rec *first,
+	   uint32_t n);
+
 /* The leader write path's first step (PutMessageToCluster): refuse unless this node
  * leads the partition, writes are enabled and the ISR is a majority of the replicas.
  * RCU read side (the worker is a QSBR reader between quiescent states). */
@@ -589,9 +626,13 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	uint64_t ts = w->wall_base_ns + w->now_ns;
 	int rc;
 
-	rc = write_allowed(w, ps);
+	rc = ps->repl != NULL ? sl_repl_can_write(ps->repl) : write_allowed(w, ps);
 	if (rc != 0)
 		return rc;
+	if (ps->repl != NULL && ps->pend_tail - ps->pend_head >= SL_WORKER_PEND) {
+		ps->full_errs++;
+		return -SL_E_FULL;
+	}
 	if (ps->store != NULL) {
 		/* a failed store takes no more writes until an operator resumes it */
 		if (ps->store_err || __atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE)) {
@@ -629,6 +670,13 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 			ps->full_errs++;
 		return rc;
 	}
+	if (ps->repl != NULL) {
+		rc = repl_write(w, ps, &rec, p->count);
+		if (rc != 0) {
+			sl_memlog_truncate(ps->log, rec.id);
+			return rc;
+		}
+	}
 	ps->pubs++;
 	ps->msgs_in += p->count;
 	ps->bytes_in += p->msg_len;
@@ -641,7 +689,8 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	e->aux = sl_memlog_end_id(ps->log);
 	if (ps->store != NULL)
 		sl_persist_submit(w->persist, w->idx, ps->store, rec.id, p->count, rec.offset,
-				  rcu_dereference(ps->part->meta)->epoch);
+				  ps->repl != NULL ? sl_repl_epoch(ps->repl) :
+						     rcu_dereference(ps->part->meta)->epoch);
 	return 0;
 }
 
@@ -681,6 +730,23 @@ do_sub(struct sl_worker *w, struct req *r, struct sl_pstate *ps, const struct sl
 	return 0;
 }
 
+/*
+ * A channel position moved on the leader (FIN, SET_OFFSET): sync it to the ISR. Ordered
+ * channels and SET_OFFSET are acknowledged by every ISR member inside replication; the
+ * client's answer does not wait for it yet (docs/replication.md, "In sluiced").
+ * Ephemeral channels are never synced. Owner lcore.
+ */
+static void
+chan_replicate(struct sl_worker *w, struct sl_pstate *ps, struct sl_channel *ch, uint64_t prev,
+	       int set_offset)
+{
+	if (ps->repl == NULL || sl_channel_is_ephemeral(ch) ||
+	    (sl_channel_confirmed(ch) == prev && !set_offset))
+		return;
+	sl_repl_chan_sync(ps->repl, sl_channel_name(ch), sl_channel_confirmed(ch), prev,
+			  sl_channel_is_ordered(ch), set_offset, 0, w->now_ns);
+}
+
 static int
 do_chan_op(struct sl_worker *w, struct req *r, struct sl_pstate *ps,
 	   const struct sl_wire_chan_op *op, struct sl_idem_entry *e)
@@ -698,11 +764,13 @@ do_chan_op(struct sl_worker *w, struct req *r, struct sl_pstate *ps,
 
 		if (on_disk(ps, op->kind, op->value))
 			return setoff_defer(w, ps, r, op, e);
-		id = pos_next_id(ps, op->kind, op->value, &rc);
+		uint64_t prev = sl_channel_confirmed(ch);
 
+		id = pos_next_id(ps, op->kind, op->value, &rc);
 		if (rc != 0)
 			return rc;
 		sl_channel_reset(ch, id);
+		chan_replicate(w, ps, ch, prev, 1);
 		sl_memlog_offset_of(ps->log, id, &e->offset);
 		e->id = id;
 		e->aux = id - 1;
@@ -714,12 +782,17 @@ do_chan_op(struct sl_worker *w, struct req *r, struct sl_pstate *ps,
 	switch (r->hdr.opcode) {
 	case SL_OP_RDY:
 		return sl_channel_sub_rdy(ch, si, op->count);
-	case SL_OP_FIN:
+	case SL_OP_FIN: {
+		uint64_t prev = sl_channel_confirmed(ch);
+
 		for (i = 0; i < op->count; i++)
 			if (sl_channel_fin(ch, si, sl_wire_fin_id(op, i)) == 0)
 				ok++;
 		e->count = ok;
+		if (ok > 0)
+			chan_replicate(w, ps, ch, prev, 0);
 		return ok == 0 ? -SL_E_MSG_ID : 0;
+	}
 	case SL_OP_REQ:
 		e->id = op->msg_id;
 		return sl_channel_req(ch, si, op->msg_id, (uint64_t)op->delay_ms * 1000000ull,
@@ -785,6 +858,502 @@ forward_to(struct sl_worker *w, struct req *r, uint16_t owner)
 		return;
 	}
 	w->st.fwd_out++;
+}
+
+/* ---- replication: the partition's side of replication/repl.h ---- */
+
+#define ARP_RETRY_MS 100
+#define RBUF_LEN (SL_REPL_MAX_DGRAM + 256)
+
+static const struct sl_broker_node *
+node_of(const struct sl_worker *w, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->conf->nnodes; i++)
+		if (w->conf->nodes[i].id == id)
+			return &w->conf->nodes[i];
+	return NULL;
+}
+
+/* A replica datagram to node `to`, in an rlink envelope, from port 0. Dropped (and the
+ * peer's MAC asked for) while the neighbour is unknown: replication retransmits. */
+static void
+r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_worker *w = ps->w;
+	const struct sl_broker_port *port = &w->conf->ports[0];
+	const struct sl_broker_node *n = node_of(w, to);
+	const struct sl_topic *t = ps->part->topic;
+	struct sl_rlink_env env = {
+		.from = sl_coord_node_id(w->coord),
+		.to = to,
+		.partition = ps->partid,
+		.name = t->name,
+		.name_len = t->name_len,
+	};
+	uint8_t mac[6], *frame;
+	struct rte_mbuf *m;
+	int elen;
+	uint32_t flen;
+
+	if (n == NULL) {
+		w->st.repl_drops++;
+		return;
+	}
+	if (sl_net_arp_lookup(w->arp[0], n->ip, mac) != 0) {
+		w->st.repl_no_arp++;
+		if (w->now_tsc - w->arp_asked_tsc[n - w->conf->nodes] < w->tick_tsc * ARP_RETRY_MS)
+			return;
+		w->arp_asked_tsc[n - w->conf->nodes] = w->now_tsc;
+		m = rte_pktmbuf_alloc(w->conf->pool);
+		if (m == NULL)
+			return;
+		flen = sl_net_arp_request(rte_pktmbuf_mtod(m, uint8_t *), &port->nif, n->ip);
+		m->data_len = (uint16_t)flen;
+		m->pkt_len = flen;
+		tx_enqueue(w, 0, m);
+		return;
+	}
+	m = rte_pktmbuf_alloc(w->conf->pool);
+	if (m == NULL) {
+		w->st.drop_no_mbuf++;
+		return;
+	}
+	frame = rte_pktmbuf_mtod(m, uint8_t *);
+	elen = sl_rlink_encode(frame + SL_NET_HDRS_LEN,
+			       rte_pktmbuf_tailroom(m) - SL_NET_HDRS_LEN, &env);
+	if (elen < 0 || (uint32_t)elen + len + SL_NET_HDRS_LEN > rte_pktmbuf_tailroom(m) ||
+	    (uint32_t)elen + len + 28 > port->mtu) {
+		w->st.repl_drops++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(frame + SL_NET_HDRS_LEN + elen, buf, len);
+	flen = sl_net_udp_build(frame, &port->nif, mac, n->ip, w->conf->repl_port, n->port,
+				(uint16_t)(elen + len), port->tx_flags);
+	m->data_len = (uint16_t)flen;
+	m->pkt_len = flen;
+	set_tx_offload(m, port->tx_flags, 20);
+	tx_enqueue(w, 0, m);
+	w->st.repl_out++;
+}
+
+/* The epoch of the record starting at id, from the epoch history. */
+static uint64_t
+epoch_for(const struct sl_pstate *ps, uint64_t id)
+{
+	uint64_t e = ps->nepochs > 0 ? ps->epoch_of[0] : 0;
+	uint32_t i;
+
+	for (i = 0; i < ps->nepochs; i++)
+		if (ps->epoch_start[i] <= id)
+			e = ps->epoch_of[i];
+	return e;
+}
+
+/* The commit record holding id, rebuilt from the in-memory log: each record knows its
+ * place in its PUB/MPUB, and a record has the same size in memory and on disk. */
+static int
+crec_of(const struct sl_pstate *ps, uint64_t id, struct sl_repl_crec *c)
+{
+	struct sl_memlog_rec rec;
+	uint64_t first, last, end_off;
+
+	if (sl_memlog_read(ps->log, id, &rec) != 0)
+		return -ENOENT;
+	first = id - rec.batch_index;
+	last = id + rec.batch_left;
+	if (last > sl_memlog_end_id(ps->log) || sl_memlog_read(ps->log, first, &rec) != 0 ||
+	    sl_memlog_offset_of(ps->log, last + 1, &end_off) != 0)
+		return -ENOENT;
+	c->log_id = first;
+	c->epoch = epoch_for(ps, first);
+	c->last_msg_log_id = last;
+	c->msg_offset = rec.offset;
+	c->msg_cnt = last;
+	c->timestamp_ns = rec.timestamp_ns;
+	c->msg_size = (uint32_t)(end_off - rec.offset);
+	c->msg_num = (uint32_t)(last - first + 1);
+	return 0;
+}
+
+static void
+epoch_note(struct sl_pstate *ps, uint64_t epoch, uint64_t first_id)
+{
+	if (ps->nepochs > 0 && ps->epoch_of[ps->nepochs - 1] >= epoch)
+		return;
+	if (ps->nepochs == SL_WORKER_EPOCHS) {
+		memmove(ps->epoch_of, ps->epoch_of + 1, sizeof(ps->epoch_of[0]) * (SL_WORKER_EPOCHS - 1));
+		memmove(ps->epoch_start, ps->epoch_start + 1,
+			sizeof(ps->epoch_start[0]) * (SL_WORKER_EPOCHS - 1));
+		ps->nepochs--;
+	}
+	ps->epoch_of[ps->nepochs] = epoch;
+	ps->epoch_start[ps->nepochs++] = first_id;
+}
+
+/* The replica's apply: the records arrive encoded in the disk log's format. */
+static int
+r_append(void *arg, const struct sl_repl_crec *c, const void *msgs)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_worker *w = ps->w;
+	const void *datas[SL_WIRE_MPUB_MAX];
+	uint32_t lens[SL_WIRE_MPUB_MAX], i, pos = 0;
+	const uint8_t *p = msgs;
+	uint64_t ts = 0, trace = 0;
+	struct sl_memlog_rec rec;
+	int rc;
+
+	if (c->msg_num == 0 || c->msg_num > SL_WIRE_MPUB_MAX ||
+	    c->log_id != sl_memlog_end_id(ps->log) + 1 ||
+	    c->msg_offset != sl_memlog_end_offset(ps->log))
+		return -EINVAL;
+	if (ps->store != NULL && (ps->store_err || sl_persist_room(w->persist, w->idx) == 0))
+		return -ENOBUFS;
+	for (i = 0; i < c->msg_num; i++) {
+		uint32_t ml, len;
+
+		if (pos + SL_DISKLOG_MREC_HDR > c->msg_size)
+			return -EINVAL;
+		memcpy(&ml, p + pos, 4);
+		len = ml & 0xFFFFFF;
+		if (pos + SL_DISKLOG_MREC_SIZE(len) > c->msg_size)
+			return -EINVAL;
+		if (i == 0) {
+			memcpy(&ts, p + pos + 16, 8);
+			memcpy(&trace, p + pos + 24, 8);
+		}
+		datas[i] = p + pos + SL_DISKLOG_MREC_HDR;
+		lens[i] = len;
+		pos += (uint32_t)SL_DISKLOG_MREC_SIZE(len);
+	}
+	rc = c->msg_num == 1 ? sl_memlog_append(ps->log, datas[0], lens[0], ts, trace, &rec) :
+			       sl_memlog_append_batch(ps->log, c->msg_num, datas, lens, ts, trace,
+						      &rec);
+	if (rc != 0)
+		return rc;
+	epoch_note(ps, c->epoch, c->log_id);
+	if (ps->store != NULL)
+		sl_persist_submit(w->persist, w->idx, ps->store, rec.id, c->msg_num, rec.offset,
+				  c->epoch);
+	ps->msgs_in += c->msg_num;
+	return 0;
+}
+
+static int
+r_truncate(void *arg, uint64_t end_id)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_worker *w = ps->w;
+
+	if (end_id >= sl_memlog_end_id(ps->log))
+		return 0;
+	sl_memlog_truncate(ps->log, end_id + 1);
+	if (ps->disk_last.last_msg_log_id > end_id)
+		memset(&ps->disk_last, 0, sizeof(ps->disk_last));
+	while (ps->nepochs > 0 && ps->epoch_start[ps->nepochs - 1] > end_id)
+		ps->nepochs--;
+	if (ps->committed > end_id)
+		ps->committed = end_id;
+	if (ps->store != NULL && sl_persist_truncate(w->persist, w->idx, ps->store, end_id) != 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+static int
+r_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_memlog_rec rec;
+	struct sl_repl_crec k;
+	uint8_t *p = buf;
+	uint32_t used = 0;
+	uint64_t i;
+
+	if (crec_of(ps, id, &k) != 0)
+		return -ENOENT;
+	if (k.msg_size > cap)
+		return -ENOBUFS;
+	for (i = k.log_id; i <= k.last_msg_log_id; i++) {
+		if (sl_memlog_read(ps->log, i, &rec) != 0)
+			return -ENOENT;
+		used += sl_disklog_encode_msg(p + used, rec.id, rec.timestamp_ns, rec.trace_id,
+					      rec.data, rec.len, i == k.last_msg_log_id);
+	}
+	*c = k;
+	return 0;
+}
+
+static void
+r_last(void *arg, struct sl_repl_crec *c)
+{
+	struct sl_pstate *ps = arg;
+	uint64_t end = sl_memlog_end_id(ps->log);
+
+	/* memory, or what the disk log ended with at start */
+	if (end >= sl_memlog_first_id(ps->log) && crec_of(ps, end, c) == 0)
+		return;
+	if (ps->disk_last.last_msg_log_id == end)
+		*c = ps->disk_last;
+	else
+		memset(c, 0, sizeof(*c));
+}
+
+static uint64_t
+r_epoch_end(void *arg, uint64_t epoch)
+{
+	struct sl_pstate *ps = arg;
+	uint32_t i;
+
+	/* the end of `epoch` is where the next higher epoch starts */
+	for (i = 0; i < ps->nepochs; i++)
+		if (ps->epoch_of[i] > epoch)
+			return ps->epoch_start[i] - 1;
+	return ps->nepochs > 0 && ps->epoch_of[0] > epoch ? 0 : sl_memlog_end_id(ps->log);
+}
+
+static void
+view_request(struct sl_pstate *ps, uint32_t node, int join)
+{
+	struct sl_worker *w = ps->w;
+	struct sl_wviewreq *q;
+
+	if (rte_ring_count(w->viewreq) >= 64)
+		return;
+	q = rte_malloc(NULL, sizeof(*q), 0);	/* control rate: a membership change */
+	if (q == NULL)
+		return;
+	memcpy(q->topic, ps->part->topic->name, ps->part->topic->name_len);
+	q->topic[ps->part->topic->name_len] = '\0';
+	q->partition = ps->partid;
+	q->node = node;
+	q->join = (uint8_t)join;
+	if (rte_ring_mp_enqueue(w->viewreq, q) != 0)
+		rte_free(q);
+}
+
+static void
+r_isr_leave(void *arg, uint32_t node)
+{
+	view_request(arg, node, 0);
+}
+
+static void
+r_isr_join(void *arg, uint32_t node)
+{
+	view_request(arg, node, 1);
+}
+
+static void
+r_committed(void *arg, uint64_t end_id)
+{
+	struct sl_pstate *ps = arg;
+
+	if (end_id > ps->committed)
+		ps->committed = end_id;
+}
+
+static void
+r_rolled_back(void *arg, uint64_t end_id, int err)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_worker *w = ps->w;
+
+	/* the newest waiting publishes are the ones rolled back */
+	while (ps->pend_tail != ps->pend_head &&
+	       ps->pend[(ps->pend_tail - 1) & (SL_WORKER_PEND - 1)].last_id > end_id) {
+		struct sl_pend *pd = &ps->pend[--ps->pend_tail & (SL_WORKER_PEND - 1)];
+
+		pend_answer(w, pd, (uint16_t)(err < 0 ? -err : err));
+	}
+	r_truncate(arg, end_id);
+}
+
+static void
+r_chan_set(void *arg, const char *chan, uint64_t confirmed_id)
+{
+	struct sl_pstate *ps = arg;
+	int ci = chan_find(ps, chan, (uint32_t)strlen(chan));
+
+	if (ci < 0)
+		ci = chan_open(ps->w->conf, ps, chan, (uint32_t)strlen(chan), 0, 0, confirmed_id);
+	if (ci >= 0)
+		sl_channel_reset(ps->chans[ci], confirmed_id);
+}
+
+static int
+r_msg_ids(void *arg, const void *msgs, uint32_t msg_size, uint64_t *first, uint64_t *last,
+	  uint32_t *num)
+{
+	const uint8_t *p = msgs;
+	uint32_t pos = 0, n = 0, ml;
+	uint64_t id;
+
+	while (pos + SL_DISKLOG_MREC_HDR <= msg_size) {
+		memcpy(&ml, p + pos, 4);
+		memcpy(&id, p + pos + 8, 8);
+		if (n++ == 0)
+			*first = id;
+		*last = id;
+		pos += (uint32_t)SL_DISKLOG_MREC_SIZE(ml & 0xFFFFFF);
+	}
+	*num = n;
+	return pos == msg_size && n > 0 ? 0 : -EINVAL;
+}
+
+static int
+r_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX], uint64_t *confirmed_id)
+{
+	struct sl_pstate *ps = arg;
+	uint32_t c, k = 0;
+
+	for (c = 0; c < ps->nchans; c++) {
+		if (sl_channel_is_ephemeral(ps->chans[c]))
+			continue;
+		if (k++ == idx) {
+			snprintf(name, SL_REPL_CHAN_NAME_MAX, "%s", sl_channel_name(ps->chans[c]));
+			*confirmed_id = sl_channel_confirmed(ps->chans[c]);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void
+r_chan_done(void *arg, uint64_t token, int err, uint64_t prev_id)
+{
+	(void)arg;
+	(void)token;
+	(void)err;
+	(void)prev_id;
+}
+
+static const struct sl_repl_ops repl_ops = {
+	.send = r_send,
+	.append = r_append,
+	.truncate = r_truncate,
+	.read = r_read,
+	.last = r_last,
+	.epoch_end = r_epoch_end,
+	.isr_leave = r_isr_leave,
+	.isr_join = r_isr_join,
+	.committed = r_committed,
+	.rolled_back = r_rolled_back,
+	.chan_set = r_chan_set,
+	.chan_done = r_chan_done,
+	.msg_ids = r_msg_ids,
+	.chan_get = r_chan_get,
+};
+
+/* The coordinator's view as replication wants it. */
+static void
+view_of(const struct sl_part_meta *m, struct sl_repl_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->leader = m->leader;
+	v->epoch = m->epoch;
+	v->leader_session = m->leader_session;
+	v->writes_disabled = m->writes_disabled;
+	v->nreplicas = m->nreplicas;
+	v->nisr = m->nisr;
+	memcpy(v->replicas, m->replicas, sizeof(v->replicas[0]) * RTE_MIN(m->nreplicas, 8));
+	memcpy(v->isr, m->isr, sizeof(v->isr[0]) * RTE_MIN(m->nisr, 8));
+}
+
+/* Every loop: install view changes, run replication timers. RCU read side. */
+static uint32_t
+repl_poll(struct sl_worker *w)
+{
+	uint32_t i, done = 0;
+
+	for (i = 0; i < w->nparts; i++) {
+		struct sl_pstate *ps = w->parts[i];
+		struct sl_repl_view v;
+
+		if (ps->repl == NULL)
+			continue;
+		view_of(rcu_dereference(ps->part->meta), &v);
+		v.version = ps->view.version;
+		if (memcmp(&v, &ps->view, sizeof(v)) != 0) {
+			v.version = ++ps->view_version;
+			ps->view = v;
+			sl_repl_set_view(ps->repl, &v, w->now_ns);
+			done++;
+		}
+		done += sl_repl_poll(ps->repl, w->now_ns);
+	}
+	return done;
+}
+
+/* Leader: replicate the n messages just appended from first (PutMessageToCluster's
+ * cluster part; the answer waits for the commit). Owner lcore. */
+static int
+repl_write(struct sl_worker *w, struct sl_pstate *ps, const struct sl_memlog_rec *first,
+	   uint32_t n)
+{
+	struct sl_repl_crec c = {
+		.log_id = first->id,
+		.last_msg_log_id = first->id + n - 1,
+		.msg_offset = first->offset,
+		.msg_cnt = first->id + n - 1,
+		.timestamp_ns = first->timestamp_ns,
+		.msg_num = n,
+	};
+	struct sl_memlog_rec rec;
+	uint32_t used = 0, i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if (sl_memlog_read(ps->log, first->id + i, &rec) != 0 ||
+		    used + SL_DISKLOG_MREC_SIZE(rec.len) > RBUF_LEN)
+			return -SL_E_TOO_BIG;
+		used += sl_disklog_encode_msg(w->rbuf + used, rec.id, rec.timestamp_ns,
+					      rec.trace_id, rec.data, rec.len, i == n - 1);
+	}
+	c.msg_size = used;
+	c.epoch = sl_repl_epoch(ps->repl);
+	rc = sl_repl_write(ps->repl, &c, w->rbuf, w->now_ns);
+	if (rc != 0)
+		return rc;
+	epoch_note(ps, c.epoch, c.log_id);
+	return 0;
+}
+
+/* A frame to the replica port: hand its datagram to the partition's replication. */
+static void
+handle_replica(struct sl_worker *w, struct req *r, int forwarded)
+{
+	const uint8_t *payload = rte_pktmbuf_mtod(r->m, uint8_t *) + r->info.payload_off;
+	struct sl_rlink_env env;
+	struct sl_topic *t;
+	struct sl_pstate *ps;
+
+	if (sl_rlink_decode(payload, r->info.payload_len, &env) != 0 ||
+	    env.to != sl_coord_node_id(w->coord) || node_of(w, env.from) == NULL)
+		goto drop;
+	sl_net_arp_learn(w->arp[r->pi], r->info.src_ip, r->info.src_mac, w->now_tsc);
+	t = sl_coord_topic_find(w->coord, env.name, env.name_len);
+	if (t == NULL || env.partition >= t->nparts)
+		goto drop;
+	ps = owned_state(w, &t->parts[env.partition]);
+	if (ps == NULL) {
+		if (forwarded)
+			goto drop;
+		forward_to(w, r, t->parts[env.partition].owner);
+		return;
+	}
+	if (ps->repl == NULL)
+		goto drop;
+	w->st.repl_in++;
+	sl_repl_input(ps->repl, env.from, env.payload, env.payload_len, w->now_ns);
+	rte_pktmbuf_free(r->m);
+	return;
+drop:
+	w->st.repl_drops++;
+	rte_pktmbuf_free(r->m);
 }
 
 /* The answer code of an operation's result: 0, an SL_E_* code, or SL_E_INTERNAL. */
@@ -920,7 +1489,7 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		w->st.anon_pubs++;
 		rc = do_pub(w, ps, &pub, op == SL_OP_MPUB, &e);
 		e.code = answer_code(rc);
-		if (rc == 0 && ps->disk)
+		if (rc == 0 && (ps->disk || ps->repl != NULL))
 			pend_push(w, ps, r, &e, 1);
 		else
 			reply_entry(w, r, &e);
@@ -956,8 +1525,9 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		return;
 	}
 	e.code = answer_code(rc);
-	if (rc == 0 && ps->disk && (op == SL_OP_PUB || op == SL_OP_MPUB)) {
-		/* acknowledged once durable: a retry meanwhile is ignored (PENDING) */
+	if (rc == 0 && (ps->disk || ps->repl != NULL) && (op == SL_OP_PUB || op == SL_OP_MPUB)) {
+		/* acknowledged once durable and committed by the ISR: a retry meanwhile is
+		 * ignored (PENDING) */
 		e.pending = 1;
 		sl_idem_record(idem, r->hdr.seq, &e);
 		pend_push(w, ps, r, &e, 0);
@@ -971,7 +1541,13 @@ static void
 handle_udp(struct sl_worker *w, struct req *r, int forwarded)
 {
 	const uint8_t *payload = rte_pktmbuf_mtod(r->m, uint8_t *) + r->info.payload_off;
-	int rc = sl_wire_decode_hdr(payload, r->info.payload_len, &r->hdr);
+	int rc;
+
+	if (w->conf->repl_port != 0 && r->info.dst_port == w->conf->repl_port) {
+		handle_replica(w, r, forwarded);
+		return;
+	}
+	rc = sl_wire_decode_hdr(payload, r->info.payload_len, &r->hdr);
 
 	if (rc != 0) {
 		/* answer what is recognisably ours; drop the rest silently */
@@ -1032,6 +1608,11 @@ handle_frame(struct sl_worker *w, struct rte_mbuf *m, uint16_t pi, int forwarded
 		m->ol_flags = 0;
 		w->st.arp_replies++;
 		tx_enqueue(w, pi, m);
+		return;
+	case SL_NET_ARP_REPLY:
+		if (w->arp[pi] != NULL)
+			sl_net_arp_learn(w->arp[pi], r.info.src_ip, r.info.src_mac, w->now_tsc);
+		rte_pktmbuf_free(m);
 		return;
 	case SL_NET_ICMP_ECHO:
 		len = sl_net_icmp_reply(frame, m->data_len, &r.info, 0);
@@ -1172,10 +1753,9 @@ deliver(struct sl_worker *w)
 		struct sl_pstate *ps = w->parts[i];
 		uint64_t end = sl_memlog_end_id(ps->log);
 
-		/* disk durability: consumers see only what a crash would not take back */
-		if (ps->disk)
-			end = RTE_MIN(end, __atomic_load_n(&ps->store->durable_id,
-							   __ATOMIC_ACQUIRE));
+		/* consumers see only what a crash would not take back: durable (disk
+		 * durability) and committed by the ISR (replication) */
+		end = RTE_MIN(end, ack_end(ps));
 		for (c = 0; c < ps->nchans; c++) {
 			struct sl_channel *ch = ps->chans[c];
 			struct sl_channel_delivery d;
@@ -1486,6 +2066,9 @@ sl_worker_main(void *arg)
 		work += poll_rx(w);
 		if (w->persist != NULL)
 			work += storage_poll(w);
+		if (w->conf->repl_port != 0)
+			work += repl_poll(w);
+		work += acks_poll(w);
 		work += deliver(w);
 		if (w->now_tsc >= w->next_tick_tsc) {
 			tick(w);
@@ -1584,6 +2167,47 @@ fail:
 	return NULL;
 }
 
+int
+sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *ps,
+			   const char *topic, struct sl_worker *owner)
+{
+	struct sl_repl_conf rc = {
+		.node_id = conf->node_id,
+		.partition = ps->partid,
+		.topic_hash = sl_repl_topic_hash(topic, strlen(topic)),
+		.ops = &ps->repl_ops,
+	};
+	struct sl_disklog_crec dc;
+	uint16_t mtu = 9000, i;
+
+	for (i = 0; i < conf->nports; i++)
+		mtu = RTE_MIN(mtu, conf->ports[i].mtu);
+	rc.max_dgram = RTE_MIN((uint32_t)SL_REPL_MAX_DGRAM,
+			       (uint32_t)mtu - 28 - SL_RLINK_HDR_LEN - SL_RLINK_NAME_MAX);
+	ps->w = owner;
+	ps->repl_ops = repl_ops;
+	ps->repl_ops.arg = ps;
+	if (ps->pend == NULL)
+		ps->pend = rte_zmalloc_socket("sl_pend", sizeof(*ps->pend) * SL_WORKER_PEND,
+					      RTE_CACHE_LINE_SIZE, conf->socket_id);
+	if (ps->pend == NULL)
+		return -ENOMEM;
+	/* what the disk log ends with: the last commit record and its epoch */
+	if (ps->store != NULL && sl_disklog_last(ps->store->dl, &dc) == 0) {
+		struct sl_repl_crec c = {
+			.log_id = dc.log_id, .epoch = dc.epoch, .last_msg_log_id = dc.last_msg_log_id,
+			.msg_offset = dc.msg_offset, .msg_cnt = dc.msg_cnt,
+			.timestamp_ns = dc.timestamp_ns, .msg_size = dc.msg_size,
+			.msg_num = dc.msg_num,
+		};
+
+		ps->disk_last = c;
+		epoch_note(ps, c.epoch, 1);
+	}
+	ps->repl = sl_repl_open(&rc);
+	return ps->repl != NULL ? 0 : -EINVAL;
+}
+
 void
 sl_worker_pstate_free(struct sl_pstate *ps)
 {
@@ -1596,6 +2220,7 @@ sl_worker_pstate_free(struct sl_pstate *ps)
 	while (ps->pend != NULL && ps->pend_head != ps->pend_tail)
 		rte_pktmbuf_free(ps->pend[ps->pend_head++ & (SL_WORKER_PEND - 1)].m);
 	rte_free(ps->pend);
+	sl_repl_close(ps->repl);
 	sl_pstore_close(ps->store);
 	sl_memlog_close(ps->log);
 	rte_free(ps->log_mem);

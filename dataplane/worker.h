@@ -33,12 +33,14 @@
 #include "memlog.h"
 #include "net.h"
 #include "persist.h"
+#include "repl.h"
 #include "wire.h"
 
 #define SL_WORKER_MAX_PARTS 4096
 #define SL_WORKER_BURST 32
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_PEND 4096	/* publishes waiting for the disk, per partition */
+#define SL_WORKER_EPOCHS 16	/* epoch history (KIP-101) kept per partition */
 
 /* A publish answered once its messages are durable (or the store fails): the request
  * frame is kept and turned into the answer then. */
@@ -86,6 +88,17 @@ struct sl_pstate {
 	uint64_t disk_reads;		/* messages delivered from the disk reader */
 	uint64_t disk_skipped;		/* ids gone from disk (retention) when delivered */
 	uint64_t cache_trims;		/* memory trimmed past a channel (data on disk) */
+	/* replication (NULL repl: a node without a cluster) */
+	struct sl_worker *w;		/* the owner, for the replication callbacks */
+	struct sl_repl *repl;
+	struct sl_repl_ops repl_ops;	/* the callbacks, with arg = this state */
+	struct sl_repl_view view;	/* the view last installed into repl */
+	uint64_t view_version;
+	uint64_t committed;		/* commit index: every ISR member holds it */
+	struct sl_repl_crec disk_last;	/* the disk log's last commit record at start */
+	uint32_t nepochs;
+	uint64_t epoch_of[SL_WORKER_EPOCHS];	/* epoch history: epoch_of[i] starts */
+	uint64_t epoch_start[SL_WORKER_EPOCHS];	/* at id epoch_start[i] */
 };
 
 enum sl_wcmd_op {
@@ -136,6 +149,10 @@ struct sl_worker {
 	double ns_per_tsc;
 	uint64_t next_tick_tsc;
 	uint64_t tick_tsc;
+	struct sl_net_arp *arp[SL_BROKER_MAX_PORTS];	/* neighbours (replica peers) */
+	uint64_t arp_asked_tsc[SL_BROKER_MAX_NODES];	/* last ARP request per node */
+	uint8_t *rbuf;					/* replication scratch buffer */
+	struct rte_ring *viewreq;			/* this worker -> control: ISR */
 	uint16_t ntx[SL_BROKER_MAX_PORTS];
 	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
 	struct sl_worker_stats st __rte_cache_aligned;
@@ -151,6 +168,23 @@ sl_worker_main(void *arg);
 struct sl_pstate *
 sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint16_t owner,
 			struct sl_pstore *store);
+
+/**
+ * Give a partition its replication state (a node with a cluster): the view comes from the
+ * coordinator on the worker's next loop. topic: the topic's name. Control thread, before
+ * the partition is attached. 0 or -ENOMEM / -EINVAL.
+ */
+int
+sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *ps,
+			   const char *topic, struct sl_worker *owner);
+
+/* An ISR change the partition's leader asks the control thread for (the membership seam). */
+struct sl_wviewreq {
+	char topic[SL_COORD_NAME_MAX + 1];
+	uint16_t partition;
+	uint8_t join;			/* 1: add node to the ISR, 0: remove it */
+	uint32_t node;
+};
 
 /** Free a detached partition state. Control thread. */
 void

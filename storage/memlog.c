@@ -27,7 +27,7 @@
 
 struct rec_hdr {
 	uint32_t magic_len;
-	uint32_t reserved;
+	uint32_t batch;		/* index in its PUB/MPUB (low 16) | messages after it (high 16) */
 	uint64_t id;
 	uint64_t timestamp_ns;
 	uint64_t trace_id;
@@ -205,11 +205,11 @@ sl_memlog_close(struct sl_memlog *log)
 /* Write record id at pos (the caller checked the room). */
 static void
 put_record(struct sl_memlog *log, uint64_t pos, uint64_t id, const void *data, uint32_t len,
-	   uint64_t ts, uint64_t trace_id)
+	   uint64_t ts, uint64_t trace_id, uint32_t batch)
 {
 	struct rec_hdr h = {
 		.magic_len = (MAGIC_REC << MAGIC_SHIFT) | len,
-		.reserved = 0,
+		.batch = batch,
 		.id = id,
 		.timestamp_ns = ts,
 		.trace_id = trace_id,
@@ -283,7 +283,8 @@ append_n(struct sl_memlog *log, uint32_t n, const void *const *datas, const uint
 				first->offset = log->end_offset;
 			}
 		}
-		put_record(log, pos, id, datas[i], lens[i], ts, trace_id);
+		put_record(log, pos, id, datas[i], lens[i], ts, trace_id,
+			   (i & 0xFFFFu) | ((n - 1 - i) & 0xFFFFu) << 16);
 		idx_set(log, id, pos);
 		log->tail = pos + s;
 		log->end_id = id;
@@ -336,6 +337,8 @@ sl_memlog_read(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *o
 	out->timestamp_ns = h.timestamp_ns;
 	out->trace_id = h.trace_id;
 	out->len = h.magic_len & LEN_MASK;
+	out->batch_index = (uint16_t)h.batch;
+	out->batch_left = (uint16_t)(h.batch >> 16);
 	out->data = log->ring + pos + SL_MEMLOG_REC_HDR;
 	return 0;
 }
@@ -355,6 +358,8 @@ sl_memlog_peek(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *o
 	out->timestamp_ns = h.timestamp_ns;
 	out->trace_id = h.trace_id;
 	out->len = h.magic_len & LEN_MASK;
+	out->batch_index = (uint16_t)h.batch;
+	out->batch_left = (uint16_t)(h.batch >> 16);
 	out->data = log->ring + pos + SL_MEMLOG_REC_HDR;
 	return 0;
 }

@@ -13,7 +13,8 @@
  * is a ring of records, each (host byte order, 8-byte aligned):
  *   off size field
  *     0    4 magic_len   upper 8 bits 0xA5 (record) or 0x5A (wrap pad), low 24 bits: len
- *     4    4 reserved (0)
+ *     4    4 batch: index of the message in its PUB/MPUB (low 16 bits) and how many
+ *              messages of it follow (high 16 bits); 0 for a PUB
  *     8    8 id
  *    16    8 timestamp_ns
  *    24    8 trace_id
@@ -49,6 +50,8 @@ struct sl_memlog_rec {
 	uint64_t timestamp_ns;
 	uint64_t trace_id;
 	uint32_t len;
+	uint16_t batch_index;	/* its index in its PUB/MPUB: the batch starts at id - this */
+	uint16_t batch_left;	/* messages of the batch after it: it ends at id + this */
 	const uint8_t *data;	/* points into the log: valid until the message is trimmed */
 };
 

@@ -146,6 +146,15 @@ def ratios(rows):
             if mem["p99_us"] > 0:
                 line(f"{name}, durability disk, p99 us", f"{dpub['p99_us']:.1f}",
                      f"{mem['p99_us']:.1f}", "durability memory", "-", "-", None)
+    rf1 = pick(rows, system="sluice-rf1", workload="pub")
+    rf3 = pick(rows, system="sluice-rf3", workload="pub")
+    if rf1 and rf3 and rf1["acked_per_s"] > 0:
+        q = rf3["acked_per_s"] / rf1["acked_per_s"]
+        line("replication factor 3, acked/s", fmt_rate(rf3["acked_per_s"]),
+             fmt_rate(rf1["acked_per_s"]), "replication factor 1, same nodes", f"{q:.2f}",
+             ">= 0.5", q >= 0.5)
+        line("replication factor 3, p99 us", f"{rf3['p99_us']:.1f}", f"{rf1['p99_us']:.1f}",
+             "replication factor 1", "-", "-", None)
     opn = pick(rows, system="sluice", workload="pub", mode="open")
     ropn = pick(rows, system="reflector", workload="reflect", mode="open")
     if opn and ropn and ropn["p99_us"] > 0:
