@@ -260,6 +260,33 @@ json_storage(struct sl_json *out, const struct sl_part_info *in)
 	sl_json_obj_close(out);
 }
 
+/* A partition's replication counters (replication/repl.h). */
+static void
+json_repl(struct sl_json *out, const struct sl_part_info *in)
+{
+	const struct sl_repl_stats *r = &in->rst;
+
+	sl_json_obj_open(out, "replication");
+	sl_json_u64(out, "committed_id", in->committed);
+	sl_json_bool(out, "in_sync", in->in_sync);
+	sl_json_u64(out, "writes", r->writes);
+	sl_json_u64(out, "sent", r->sent);
+	sl_json_u64(out, "retransmits", r->retransmits);
+	sl_json_u64(out, "acks_in", r->acks_in);
+	sl_json_u64(out, "dup_writes", r->dup_writes);
+	sl_json_u64(out, "fenced", r->fenced);
+	sl_json_u64(out, "gaps", r->gaps);
+	sl_json_u64(out, "rollbacks", r->rollbacks);
+	sl_json_u64(out, "isr_leaves", r->isr_leaves);
+	sl_json_u64(out, "catchups", r->catchups);
+	sl_json_u64(out, "truncated_on_catchup", r->truncated_on_catchup);
+	sl_json_u64(out, "fetches", r->fetches);
+	sl_json_u64(out, "joins", r->joins);
+	sl_json_u64(out, "chan_syncs", r->chan_syncs);
+	sl_json_u64(out, "bad_datagrams", r->bad_dgrams);
+	sl_json_obj_close(out);
+}
+
 static void
 json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int chans)
 {
@@ -278,6 +305,8 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "full_errors", in->full_errs);
 	sl_json_u64(out, "deliveries", in->deliveries);
 	json_storage(out, in);
+	if (in->repl)
+		json_repl(out, in);
 	if (!chans)
 		return;
 	sl_json_arr_open(out, "channels");

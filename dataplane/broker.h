@@ -24,6 +24,7 @@
 #include "coord.h"
 #include "net.h"
 #include "persist.h"
+#include "repl.h"
 #include "session.h"
 
 #define SL_BROKER_MAX_WORKERS 16
@@ -161,6 +162,11 @@ struct sl_part_info {
 	uint64_t disk_reads;
 	uint64_t disk_skipped;
 	uint64_t cache_trims;
+	/* replication (repl: 0 without a cluster) */
+	uint8_t repl;
+	uint8_t in_sync;
+	uint64_t committed;
+	struct sl_repl_stats rst;
 	uint32_t nchans;
 	struct sl_chan_info chans[SL_BROKER_MAX_CHANNELS];
 };

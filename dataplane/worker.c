@@ -1877,6 +1877,12 @@ fill_part_info(struct sl_worker *w, struct sl_pstate *ps, struct sl_part_info *i
 	info->disk_reads = ps->disk_reads;
 	info->disk_skipped = ps->disk_skipped;
 	info->cache_trims = ps->cache_trims;
+	if (ps->repl != NULL) {
+		info->repl = 1;
+		info->in_sync = (uint8_t)sl_repl_in_sync(ps->repl);
+		info->committed = ps->committed;
+		sl_repl_get_stats(ps->repl, &info->rst);
+	}
 	info->nchans = ps->nchans;
 	for (c = 0; c < ps->nchans; c++) {
 		struct sl_channel *ch = ps->chans[c];

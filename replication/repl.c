@@ -24,7 +24,9 @@
  *
  * Bodies, after the header (offsets from the end of the header):
  *   1 WRITE       leader -> ISR member: u64 commit, u64 prev_epoch (epoch of the record
- *                 ending at log_id - 1, 0 for id 1), crec, msg_size bytes of messages
+ *                 ending at log_id - 1, 0 for id 1), then one or more records back to
+ *                 back, each a crec and its msg_size bytes of messages (consecutive:
+ *                 each record's prev_epoch is the epoch of the one before it)
  *   2 WRITE_ACK   member -> leader: u64 end (the end of the prefix it holds that is known
  *                 to match the leader's log), u64 end_epoch (epoch of that record),
  *                 u64 commit (the member's). Answers WRITE and HEARTBEAT.
@@ -126,6 +128,7 @@ struct sl_repl {
 	uint8_t mode;			/* replica: M_* */
 	uint64_t now;
 	uint32_t maxd;			/* largest datagram we send */
+	uint8_t unsent;			/* leader: records written, not yet sent to a member */
 
 	/* the local log */
 	uint64_t end;
@@ -503,14 +506,14 @@ join_try(struct sl_repl *r)
 	r->ops.isr_join(r->ops.arg, m->node);
 }
 
-/* leader: send records [from, from + BURST) to member m, one WRITE each */
+/* leader: send records [from, from + BURST) to member m, as many per WRITE as fit */
 static void
 send_from(struct sl_repl *r, struct member *m, uint64_t from)
 {
 	struct sl_repl_crec c;
 	uint64_t prev, id = from;
-	uint32_t n = 0;
-	uint8_t *b;
+	uint32_t n = 0, used = 0;
+	uint8_t *b = NULL;
 
 	if (from > r->end)
 		return;
@@ -518,21 +521,58 @@ send_from(struct sl_repl *r, struct member *m, uint64_t from)
 	if (prev == UINT64_MAX)
 		return;
 	while (id <= r->end && n < BURST) {
-		b = vhdr(r, T_WRITE, 0, 0);
-		if (r->ops.read(r->ops.arg, id, &c, b + 16 + CREC_LEN,
-				r->maxd - HDR_LEN - 16 - CREC_LEN) != 0 ||
-		    c.log_id != id)
+		if (b == NULL) {
+			b = vhdr(r, T_WRITE, 0, 0);
+			put64(b, r->commit);
+			put64(b + 8, prev);
+			used = 16;
+		}
+		/* the room left for this record's messages (none: send what is packed) */
+		uint32_t room = r->maxd > HDR_LEN + used + CREC_LEN ?
+					r->maxd - HDR_LEN - used - CREC_LEN : 0;
+
+		if (room == 0 ||
+		    r->ops.read(r->ops.arg, id, &c, b + used + CREC_LEN, room) != 0 ||
+		    c.log_id != id) {
+			if (used > 16) {
+				/* no room left for it: send what is packed, it goes next */
+				tx(r, m->node, HDR_LEN + used);
+				b = NULL;
+				continue;
+			}
+			b = NULL;
 			break;
-		put64(b, r->commit);
-		put64(b + 8, prev);
-		put_crec(b + 16, &c);
-		tx(r, m->node, HDR_LEN + 16 + CREC_LEN + c.msg_size);
+		}
+		put_crec(b + used, &c);
+		used += CREC_LEN + c.msg_size;
 		prev = c.epoch;
 		id = c.last_msg_log_id + 1;
 		n++;
 	}
+	if (b != NULL && used > 16)
+		tx(r, m->node, HDR_LEN + used);
 	m->next = id;
 	m->last_send_ns = r->now;
+}
+
+/* leader: send every member what it has not been sent yet (sl_repl_write queues) */
+static uint32_t
+flush_writes(struct sl_repl *r)
+{
+	uint32_t i, n = 0;
+
+	if (!r->unsent)
+		return 0;
+	r->unsent = 0;
+	for (i = 0; i < r->nmembers; i++) {
+		struct member *m = &r->m[i];
+
+		if (!counted(m) || m->next > r->end || m->next <= m->acked)
+			continue;
+		send_from(r, m, m->next);
+		n++;
+	}
+	return n;
 }
 
 static void
@@ -828,12 +868,11 @@ static void
 in_write(struct sl_repl *r, struct din *d)
 {
 	struct sl_repl_crec c;
+	uint64_t prev;
+	uint32_t pos = 16;
 	int st;
 
 	if (d->blen < 16 + CREC_LEN)
-		goto bad;
-	get_crec(d->p + 16, &c);
-	if (c.msg_size > d->blen - 16 - CREC_LEN)
 		goto bad;
 	st = fence(r, d->from, d->vepoch, d->sess, 1);
 	if (st) {
@@ -844,7 +883,21 @@ in_write(struct sl_repl *r, struct din *d)
 	}
 	if (stale_gen(r, d->wepoch))
 		return;
-	st = apply_record(r, &c, d->p + 16 + CREC_LEN, get64(d->p + 8));
+	/* one or more consecutive records; stop at the first that is not applied */
+	prev = get64(d->p + 8);
+	st = ST_OK;
+	while (pos + CREC_LEN <= d->blen) {
+		get_crec(d->p + pos, &c);
+		if (c.msg_size > d->blen - pos - CREC_LEN) {
+			r->st.bad_dgrams++;
+			break;
+		}
+		st = apply_record(r, &c, d->p + pos + CREC_LEN, prev);
+		if (st != ST_OK && st != ST_DUP)
+			break;
+		prev = c.epoch;
+		pos += CREC_LEN + c.msg_size;
+	}
 	if (get64(d->p) > r->lcommit)
 		r->lcommit = get64(d->p);
 	replica_commit(r);
@@ -1418,9 +1471,7 @@ sl_repl_epoch(const struct sl_repl *r)
 int
 sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns)
 {
-	uint64_t prev;
-	uint32_t i, len;
-	uint8_t *b;
+	uint32_t i;
 	int rc;
 
 	r->now = now_ns;
@@ -1434,17 +1485,11 @@ sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint6
 		return -SL_E_PUB_ARG;
 	if (c->msg_size > r->maxd - 128)
 		return -SL_E_TOO_BIG;
-	prev = r->end_epoch;
+	(void)msgs;	/* sent from the log by sl_repl_flush, packed with its neighbours */
 	r->end = c->last_msg_log_id;
 	r->end_epoch = c->epoch;
 	ring_push(r, r->end);
 	r->st.writes++;
-	b = vhdr(r, T_WRITE, 0, 0);
-	put64(b, r->commit);
-	put64(b + 8, prev);
-	put_crec(b + 16, c);
-	memcpy(b + 16 + CREC_LEN, msgs, c->msg_size);
-	len = HDR_LEN + 16 + CREC_LEN + c->msg_size;
 	for (i = 0; i < r->nmembers; i++) {
 		struct member *m = &r->m[i];
 
@@ -1452,11 +1497,8 @@ sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint6
 			continue;
 		if (m->acked + 1 == c->log_id)
 			m->behind_since = now_ns;
-		if (m->next != c->log_id)
-			continue;	/* behind: the retransmit timer serves it */
-		tx(r, m->node, len);
-		m->next = r->end + 1;
-		m->last_send_ns = now_ns;
+		if (m->next == c->log_id)
+			r->unsent = 1;	/* up to date: the next flush sends it */
 	}
 	advance_commit(r);
 	return 0;
@@ -1589,9 +1631,17 @@ leader_poll(struct sl_repl *r)
 }
 
 uint32_t
+sl_repl_flush(struct sl_repl *r, uint64_t now_ns)
+{
+	r->now = now_ns;
+	return flush_writes(r);
+}
+
+uint32_t
 sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
 {
 	r->now = now_ns;
+	flush_writes(r);
 	if (!r->have_view)
 		return 0;
 	if (r->is_leader)

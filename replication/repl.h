@@ -218,6 +218,14 @@ int
 sl_repl_chan_sync(struct sl_repl *r, const char *chan, uint64_t confirmed_id, uint64_t prev_id,
 		  int ordered, int set_offset, uint64_t token, uint64_t now_ns);
 
+/**
+ * Leader: send the records written since the last flush, packed several to a datagram.
+ * sl_repl_write only queues; call this once per batch of writes (sluiced: once per
+ * worker loop) or let sl_repl_poll do it. Returns the members sent to. Owner.
+ */
+uint32_t
+sl_repl_flush(struct sl_repl *r, uint64_t now_ns);
+
 /** A replica datagram arrived from node `from`. Owner. */
 void
 sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, uint64_t now_ns);

@@ -53,6 +53,7 @@
 #define MS ((uint64_t)1000000)
 
 static uint64_t seed_now;
+static uint32_t sim_maxd;	/* the transport's largest datagram: an MTU of 1500 or 8 KiB */
 static uint64_t step_now;
 static int verbose;
 
@@ -438,8 +439,9 @@ op_send(void *arg, uint32_t node, const void *buf, uint32_t len)
 	struct node *n = arg;
 	uint32_t copies = 1, k;
 
-	if (len > SL_REPL_MAX_DGRAM)
-		fail("node %u sent a datagram of %u bytes", n->id, len);
+	if (len > sim_maxd)
+		fail("node %u sent a datagram of %u bytes (the transport carries %u)", n->id, len,
+		     sim_maxd);
 	if (node >= nn || node == n->id)
 		fail("node %u sent to bad node %u", n->id, node);
 	tot.dgrams++;
@@ -764,6 +766,7 @@ node_open(struct node *n)
 	conf.lag_timeout_ns = 40 * MS;
 	conf.catchup_pause_ns = 10 * MS;
 	conf.join_lag = 16;
+	conf.max_dgram = sim_maxd;
 	struct sl_repl_ops *o = malloc(sizeof(*o));
 
 	*o = ops;
@@ -1153,6 +1156,7 @@ run(uint64_t seed, uint64_t steps)
 
 	reset();
 	seed_now = seed;
+	sim_maxd = (seed & 1) ? 1400 : SL_REPL_MAX_DGRAM;
 	rng_state = seed * 0x2545f4914f6cdd1dull + 1;
 	now = 0;
 	nn = 3 + rndn(3);

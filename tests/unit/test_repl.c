@@ -185,6 +185,7 @@ static const struct sl_repl_ops fops = {
 };
 
 static uint64_t topic;
+static uint32_t g_maxd;		/* conf.max_dgram of the next open (0: default) */
 
 static struct sl_repl *
 open_keep(uint32_t id, int keep_log)
@@ -201,6 +202,7 @@ open_keep(uint32_t id, int keep_log)
 	c.retransmit_ns = 2 * MS;
 	c.lag_timeout_ns = 50 * MS;
 	c.catchup_pause_ns = 10 * MS;
+	c.max_dgram = g_maxd;
 	return sl_repl_open(&c);
 }
 
@@ -471,6 +473,31 @@ count_out(int type, uint32_t to)
 	return n;
 }
 
+/* Records written between flushes travel packed, never past the transport's datagram. */
+static void
+test_leader_packing(void)
+{
+	struct sl_repl *r;
+	uint32_t i, n1 = 0, big = 0;
+	int j;
+
+	g_maxd = 600;
+	r = leader3();
+	for (j = 0; j < 20; j++)
+		CHECK(lwrite(r, 0) == 0);
+	f.nout = 0;
+	sl_repl_flush(r, 0);
+	for (i = 0; i < f.nout; i++) {
+		big += f.out_len[i] > 600;
+		n1 += f.out_to[i] == 1;
+	}
+	/* 20 records to a member in several datagrams of at most 600 bytes, from id 1 */
+	CHECK(big == 0 && n1 >= 2);
+	CHECK(g64(f.out[0] + HDR + 16) == 1);
+	sl_repl_close(r);
+	g_maxd = 0;
+}
+
 static void
 test_leader_window_retransmit(void)
 {
@@ -481,8 +508,11 @@ test_leader_window_retransmit(void)
 	CHECK(sl_repl_epoch(r) == E2);
 	for (i = 0; i < 3; i++)
 		CHECK(lwrite(r, 0) == 0);
-	/* pipelined: three WRITEs to each member without waiting */
-	CHECK(count_out(1, 1) == 3 && count_out(1, 2) == 3);
+	/* queued until the flush, then pipelined: the three records travel to each member
+	 * in one WRITE, without waiting */
+	CHECK(count_out(1, 1) == 0 && count_out(1, 2) == 0);
+	sl_repl_flush(r, 0);
+	CHECK(count_out(1, 1) == 1 && count_out(1, 2) == 1);
 	CHECK(f.committed == 0);
 	ack(r, 1, 0, 3, E2, 0);		/* one window ack for all three */
 	CHECK(f.committed == 0);
@@ -723,6 +753,7 @@ main(void)
 	test_replica_fencing();
 	test_replica_dup_gap_mpub();
 	test_leader_window_retransmit();
+	test_leader_packing();
 	test_leader_rollback();
 	test_chan_sync();
 	test_catchup();
