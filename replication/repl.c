@@ -1292,6 +1292,20 @@ in_join_req(struct sl_repl *r, struct din *d)
 	join_try(r);
 }
 
+/* every datagram type's handler, by T_* (the header check keeps the type in range) */
+static void (*const handlers[T_MAX])(struct sl_repl *r, struct din *d) = {
+	[T_WRITE] = in_write,
+	[T_WRITE_ACK] = in_write_ack,
+	[T_HEARTBEAT] = in_heartbeat,
+	[T_CHAN_SYNC] = in_chan_sync,
+	[T_CHAN_ACK] = in_chan_ack,
+	[T_CATCHUP_REQ] = in_catchup_req,
+	[T_CATCHUP_RESP] = in_catchup_resp,
+	[T_FETCH] = in_fetch,
+	[T_FETCH_RESP] = in_fetch_resp,
+	[T_JOIN_REQ] = in_join_req,
+};
+
 void
 sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, uint64_t now_ns)
 {
@@ -1315,38 +1329,7 @@ sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, u
 	d.vepoch = get32(p + 12);
 	d.sess = get64(p + 24);
 	d.wepoch = get64(p + 32);
-	switch (d.type) {
-	case T_WRITE:
-		in_write(r, &d);
-		break;
-	case T_WRITE_ACK:
-		in_write_ack(r, &d);
-		break;
-	case T_HEARTBEAT:
-		in_heartbeat(r, &d);
-		break;
-	case T_CHAN_SYNC:
-		in_chan_sync(r, &d);
-		break;
-	case T_CHAN_ACK:
-		in_chan_ack(r, &d);
-		break;
-	case T_CATCHUP_REQ:
-		in_catchup_req(r, &d);
-		break;
-	case T_CATCHUP_RESP:
-		in_catchup_resp(r, &d);
-		break;
-	case T_FETCH:
-		in_fetch(r, &d);
-		break;
-	case T_FETCH_RESP:
-		in_fetch_resp(r, &d);
-		break;
-	case T_JOIN_REQ:
-		in_join_req(r, &d);
-		break;
-	}
+	handlers[d.type](r, &d);
 }
 
 /* ---- API ---- */

@@ -72,16 +72,7 @@ done
 
 log "phase 2: $N2 messages, SIGKILL after $KILL_AT acknowledgements"
 seq -f "crash message %06g" $((N1 + 1)) $((N1 + N2)) > "$TMP/in2.txt"
-: > "$TMP/acked.txt"
-ip netns exec "$NS" "$PUB" -a "$BROKER" -A "$TMP/acked.txt" crash < "$TMP/in2.txt" \
-	> /dev/null 2> "$TMP/pub2.log" &
-PUBPID=$!
-PIDS+=("$PUBPID")
-for i in $(seq 600); do
-	[ "$(wc -l < "$TMP/acked.txt")" -ge $KILL_AT ] && break
-	kill -0 "$PUBPID" 2>/dev/null || fail "sluice-pub ended early: $(cat "$TMP/pub2.log")"
-	sleep 0.1
-done
+publish_until "$NS" "$BROKER" crash "$TMP/in2.txt" "$TMP/acked.txt" $KILL_AT
 kill -KILL "$SLUICED_PID"
 wait "$SLUICED_PID" 2>/dev/null
 ACKED=$(wc -l < "$TMP/acked.txt")

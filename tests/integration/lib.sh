@@ -116,6 +116,24 @@ stop_pid() {
 	return $rc
 }
 
+# publish_until NS ADDR TOPIC IN ACKED N: publish the lines of IN in the background
+# (sluice-pub -A ACKED logs each acknowledged line), return once N are acknowledged;
+# sets PUBPID.
+publish_until() {
+	local ns=$1 addr=$2 topic=$3 in=$4 acked=$5 n=$6 i
+	: > "$acked"
+	ip netns exec "$ns" "$PUB" -a "$addr" -A "$acked" "$topic" < "$in" \
+		> /dev/null 2> "$acked.log" &
+	PUBPID=$!
+	PIDS+=("$PUBPID")
+	for i in $(seq 600); do
+		[ "$(wc -l < "$acked")" -ge "$n" ] && return 0
+		kill -0 "$PUBPID" 2>/dev/null || fail "sluice-pub ended early: $(cat "$acked.log")"
+		sleep 0.1
+	done
+	fail "fewer than $n publishes acknowledged in 60 s"
+}
+
 ctl() {
 	local name=$1
 	shift

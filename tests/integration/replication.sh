@@ -83,16 +83,7 @@ grep -q "not the partition leader" "$TMP/follower.log" || fail "follower: $(cat 
 
 log "phase 1: $N messages; follower 3 is SIGKILLed after $KILL_AT acknowledgements"
 seq -f "replicated message %06g" 1 $N > "$TMP/in.txt"
-: > "$TMP/acked.txt"
-ip netns exec "$NS" "$PUB" -a "$SUBNET.11" -A "$TMP/acked.txt" r < "$TMP/in.txt" \
-	> /dev/null 2> "$TMP/pub.log" &
-PUBPID=$!
-PIDS+=("$PUBPID")
-for i in $(seq 600); do
-	[ "$(wc -l < "$TMP/acked.txt")" -ge $KILL_AT ] && break
-	kill -0 "$PUBPID" 2>/dev/null || fail "sluice-pub ended early: $(cat "$TMP/pub.log")"
-	sleep 0.1
-done
+publish_until "$NS" "$SUBNET.11" r "$TMP/in.txt" "$TMP/acked.txt" $KILL_AT
 kill -KILL "${NODE_PID[3]}"
 wait "${NODE_PID[3]}" 2>/dev/null
 log "node 3 killed at $(wc -l < "$TMP/acked.txt") acknowledged; the leader drops it"
@@ -104,7 +95,7 @@ boot 3
 # in which it is out of the ISR, so it catches up and asks to rejoin
 ctl n3 partition set r 0 isr=1,2 > /dev/null || fail "view to node 3"
 wait_isr 1,2,3
-wait "$PUBPID" || fail "sluice-pub failed: $(cat "$TMP/pub.log")"
+wait "$PUBPID" || fail "sluice-pub failed: $(cat "$TMP/acked.txt.log")"
 ACKED=$(wc -l < "$TMP/acked.txt")
 [ "$ACKED" = $N ] || fail "only $ACKED of $N acknowledged"
 
