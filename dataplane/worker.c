@@ -731,20 +731,57 @@ do_sub(struct sl_worker *w, struct req *r, struct sl_pstate *ps, const struct sl
 }
 
 /*
- * A channel position moved on the leader (FIN, SET_OFFSET): sync it to the ISR. Ordered
- * channels and SET_OFFSET are acknowledged by every ISR member inside replication; the
- * client's answer does not wait for it yet (docs/replication.md, "In sluiced").
- * Ephemeral channels are never synced. Owner lcore.
+ * A channel position moved on the leader (FIN, SET_OFFSET): sync it to the ISR. An
+ * ordered channel's FIN and a SET_OFFSET count only once every ISR member has it: the
+ * client's request r is held and answered by r_chan_done (SETOFF_DEFERRED), or the
+ * position is rolled back to prev and the error returned. An unordered channel's FIN is a
+ * notify; ephemeral channels are never synced; without r (control socket) nobody waits.
+ * Returns 0, SETOFF_DEFERRED or a negative SL_E_*. Owner lcore.
  */
-static void
+static int
 chan_replicate(struct sl_worker *w, struct sl_pstate *ps, struct sl_channel *ch, uint64_t prev,
-	       int set_offset)
+	       int set_offset, struct req *r, const struct sl_idem_entry *e)
 {
+	struct sl_chanwait *cw;
+	uint64_t token;
+	int rc;
+
 	if (ps->repl == NULL || sl_channel_is_ephemeral(ch) ||
 	    (sl_channel_confirmed(ch) == prev && !set_offset))
-		return;
-	sl_repl_chan_sync(ps->repl, sl_channel_name(ch), sl_channel_confirmed(ch), prev,
-			  sl_channel_is_ordered(ch), set_offset, 0, w->now_ns);
+		return 0;
+	if (r == NULL || (!set_offset && !sl_channel_is_ordered(ch))) {
+		sl_repl_chan_sync(ps->repl, sl_channel_name(ch), sl_channel_confirmed(ch), prev,
+				  sl_channel_is_ordered(ch), set_offset, 0, w->now_ns);
+		return 0;
+	}
+	token = ++ps->chan_token;
+	cw = &ps->chanwait[token & (SL_WORKER_CHANWAIT - 1)];
+	if (cw->used) {
+		rc = -SL_E_FULL;
+		goto rollback;
+	}
+	cw->used = 1;
+	cw->held = 0;
+	cw->done = 0;
+	cw->token = token;
+	cw->prev = prev;
+	snprintf(cw->chan, sizeof(cw->chan), "%s", sl_channel_name(ch));
+	rc = sl_repl_chan_sync(ps->repl, cw->chan, sl_channel_confirmed(ch), prev,
+			       sl_channel_is_ordered(ch), set_offset, token, w->now_ns);
+	if (rc == 0 && cw->done)
+		rc = cw->err;	/* settled at once (an ISR of this node alone) */
+	if (rc != 0 || cw->done) {
+		cw->used = 0;
+		if (rc != 0)
+			goto rollback;
+		return 0;
+	}
+	pend_hold(&cw->req, r, e, 0);
+	cw->held = 1;
+	return SETOFF_DEFERRED;
+rollback:
+	sl_channel_reset(ch, prev);
+	return rc;
 }
 
 static int
@@ -770,11 +807,10 @@ do_chan_op(struct sl_worker *w, struct req *r, struct sl_pstate *ps,
 		if (rc != 0)
 			return rc;
 		sl_channel_reset(ch, id);
-		chan_replicate(w, ps, ch, prev, 1);
 		sl_memlog_offset_of(ps->log, id, &e->offset);
 		e->id = id;
 		e->aux = id - 1;
-		return 0;
+		return chan_replicate(w, ps, ch, prev, 1, r, e);
 	}
 	si = chan_sub_of(ch, r->sess->id);
 	if (si < 0)
@@ -789,9 +825,9 @@ do_chan_op(struct sl_worker *w, struct req *r, struct sl_pstate *ps,
 			if (sl_channel_fin(ch, si, sl_wire_fin_id(op, i)) == 0)
 				ok++;
 		e->count = ok;
-		if (ok > 0)
-			chan_replicate(w, ps, ch, prev, 0);
-		return ok == 0 ? -SL_E_MSG_ID : 0;
+		if (ok == 0)
+			return -SL_E_MSG_ID;
+		return chan_replicate(w, ps, ch, prev, 0, r, e);
 	}
 	case SL_OP_REQ:
 		e->id = op->msg_id;
@@ -1222,13 +1258,31 @@ r_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX], uint64_t *
 	return -ENOENT;
 }
 
+/* An ordered FIN or a SET_OFFSET is settled: answer the held request, or roll back. */
 static void
 r_chan_done(void *arg, uint64_t token, int err, uint64_t prev_id)
 {
-	(void)arg;
-	(void)token;
-	(void)err;
-	(void)prev_id;
+	struct sl_pstate *ps = arg;
+	struct sl_chanwait *cw;
+	int ci;
+
+	if (token == 0 || ps->chanwait == NULL)
+		return;
+	cw = &ps->chanwait[token & (SL_WORKER_CHANWAIT - 1)];
+	if (!cw->used || cw->token != token)
+		return;
+	if (!cw->held) {
+		cw->done = 1;	/* inside chan_replicate's own call: it answers */
+		cw->err = err;
+		return;
+	}
+	if (err != 0) {
+		ci = chan_find(ps, cw->chan, (uint32_t)strlen(cw->chan));
+		if (ci >= 0)
+			sl_channel_reset(ps->chans[ci], prev_id);
+	}
+	cw->used = 0;
+	pend_answer(ps->w, &cw->req, (uint16_t)(err < 0 ? -err : err));
 }
 
 static const struct sl_repl_ops repl_ops = {
@@ -2196,7 +2250,10 @@ sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *
 	if (ps->pend == NULL)
 		ps->pend = rte_zmalloc_socket("sl_pend", sizeof(*ps->pend) * SL_WORKER_PEND,
 					      RTE_CACHE_LINE_SIZE, conf->socket_id);
-	if (ps->pend == NULL)
+	ps->chanwait = rte_zmalloc_socket("sl_chanwait",
+					  sizeof(*ps->chanwait) * SL_WORKER_CHANWAIT,
+					  RTE_CACHE_LINE_SIZE, conf->socket_id);
+	if (ps->pend == NULL || ps->chanwait == NULL)
 		return -ENOMEM;
 	/* what the disk log ends with: the last commit record and its epoch */
 	if (ps->store != NULL && sl_disklog_last(ps->store->dl, &dc) == 0) {
@@ -2227,6 +2284,10 @@ sl_worker_pstate_free(struct sl_pstate *ps)
 		rte_pktmbuf_free(ps->pend[ps->pend_head++ & (SL_WORKER_PEND - 1)].m);
 	rte_free(ps->pend);
 	sl_repl_close(ps->repl);
+	for (c = 0; ps->chanwait != NULL && c < SL_WORKER_CHANWAIT; c++)
+		if (ps->chanwait[c].used && ps->chanwait[c].held)
+			rte_pktmbuf_free(ps->chanwait[c].req.m);
+	rte_free(ps->chanwait);
 	sl_pstore_close(ps->store);
 	sl_memlog_close(ps->log);
 	rte_free(ps->log_mem);

@@ -55,6 +55,20 @@ struct sl_pend {
 	struct sl_idem_entry e;
 };
 
+#define SL_WORKER_CHANWAIT 64	/* channel syncs waiting for the ISR, per partition */
+
+/* An ordered FIN or a SET_OFFSET waiting for every ISR member (replication). */
+struct sl_chanwait {
+	uint64_t token;
+	uint64_t prev;			/* the position to roll back to */
+	uint8_t used;
+	uint8_t held;			/* req holds the client's request */
+	uint8_t done;			/* answered while being posted */
+	int err;
+	char chan[SL_CHANNEL_NAME_MAX + 1];
+	struct sl_pend req;
+};
+
 /* Runtime state of one partition: owned by one worker lcore. */
 struct sl_pstate {
 	struct sl_partition *part;	/* coordinator entry (stable for the topic's life) */
@@ -96,6 +110,8 @@ struct sl_pstate {
 	uint64_t view_version;
 	uint64_t committed;		/* commit index: every ISR member holds it */
 	struct sl_repl_crec disk_last;	/* the disk log's last commit record at start */
+	struct sl_chanwait *chanwait;	/* [SL_WORKER_CHANWAIT] */
+	uint64_t chan_token;
 	uint32_t nepochs;
 	uint64_t epoch_of[SL_WORKER_EPOCHS];	/* epoch history: epoch_of[i] starts */
 	uint64_t epoch_start[SL_WORKER_EPOCHS];	/* at id epoch_start[i] */

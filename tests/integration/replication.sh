@@ -118,6 +118,24 @@ assert not missing, "%d acknowledged messages missing, e.g. %s" % (len(missing),
 assert not dup, "%d messages twice, e.g. %s" % (len(dup), dup[:3])
 assert got == sent, "out of order"
 PY
+log "an ordered channel: each FIN counts once every ISR member has it"
+in_ns "$NS" "$SUB" -a "$SUBNET.11" -o -c ord -n 2000 -t 30 --from-start r > "$TMP/ord.txt" \
+	2> "$TMP/ord.log" || fail "ordered sluice-sub: $(cat "$TMP/ord.log")"
+head -n 2000 "$TMP/out.txt" | cmp - "$TMP/ord.txt" || fail "the ordered channel's order"
+chan_pos() {
+	ctl "n$1" channel list r | python3 -c '
+import json, sys
+c = [x for x in json.load(sys.stdin)["channels"] if x["name"] == "ord"]
+print(c[0]["confirmed_count"] if c else -1)'
+}
+for id in 2 3; do
+	for i in $(seq 50); do
+		[ "$(chan_pos "$id")" = 2000 ] && break
+		sleep 0.1
+	done
+	[ "$(chan_pos "$id")" = 2000 ] || fail "node $id holds channel ord at $(chan_pos "$id")"
+done
+log "the followers hold the ordered channel's position (2000)"
 for id in 1 2 3; do
 	stop_pid "${NODE_PID[$id]}" || fail "node $id exited with $? on SIGTERM"
 done
