@@ -618,6 +618,8 @@ cmd_storage(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_u64(out, "syncs", ps->syncs);
 		sl_json_u64(out, "disk_fetches", ps->fetches);
 		sl_json_u64(out, "disk_fetched_messages", ps->fetch_msgs);
+		sl_json_u64(out, "replication_disk_reads", ps->rreads);
+		sl_json_u64(out, "replication_disk_records", ps->rread_recs);
 		pw.topic = argc == 3 ? argv[2] : NULL;
 		pw.info = malloc(sizeof(*pw.info));
 		if (pw.info == NULL)

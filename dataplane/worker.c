@@ -1099,6 +1099,48 @@ r_truncate(void *arg, uint64_t end_id)
 	return 0;
 }
 
+/*
+ * The record holding id from the disk log, for a replica further behind than memory: the
+ * reader thread reads whole records (their messages exactly as on disk, the replication
+ * format) into the store's rread buffer; until they are there this answers -ENOENT and
+ * replication asks again later. Owner lcore: no I/O here.
+ */
+static int
+disk_crec(struct sl_pstate *ps, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+{
+	struct sl_prread *rr;
+	uint32_t i, off = 0;
+
+	if (ps->store == NULL)
+		return -ENOENT;
+	rr = &ps->store->rread;
+	if (__atomic_load_n(&rr->state, __ATOMIC_ACQUIRE) == SL_PFETCH_READY && rr->rc == 0) {
+		for (i = 0; i < rr->n; i++) {
+			const struct sl_disklog_crec *d = &rr->crecs[i];
+
+			if (id >= d->log_id && id <= d->last_msg_log_id) {
+				if (d->msg_size > cap)
+					return -ENOBUFS;
+				c->log_id = d->log_id;
+				c->epoch = d->epoch;
+				c->last_msg_log_id = d->last_msg_log_id;
+				c->msg_offset = d->msg_offset;
+				c->msg_cnt = d->msg_cnt;
+				c->timestamp_ns = d->timestamp_ns;
+				c->msg_size = d->msg_size;
+				c->msg_num = d->msg_num;
+				memcpy(buf, rr->buf + off, d->msg_size);
+				return 0;
+			}
+			off += rr->crecs[i].msg_size;
+		}
+	}
+	if (__atomic_load_n(&rr->state, __ATOMIC_ACQUIRE) != SL_PFETCH_QUEUED)
+		sl_persist_rread(ps->w->persist, ps->store, id,
+				 __atomic_load_n(&ps->store->written_id, __ATOMIC_ACQUIRE));
+	return -ENOENT;
+}
+
 static int
 r_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
 {
@@ -1110,7 +1152,7 @@ r_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
 	uint64_t i;
 
 	if (crec_of(ps, id, &k) != 0)
-		return -ENOENT;
+		return disk_crec(ps, id, c, buf, cap);
 	if (k.msg_size > cap)
 		return -ENOBUFS;
 	for (i = k.log_id; i <= k.last_msg_log_id; i++) {

@@ -1910,6 +1910,50 @@ locate_id(const struct sl_disklog *dl, const struct seg *s, uint64_t nrec, uint6
 
 /* Calling context: any thread (one reader besides the appender). */
 int
+sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *buf, size_t len,
+		     struct sl_disklog_crec *crecs, uint32_t max_recs, uint32_t *n)
+{
+	struct sl_disklog_crec c;
+	const struct seg *s;
+	uint64_t r, nrec, end;
+	uint32_t si, used = 0;
+	int rc;
+
+	*n = 0;
+	pthread_mutex_lock(&dl->lock);
+	end = RTE_MIN(LD(dl->end_id), max_id);
+	if (dl->nseg == 0 || id < LD(dl->first_id) || id > end) {
+		rc = -ENOENT;
+		goto out;
+	}
+	si = seg_by_id(dl, id);
+	s = &dl->segs[si];
+	nrec = LD(s->nrec);
+	rc = crec_search(dl, s, nrec, KEY_ID, id, &r, &c);
+	if (rc != 0 || id > c.last_msg_log_id) {
+		rc = rc < 0 ? rc : -ENOENT;
+		goto out;
+	}
+	/* whole records of this segment, in order, as long as they fit */
+	for (; r < nrec && *n < max_recs; r++) {
+		if (read_crec(dl, s, r, &c) != 0 || c.last_msg_log_id > end ||
+		    used + c.msg_size > len)
+			break;
+		rc = read_exact(dl, s->msg_fd, (uint8_t *)buf + used, c.msg_size,
+				HDR + c.msg_offset - s->base_offset);
+		if (rc != 0)
+			break;
+		crecs[(*n)++] = c;
+		used += c.msg_size;
+	}
+	rc = *n > 0 ? 0 : (rc != 0 ? rc : -ENOBUFS);
+out:
+	pthread_mutex_unlock(&dl->lock);
+	return rc;
+}
+
+/* Calling context: any thread (one reader besides the appender). */
+int
 sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf, size_t len,
 		struct sl_disklog_msg *msgs, uint32_t max_msgs, uint32_t *n,
 		uint64_t *first_avail)

@@ -267,6 +267,17 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 		uint64_t *first_avail);
 
 /**
+ * Read whole commit records from the one holding id on (at most max_recs, none past
+ * max_id, within one segment), each with its message records as they are on disk (CRCs,
+ * batch markers: the replication wire format), back to back in buf (len bytes). Returns
+ * 0 with *n >= 1, -ENOENT (id not retained or past the end), -ENOBUFS (the first record
+ * does not fit) or a read error. Any thread (same rule as sl_disklog_read).
+ */
+int
+sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *buf, size_t len,
+		     struct sl_disklog_crec *crecs, uint32_t max_recs, uint32_t *n);
+
+/**
  * Find a message through the commit-log index (binary search over segments, then over
  * the segment's fixed-size commit records, then a scan of one record's messages).
  * *id gets the id found; end_id + 1 when value is past the end (by time, count, offset);

@@ -182,7 +182,11 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	ps->fetch.buf = rte_malloc("sl_pfetch", SL_PERSIST_FETCH_BYTES, 64);
 	ps->fetch.msgs = rte_malloc("sl_pfetch_msgs",
 				    SL_PERSIST_FETCH_MSGS * sizeof(*ps->fetch.msgs), 64);
-	if (ps->fetch.buf == NULL || ps->fetch.msgs == NULL)
+	ps->rread.buf = rte_malloc("sl_prread", SL_PERSIST_FETCH_BYTES, 64);
+	ps->rread.crecs = rte_malloc("sl_prread_crecs",
+				     SL_PERSIST_RREAD_RECS * sizeof(*ps->rread.crecs), 64);
+	if (ps->fetch.buf == NULL || ps->fetch.msgs == NULL || ps->rread.buf == NULL ||
+	    ps->rread.crecs == NULL)
 		goto fail;
 	ps->pol = *pol;
 	ps->partition = partition;
@@ -218,6 +222,8 @@ sl_pstore_close(struct sl_pstore *ps)
 		sl_disklog_close(ps->dl);
 	rte_free(ps->fetch.buf);
 	rte_free(ps->fetch.msgs);
+	rte_free(ps->rread.buf);
+	rte_free(ps->rread.crecs);
 	rte_free(ps);
 }
 
@@ -702,7 +708,19 @@ reader_main(void *arg)
 		}
 		sleep_us = 50;
 		if ((uintptr_t)obj & 1) {
-			run_find((struct sl_pfind *)((uintptr_t)obj & ~(uintptr_t)1));
+			run_find((struct sl_pfind *)((uintptr_t)obj & ~(uintptr_t)3));
+			continue;
+		}
+		if ((uintptr_t)obj & 2) {
+			struct sl_prread *rr = (struct sl_prread *)((uintptr_t)obj & ~(uintptr_t)3);
+
+			ps = caa_container_of(rr, struct sl_pstore, rread);
+			rr->rc = sl_disklog_read_recs(ps->dl, rr->from_id, rr->max_id, rr->buf,
+						      SL_PERSIST_FETCH_BYTES, rr->crecs,
+						      SL_PERSIST_RREAD_RECS, &rr->n);
+			p->st.rreads++;
+			p->st.rread_recs += rr->n;
+			__atomic_store_n(&rr->state, SL_PFETCH_READY, __ATOMIC_RELEASE);
 			continue;
 		}
 		ps = obj;
@@ -731,6 +749,24 @@ sl_persist_fetch(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint
 	__atomic_store_n(&f->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
 	if (rte_ring_mp_enqueue(p->jobs, ps) != 0) {
 		__atomic_store_n(&f->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+int
+sl_persist_rread(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint64_t max_id)
+{
+	struct sl_prread *rr = &ps->rread;
+
+	if (__atomic_load_n(&rr->state, __ATOMIC_ACQUIRE) == SL_PFETCH_QUEUED)
+		return -EBUSY;
+	rr->from_id = from;
+	rr->max_id = max_id;
+	rr->n = 0;
+	__atomic_store_n(&rr->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
+	if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)rr | 2)) != 0) {
+		__atomic_store_n(&rr->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
 		return -ENOBUFS;
 	}
 	return 0;

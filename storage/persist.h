@@ -108,6 +108,20 @@ struct sl_pfind {
 	int32_t rc;
 } __rte_aligned(8);
 
+#define SL_PERSIST_RREAD_RECS 256
+
+/* Whole commit records and their encoded messages read back for replication (a replica
+ * catching up from further back than the leader's memory). Owned like sl_pfetch. */
+struct sl_prread {
+	uint32_t state;			/* enum sl_pfetch_state */
+	int32_t rc;
+	uint64_t from_id;
+	uint64_t max_id;
+	uint32_t n;
+	struct sl_disklog_crec *crecs;	/* [SL_PERSIST_RREAD_RECS] */
+	uint8_t *buf;			/* [SL_PERSIST_FETCH_BYTES] */
+};
+
 /* Per-partition store. Fields are grouped by writer. */
 struct sl_pstore {
 	/* fixed after sl_pstore_open */
@@ -147,6 +161,7 @@ struct sl_pstore {
 
 	/* reader */
 	struct sl_pfetch fetch __rte_cache_aligned;
+	struct sl_prread rread;
 };
 
 struct sl_persist_conf {
@@ -169,6 +184,8 @@ struct sl_persist_stats {
 	uint64_t idle_sleeps;
 	uint64_t fetches;
 	uint64_t fetch_msgs;
+	uint64_t rreads;		/* replication reads (catch-up from disk) */
+	uint64_t rread_recs;
 	int huge_buf;			/* staging buffer is on hugepages */
 };
 
@@ -259,6 +276,14 @@ sl_persist_find_post(struct sl_persist *p, struct sl_pfind *job);
 int
 sl_persist_find(struct sl_persist *p, struct sl_pstore *ps, enum sl_disklog_find_kind kind,
 		uint64_t value, uint64_t *id);
+
+/**
+ * Ask the reader for ps's commit records from the one holding `from` (to at most max_id)
+ * with their messages (sl_disklog_read_recs). The state goes to QUEUED, then READY.
+ * 0, -EBUSY (one is queued) or -ENOBUFS. The worker that owns ps.
+ */
+int
+sl_persist_rread(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint64_t max_id);
 
 /** Publish a channel's position for saving (slot < SL_PERSIST_MAX_CHANS). Owner worker. */
 void
