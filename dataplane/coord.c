@@ -22,7 +22,14 @@ struct sl_coord {
 static uint32_t
 name_hash(const char *name, uint32_t len)
 {
-	return rte_jhash(name, len, 0x5c1ce);
+	/* names come straight out of packets at any alignment: rte_jhash reads 32-bit
+	 * words, so hash an aligned copy (at most SL_COORD_NAME_MAX bytes) */
+	uint32_t words[(SL_COORD_NAME_MAX + 3) / 4];
+
+	if (len > SL_COORD_NAME_MAX)
+		len = SL_COORD_NAME_MAX;
+	memcpy(words, name, len);
+	return rte_jhash(words, len, 0x5c1ce);
 }
 
 static int
