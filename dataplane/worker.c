@@ -1649,10 +1649,14 @@ handle_udp(struct sl_worker *w, struct req *r, int forwarded)
 		/* answer what is recognisably ours; drop the rest silently */
 		if (r->info.payload_len >= SL_WIRE_HDR_LEN && payload[0] == 0x53 &&
 		    payload[1] == 0x4C) {
+			uint64_t v[3];
+
+			/* the payload sits at any alignment: copy before reading words */
+			memcpy(v, payload + 8, sizeof(v));
 			memset(&r->hdr, 0, sizeof(r->hdr));
-			r->hdr.session = rte_be_to_cpu_64(*(const unaligned_uint64_t *)(payload + 8));
-			r->hdr.seq = rte_be_to_cpu_64(*(const unaligned_uint64_t *)(payload + 16));
-			r->hdr.cookie = rte_be_to_cpu_64(*(const unaligned_uint64_t *)(payload + 24));
+			r->hdr.session = rte_be_to_cpu_64(v[0]);
+			r->hdr.seq = rte_be_to_cpu_64(v[1]);
+			r->hdr.cookie = rte_be_to_cpu_64(v[2]);
 			r->hdr.opcode = payload[3];
 			reply_err(w, r, rc, 0, NULL);
 			return;
