@@ -505,78 +505,70 @@ ack_end(const struct sl_pstate *ps)
 
 /* Answer the publishes that became durable and committed. */
 static uint32_t
-acks_poll(struct sl_worker *w)
+acks_poll(struct sl_worker *w, struct sl_pstate *ps)
 {
-	uint32_t i, done = 0;
+	uint32_t done = 0;
+	uint64_t end;
 
-	for (i = 0; i < w->nparts; i++) {
-		struct sl_pstate *ps = w->parts[i];
-		uint64_t end;
-
-		if (ps->pend == NULL || ps->pend_head == ps->pend_tail)
-			continue;
-		end = ack_end(ps);
-		while (ps->pend_head != ps->pend_tail &&
-		       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= end) {
-			pend_pop(w, ps, 0);
-			done++;
-		}
+	if (ps->pend == NULL || ps->pend_head == ps->pend_tail)
+		return 0;
+	end = ack_end(ps);
+	while (ps->pend_head != ps->pend_tail &&
+	       ps->pend[ps->pend_head & (SL_WORKER_PEND - 1)].last_id <= end) {
+		pend_pop(w, ps, 0);
+		done++;
 	}
 	return done;
 }
 
 /* Handle a store error and its resume; answer a client's SET_OFFSET found on disk. */
 static uint32_t
-storage_poll(struct sl_worker *w)
+storage_poll(struct sl_worker *w, struct sl_pstate *ps)
 {
-	uint32_t i, done = 0;
+	struct sl_pstore *st = ps->store;
+	uint32_t done = 0;
+	uint64_t durable;
+	int err;
 
-	for (i = 0; i < w->nparts; i++) {
-		struct sl_pstate *ps = w->parts[i];
-		struct sl_pstore *st = ps->store;
-		uint64_t durable;
-		int err;
-
-		if (st == NULL)
-			continue;
-		if (ps->setoff_busy &&
-		    __atomic_load_n(&ps->find.state, __ATOMIC_ACQUIRE) == SL_PFETCH_READY) {
-			setoff_done(w, ps);
-			done++;
+	if (st == NULL)
+		return 0;
+	if (ps->setoff_busy &&
+	    __atomic_load_n(&ps->find.state, __ATOMIC_ACQUIRE) == SL_PFETCH_READY) {
+		setoff_done(w, ps);
+		done++;
+	}
+	durable = __atomic_load_n(&st->durable_id, __ATOMIC_ACQUIRE);
+	err = __atomic_load_n(&st->error, __ATOMIC_ACQUIRE);
+	if (err != 0 && !ps->store_err) {
+		/* nothing that is not durable is acknowledged: fail what waits and,
+		 * for disk durability, forget it (consumers never saw it) */
+		while (ps->pend_head != ps->pend_tail) {
+			pend_pop(w, ps, SL_E_IO);
+			ps->io_errs++;
 		}
-		durable = __atomic_load_n(&st->durable_id, __ATOMIC_ACQUIRE);
-		err = __atomic_load_n(&st->error, __ATOMIC_ACQUIRE);
-		if (err != 0 && !ps->store_err) {
-			/* nothing that is not durable is acknowledged: fail what waits and,
-			 * for disk durability, forget it (consumers never saw it) */
-			while (ps->pend_head != ps->pend_tail) {
-				pend_pop(w, ps, SL_E_IO);
-				ps->io_errs++;
-			}
-			if (ps->disk)
-				sl_memlog_truncate(ps->log, durable + 1);
-			ps->store_err = 1;
-			__atomic_store_n(&st->err_ack, ps->store_gen, __ATOMIC_RELEASE);
-			done++;
-		} else if (err == 0 && ps->store_err &&
-			   __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != ps->store_gen) {
-			/* resumed: the files end at `durable`; hand over again what memory
-			 * holds beyond it (memory durability: acknowledged already) */
-			uint64_t id = durable + 1, end = sl_memlog_end_id(ps->log), off;
+		if (ps->disk)
+			sl_memlog_truncate(ps->log, durable + 1);
+		ps->store_err = 1;
+		__atomic_store_n(&st->err_ack, ps->store_gen, __ATOMIC_RELEASE);
+		done++;
+	} else if (err == 0 && ps->store_err &&
+		   __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE) != ps->store_gen) {
+		/* resumed: the files end at `durable`; hand over again what memory
+		 * holds beyond it (memory durability: acknowledged already) */
+		uint64_t id = durable + 1, end = sl_memlog_end_id(ps->log), off;
 
-			ps->store_gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
-			ps->store_err = 0;
-			while (id <= end && sl_memlog_offset_of(ps->log, id, &off) == 0) {
-				uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
+		ps->store_gen = __atomic_load_n(&st->gen, __ATOMIC_ACQUIRE);
+		ps->store_err = 0;
+		while (id <= end && sl_memlog_offset_of(ps->log, id, &off) == 0) {
+			uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
 
-				if (sl_persist_submit(w->persist, w->idx, st, id, n, off,
-						      rcu_dereference(ps->part->meta)->epoch) != 0)
-					break;	/* ring full: rare; the rest waits for a
-						 * later resume */
-				id += n;
-			}
-			done++;
+			if (sl_persist_submit(w->persist, w->idx, st, id, n, off,
+					      rcu_dereference(ps->part->meta)->epoch) != 0)
+				break;	/* ring full: rare; the rest waits for a
+					 * later resume */
+			id += n;
 		}
+		done++;
 	}
 	return done;
 }
@@ -1030,6 +1022,40 @@ epoch_note(struct sl_pstate *ps, uint64_t epoch, uint64_t first_id)
 	ps->epoch_start[ps->nepochs++] = first_id;
 }
 
+/* The message record at pos of an encoded run of size bytes (the disk log's format, which
+ * replication carries): its size, or 0 when it does not fit. *hdr gets its header words
+ * (magic_len, crc, id, timestamp, trace). */
+static uint32_t
+mrec_at(const uint8_t *p, uint32_t pos, uint32_t size, uint32_t *len, uint64_t hdr[4])
+{
+	uint32_t ml;
+	uint64_t rs;
+
+	if (pos + SL_DISKLOG_MREC_HDR > size)
+		return 0;
+	memcpy(&ml, p + pos, 4);
+	*len = ml & 0xFFFFFF;
+	rs = SL_DISKLOG_MREC_SIZE(*len);
+	if (pos + rs > size)
+		return 0;
+	memcpy(hdr, p + pos, SL_DISKLOG_MREC_HDR);
+	return (uint32_t)rs;
+}
+
+/* A commit record as the disk log keeps it, for replication (the same fields). */
+static void
+crec_from_disk(struct sl_repl_crec *c, const struct sl_disklog_crec *d)
+{
+	c->log_id = d->log_id;
+	c->epoch = d->epoch;
+	c->last_msg_log_id = d->last_msg_log_id;
+	c->msg_offset = d->msg_offset;
+	c->msg_cnt = d->msg_cnt;
+	c->timestamp_ns = d->timestamp_ns;
+	c->msg_size = d->msg_size;
+	c->msg_num = d->msg_num;
+}
+
 /* The replica's apply: the records arrive encoded in the disk log's format. */
 static int
 r_append(void *arg, const struct sl_repl_crec *c, const void *msgs)
@@ -1050,21 +1076,17 @@ r_append(void *arg, const struct sl_repl_crec *c, const void *msgs)
 	if (ps->store != NULL && (ps->store_err || sl_persist_room(w->persist, w->idx) == 0))
 		return -ENOBUFS;
 	for (i = 0; i < c->msg_num; i++) {
-		uint32_t ml, len;
+		uint64_t hdr[4];
+		uint32_t sz = mrec_at(p, pos, c->msg_size, &lens[i], hdr);
 
-		if (pos + SL_DISKLOG_MREC_HDR > c->msg_size)
-			return -EINVAL;
-		memcpy(&ml, p + pos, 4);
-		len = ml & 0xFFFFFF;
-		if (pos + SL_DISKLOG_MREC_SIZE(len) > c->msg_size)
+		if (sz == 0)
 			return -EINVAL;
 		if (i == 0) {
-			memcpy(&ts, p + pos + 16, 8);
-			memcpy(&trace, p + pos + 24, 8);
+			ts = hdr[2];
+			trace = hdr[3];
 		}
 		datas[i] = p + pos + SL_DISKLOG_MREC_HDR;
-		lens[i] = len;
-		pos += (uint32_t)SL_DISKLOG_MREC_SIZE(len);
+		pos += sz;
 	}
 	rc = c->msg_num == 1 ? sl_memlog_append(ps->log, datas[0], lens[0], ts, trace, &rec) :
 			       sl_memlog_append_batch(ps->log, c->msg_num, datas, lens, ts, trace,
@@ -1121,14 +1143,7 @@ disk_crec(struct sl_pstate *ps, uint64_t id, struct sl_repl_crec *c, void *buf, 
 			if (id >= d->log_id && id <= d->last_msg_log_id) {
 				if (d->msg_size > cap)
 					return -ENOBUFS;
-				c->log_id = d->log_id;
-				c->epoch = d->epoch;
-				c->last_msg_log_id = d->last_msg_log_id;
-				c->msg_offset = d->msg_offset;
-				c->msg_cnt = d->msg_cnt;
-				c->timestamp_ns = d->timestamp_ns;
-				c->msg_size = d->msg_size;
-				c->msg_num = d->msg_num;
+				crec_from_disk(c, d);
 				memcpy(buf, rr->buf + off, d->msg_size);
 				return 0;
 			}
@@ -1266,20 +1281,20 @@ static int
 r_msg_ids(void *arg, const void *msgs, uint32_t msg_size, uint64_t *first, uint64_t *last,
 	  uint32_t *num)
 {
-	const uint8_t *p = msgs;
-	uint32_t pos = 0, n = 0, ml;
-	uint64_t id;
+	uint32_t pos = 0, n = 0, len, sz;
+	uint64_t hdr[4];
 
-	while (pos + SL_DISKLOG_MREC_HDR <= msg_size) {
-		memcpy(&ml, p + pos, 4);
-		memcpy(&id, p + pos + 8, 8);
+	while (pos < msg_size) {
+		sz = mrec_at(msgs, pos, msg_size, &len, hdr);
+		if (sz == 0)
+			return -EINVAL;
 		if (n++ == 0)
-			*first = id;
-		*last = id;
-		pos += (uint32_t)SL_DISKLOG_MREC_SIZE(ml & 0xFFFFFF);
+			*first = hdr[1];
+		*last = hdr[1];
+		pos += sz;
 	}
 	*num = n;
-	return pos == msg_size && n > 0 ? 0 : -EINVAL;
+	return n > 0 ? 0 : -EINVAL;
 }
 
 static int
@@ -1361,25 +1376,37 @@ view_of(const struct sl_part_meta *m, struct sl_repl_view *v)
 
 /* Every loop: install view changes, run replication timers. RCU read side. */
 static uint32_t
-repl_poll(struct sl_worker *w)
+repl_poll(struct sl_worker *w, struct sl_pstate *ps)
+{
+	struct sl_repl_view v;
+	uint32_t done = 0;
+
+	if (ps->repl == NULL)
+		return 0;
+	view_of(rcu_dereference(ps->part->meta), &v);
+	v.version = ps->view.version;
+	if (memcmp(&v, &ps->view, sizeof(v)) != 0) {
+		v.version = ++ps->view_version;
+		ps->view = v;
+		sl_repl_set_view(ps->repl, &v, w->now_ns);
+		done++;
+	}
+	return done + sl_repl_poll(ps->repl, w->now_ns);
+}
+
+/* Every loop, per partition: storage events, replication (view, timers, sends), then the
+ * publishes that became durable and committed. */
+static uint32_t
+parts_poll(struct sl_worker *w)
 {
 	uint32_t i, done = 0;
 
 	for (i = 0; i < w->nparts; i++) {
 		struct sl_pstate *ps = w->parts[i];
-		struct sl_repl_view v;
 
-		if (ps->repl == NULL)
-			continue;
-		view_of(rcu_dereference(ps->part->meta), &v);
-		v.version = ps->view.version;
-		if (memcmp(&v, &ps->view, sizeof(v)) != 0) {
-			v.version = ++ps->view_version;
-			ps->view = v;
-			sl_repl_set_view(ps->repl, &v, w->now_ns);
-			done++;
-		}
-		done += sl_repl_poll(ps->repl, w->now_ns);
+		done += storage_poll(w, ps);
+		done += repl_poll(w, ps);
+		done += acks_poll(w, ps);
 	}
 	return done;
 }
@@ -2170,11 +2197,7 @@ sl_worker_main(void *arg)
 		if (w->idx == 0)
 			work += poll_tx_handoff(w);
 		work += poll_rx(w);
-		if (w->persist != NULL)
-			work += storage_poll(w);
-		if (w->conf->repl_port != 0)
-			work += repl_poll(w);
-		work += acks_poll(w);
+		work += parts_poll(w);
 		work += deliver(w);
 		if (w->now_tsc >= w->next_tick_tsc) {
 			tick(w);
@@ -2303,15 +2326,8 @@ sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *
 		return -ENOMEM;
 	/* what the disk log ends with: the last commit record and its epoch */
 	if (ps->store != NULL && sl_disklog_last(ps->store->dl, &dc) == 0) {
-		struct sl_repl_crec c = {
-			.log_id = dc.log_id, .epoch = dc.epoch, .last_msg_log_id = dc.last_msg_log_id,
-			.msg_offset = dc.msg_offset, .msg_cnt = dc.msg_cnt,
-			.timestamp_ns = dc.timestamp_ns, .msg_size = dc.msg_size,
-			.msg_num = dc.msg_num,
-		};
-
-		ps->disk_last = c;
-		epoch_note(ps, c.epoch, 1);
+		crec_from_disk(&ps->disk_last, &dc);
+		epoch_note(ps, dc.epoch, 1);
 	}
 	ps->repl = sl_repl_open(&rc);
 	return ps->repl != NULL ? 0 : -EINVAL;

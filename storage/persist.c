@@ -680,7 +680,25 @@ persist_main(void *arg)
 
 /* ---- the reader thread ---- */
 
-/* Lookups are posted with the low pointer bit set, fetches as the bare store pointer. */
+/* The reader's jobs travel as pointers tagged in their low bits: a store (its consumer
+ * fetch), a lookup, or a replication read. */
+#define JOB_FETCH 0u
+#define JOB_FIND 1u
+#define JOB_RREAD 2u
+#define JOB_MASK ((uintptr_t)3)
+
+/* Post obj (tagged) to the reader; *state goes QUEUED, or back to IDLE if the ring is
+ * full (-ENOBUFS). */
+static int
+post_job(struct sl_persist *p, uint32_t *state, void *obj, uintptr_t tag)
+{
+	__atomic_store_n(state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
+	if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)obj | tag)) != 0) {
+		__atomic_store_n(state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
+		return -ENOBUFS;
+	}
+	return 0;
+}
 static void
 run_find(struct sl_pfind *j)
 {
@@ -707,12 +725,12 @@ reader_main(void *arg)
 			continue;
 		}
 		sleep_us = 50;
-		if ((uintptr_t)obj & 1) {
-			run_find((struct sl_pfind *)((uintptr_t)obj & ~(uintptr_t)3));
+		if (((uintptr_t)obj & JOB_MASK) == JOB_FIND) {
+			run_find((struct sl_pfind *)((uintptr_t)obj & ~JOB_MASK));
 			continue;
 		}
-		if ((uintptr_t)obj & 2) {
-			struct sl_prread *rr = (struct sl_prread *)((uintptr_t)obj & ~(uintptr_t)3);
+		if (((uintptr_t)obj & JOB_MASK) == JOB_RREAD) {
+			struct sl_prread *rr = (struct sl_prread *)((uintptr_t)obj & ~JOB_MASK);
 
 			ps = caa_container_of(rr, struct sl_pstore, rread);
 			rr->rc = sl_disklog_read_recs(ps->dl, rr->from_id, rr->max_id, rr->buf,
@@ -746,12 +764,7 @@ sl_persist_fetch(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint
 	f->from_id = from;
 	f->max_id = max_id;
 	f->n = 0;
-	__atomic_store_n(&f->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
-	if (rte_ring_mp_enqueue(p->jobs, ps) != 0) {
-		__atomic_store_n(&f->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
-		return -ENOBUFS;
-	}
-	return 0;
+	return post_job(p, &f->state, ps, JOB_FETCH);
 }
 
 int
@@ -764,23 +777,13 @@ sl_persist_rread(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint
 	rr->from_id = from;
 	rr->max_id = max_id;
 	rr->n = 0;
-	__atomic_store_n(&rr->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
-	if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)rr | 2)) != 0) {
-		__atomic_store_n(&rr->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
-		return -ENOBUFS;
-	}
-	return 0;
+	return post_job(p, &rr->state, rr, JOB_RREAD);
 }
 
 int
 sl_persist_find_post(struct sl_persist *p, struct sl_pfind *job)
 {
-	__atomic_store_n(&job->state, SL_PFETCH_QUEUED, __ATOMIC_RELEASE);
-	if (rte_ring_mp_enqueue(p->jobs, (void *)((uintptr_t)job | 1)) != 0) {
-		__atomic_store_n(&job->state, SL_PFETCH_IDLE, __ATOMIC_RELEASE);
-		return -ENOBUFS;
-	}
-	return 0;
+	return post_job(p, &job->state, job, JOB_FIND);
 }
 
 int
