@@ -351,6 +351,14 @@ pos_next_id(struct sl_pstate *ps, uint8_t kind, uint64_t value, int *err)
 	return id;
 }
 
+/* The epoch a commit record written now carries: replication's write epoch, else the
+ * view's. RCU read side. */
+static uint64_t
+write_epoch(const struct sl_pstate *ps)
+{
+	return ps->repl != NULL ? sl_repl_epoch(ps->repl) : rcu_dereference(ps->part->meta)->epoch;
+}
+
 /* ---- publishes waiting for the disk ---- */
 
 /* Keep a request in pd (to answer later). */
@@ -563,7 +571,7 @@ storage_poll(struct sl_worker *w, struct sl_pstate *ps)
 			uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
 
 			if (sl_persist_submit(w->persist, w->idx, st, id, n, off,
-					      rcu_dereference(ps->part->meta)->epoch) != 0)
+					      write_epoch(ps)) != 0)
 				break;	/* ring full: rare; the rest waits for a
 					 * later resume */
 			id += n;
@@ -681,8 +689,7 @@ do_pub(struct sl_worker *w, struct sl_pstate *ps, const struct sl_wire_pub *p, i
 	e->aux = sl_memlog_end_id(ps->log);
 	if (ps->store != NULL)
 		sl_persist_submit(w->persist, w->idx, ps->store, rec.id, p->count, rec.offset,
-				  ps->repl != NULL ? sl_repl_epoch(ps->repl) :
-						     rcu_dereference(ps->part->meta)->epoch);
+				  write_epoch(ps));
 	return 0;
 }
 
