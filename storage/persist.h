@@ -6,7 +6,7 @@
  * Every partition of a node with a data directory has a store (struct sl_pstore): its
  * disk log (storage/disklog.h) and the positions the persistence lcore publishes back to
  * the partition's worker. The worker appends a PUB or MPUB to its in-memory log and hands
- * the persistence lcore a 32-byte descriptor (partition, first id, count, queue offset)
+ * the persistence lcore a 40-byte descriptor (partition, first id, count, offset, epoch)
  * through its own single-producer/single-consumer ring (sl_persist_submit). The
  * persistence lcore copies the records out of the in-memory log into a hugepage buffer
  * (libhugetlbfs; normal pages with a warning when there are none), encodes them with
