@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -2192,6 +2193,10 @@ sl_worker_main(void *arg)
 	w->wall_base_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	w->ns_per_tsc = 1e9 / (double)hz;
 	w->tick_tsc = hz / 1000;
+	/* adaptive idle sleeps for tens of microseconds: without this, the kernel's default
+	 * 50 us timer slack stretches each one (and a peer's answer waits for it) */
+	if (w->conf->idle == SL_IDLE_ADAPTIVE)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rcu_register_thread();
 	WLOG(INFO, "worker %u running on lcore %u", w->idx, w->lcore);
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
@@ -2315,6 +2320,7 @@ sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *
 	};
 	struct sl_disklog_crec dc;
 	uint16_t mtu = 9000, i;
+	int n;
 
 	for (i = 0; i < conf->nports; i++)
 		mtu = RTE_MIN(mtu, conf->ports[i].mtu);
@@ -2331,10 +2337,19 @@ sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *
 					  RTE_CACHE_LINE_SIZE, conf->socket_id);
 	if (ps->pend == NULL || ps->chanwait == NULL)
 		return -ENOMEM;
-	/* what the disk log ends with: the last commit record and its epoch */
+	/* what the disk log ends with, and its epoch history (KIP-101: which epoch wrote
+	 * which ids), from the commit records on disk */
 	if (ps->store != NULL && sl_disklog_last(ps->store->dl, &dc) == 0) {
 		crec_from_disk(&ps->disk_last, &dc);
-		epoch_note(ps, dc.epoch, 1);
+		n = sl_disklog_epochs(ps->store->dl, ps->epoch_of, ps->epoch_start,
+				      SL_WORKER_EPOCHS);
+		ps->nepochs = n > 0 ? (uint32_t)n : 0;
+		if (n <= 0) {
+			WLOG(WARNING, "partition %u: epoch history unreadable (%s), taking "
+			     "epoch %" PRIu64 " for the whole log", ps->partid,
+			     sl_strerror(n), dc.epoch);
+			epoch_note(ps, dc.epoch, 1);
+		}
 	}
 	ps->repl = sl_repl_open(&rc);
 	return ps->repl != NULL ? 0 : -EINVAL;

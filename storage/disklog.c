@@ -2101,6 +2101,71 @@ sl_disklog_last(struct sl_disklog *dl, struct sl_disklog_crec *c)
 	return rc;
 }
 
+/* Append (e, id) to an epoch history of at most max entries, dropping the oldest. */
+static void
+epoch_push(uint64_t *epoch, uint64_t *start_id, uint32_t max, uint32_t *n, uint64_t e,
+	   uint64_t id)
+{
+	if (*n > 0 && epoch[*n - 1] == e)
+		return;
+	if (*n == max) {
+		memmove(epoch, epoch + 1, sizeof(*epoch) * (max - 1));
+		memmove(start_id, start_id + 1, sizeof(*start_id) * (max - 1));
+		(*n)--;
+	}
+	epoch[*n] = e;
+	start_id[*n] = id;
+	(*n)++;
+}
+
+int
+sl_disklog_epochs(struct sl_disklog *dl, uint64_t *epoch, uint64_t *start_id, uint32_t max)
+{
+	struct sl_disklog_crec c, last;
+	uint64_t nrec, a, b, m, cur;
+	const struct seg *s;
+	uint32_t si, n = 0;
+	int rc = 0;
+
+	if (max == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&dl->lock);
+	for (si = 0; si < dl->nseg; si++) {
+		s = &dl->segs[si];
+		nrec = LD(s->nrec);
+		if (nrec == 0)
+			continue;
+		rc = read_crec(dl, s, 0, &c);
+		if (rc == 0)
+			rc = read_crec(dl, s, nrec - 1, &last);
+		if (rc != 0)
+			goto out;
+		epoch_push(epoch, start_id, max, &n, c.epoch, c.log_id);
+		/* record a has epoch cur; find the first record after it with a higher one */
+		for (a = 0, cur = c.epoch; cur < last.epoch;) {
+			for (b = nrec - 1; b - a > 1;) {
+				m = a + (b - a) / 2;
+				rc = read_crec(dl, s, m, &c);
+				if (rc != 0)
+					goto out;
+				if (c.epoch > cur)
+					b = m;
+				else
+					a = m;
+			}
+			rc = read_crec(dl, s, b, &c);
+			if (rc != 0)
+				goto out;
+			epoch_push(epoch, start_id, max, &n, c.epoch, c.log_id);
+			a = b;
+			cur = c.epoch;
+		}
+	}
+out:
+	pthread_mutex_unlock(&dl->lock);
+	return rc != 0 ? rc : (int)n;
+}
+
 int
 sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t value,
 		uint64_t *id)

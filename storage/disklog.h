@@ -294,6 +294,17 @@ sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t 
 int
 sl_disklog_last(struct sl_disklog *dl, struct sl_disklog_crec *c);
 
+/**
+ * The log's epoch history (KIP-101's leader-epoch cache), rebuilt from the commit records,
+ * whose epochs never decrease along the log: for each epoch, oldest first, the epoch and
+ * the id of its first retained message. Binary search over each segment's commit records
+ * (a few reads per epoch change, never a scan). At most max entries: when there are more,
+ * the newest max are kept. Returns the number of entries (0: empty log) or a read error.
+ * Any thread (same rule as sl_disklog_read).
+ */
+int
+sl_disklog_epochs(struct sl_disklog *dl, uint64_t *epoch, uint64_t *start_id, uint32_t max);
+
 /** Save the channel positions (tmp + fsync + rename). Appender. */
 struct sl_disklog_chan {
 	char name[SL_DISKLOG_CHAN_NAME_MAX + 1];

@@ -34,6 +34,8 @@
 #define T0 UINT64_C(1700000000000000000)
 #define DLEN 256			/* directory path buffers */
 
+static uint64_t w_epoch = 7;		/* the epoch app() writes */
+
 /* ---- fault injection ---- */
 
 static struct {
@@ -151,7 +153,7 @@ app(struct sl_disklog *dl, uint32_t nrec, const uint32_t *per, uint32_t nper)
 
 		memset(c, 0, sizeof(*c));
 		c->log_id = id;
-		c->epoch = 7;
+		c->epoch = w_epoch;
 		c->msg_offset = off;
 		c->timestamp_ns = T0 + id * ts_step;
 		for (k = 0; k < n; k++, id++) {
@@ -1347,6 +1349,71 @@ test_truncate(void)
 	sl_disklog_close(dl);
 }
 
+/*
+ * The epoch history comes back from the commit records: epoch changes inside a segment,
+ * at a segment boundary, several in a row, after a reopen, a truncate and retention, and
+ * capped to the newest entries.
+ */
+static void
+test_epochs(void)
+{
+	static const uint64_t want_e[] = {3, 5, 6, 9, 10, 12};
+	static const uint64_t want_s[] = {1, 91, 94, 97, 502, 580};
+	struct sl_disklog_retention pol = {.max_bytes = 1, .now_ns = T0};
+	struct sl_disklog_retain_res res;
+	struct sl_disklog_recovery rep;
+	uint64_t e[8], st[8];
+	struct sl_disklog *dl;
+	char dir[DLEN];
+	int n, i, ok;
+
+	sub(dir, "epochs");
+	model_reset();
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(sl_disklog_epochs(dl, e, st, 8) == 0, "empty log: no epochs");
+	/* 30 PUBs of 3 in epoch 3 (ids 1..90), one record each in 5 and 6, then 9 */
+	w_epoch = 3;
+	app1(dl, 30, 3);
+	w_epoch = 5;
+	app1(dl, 1, 3);
+	w_epoch = 6;
+	app1(dl, 1, 3);
+	w_epoch = 9;
+	app1(dl, 135, 3);
+	w_epoch = 10;
+	app1(dl, 26, 3);
+	w_epoch = 12;
+	app1(dl, 40, 2);
+	n = sl_disklog_epochs(dl, e, st, 8);
+	for (i = 0, ok = n == 6; ok && i < n; i++)
+		ok = e[i] == want_e[i] && st[i] == want_s[i];
+	CHECK(ok, "six epochs over %u segments (got %d, first %" PRIu64 "@%" PRIu64 ")",
+	      stats(dl).segments, n, e[0], st[0]);
+	n = sl_disklog_epochs(dl, e, st, 2);
+	CHECK(n == 2 && e[0] == 10 && st[0] == 502 && e[1] == 12 && st[1] == 580,
+	      "capped at 2: the newest two");
+	sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, NULL, &rep);
+	n = sl_disklog_epochs(dl, e, st, 8);
+	CHECK(n == 6 && e[5] == 12 && st[5] == 580, "after a reopen: the same (%d)", n);
+	CHECK(sl_disklog_truncate(dl, 96) == 0, "truncate to 96 (inside epoch 6)");
+	model_cut(96);
+	n = sl_disklog_epochs(dl, e, st, 8);
+	CHECK(n == 3 && e[2] == 6 && st[2] == 94, "after the truncate: 3, 5, 6 (%d)", n);
+	w_epoch = 13;
+	app1(dl, 200, 2);
+	sl_disklog_sync(dl);
+	sl_disklog_checkpoint(dl);
+	CHECK(sl_disklog_retain(dl, &pol, &res) == 0 && res.removed_segments > 0, "retention to the last segment");
+	n = sl_disklog_epochs(dl, e, st, 8);
+	CHECK(n == 1 && e[0] == 13 && st[0] == stats(dl).first_id && st[0] > 97,
+	      "after retention: epoch 13 from the first retained id %" PRIu64 " (%d)",
+	      stats(dl).first_id, n);
+	sl_disklog_close(dl);
+	w_epoch = 7;
+}
+
 /* A reader thread reads and finds while the appender writes, rolls and retains. */
 struct rd_arg {
 	struct sl_disklog *dl;
@@ -1453,6 +1520,7 @@ main(void)
 	test_channels();
 	test_checkpoint();
 	test_truncate();
+	test_epochs();
 	test_concurrent();
 	rm_rf(tmpdir);
 	return check_report();
