@@ -1021,7 +1021,8 @@ epoch_note(struct sl_pstate *ps, uint64_t epoch, uint64_t first_id)
 	if (ps->nepochs > 0 && ps->epoch_of[ps->nepochs - 1] >= epoch)
 		return;
 	if (ps->nepochs == SL_WORKER_EPOCHS) {
-		memmove(ps->epoch_of, ps->epoch_of + 1, sizeof(ps->epoch_of[0]) * (SL_WORKER_EPOCHS - 1));
+		memmove(ps->epoch_of, ps->epoch_of + 1,
+			sizeof(ps->epoch_of[0]) * (SL_WORKER_EPOCHS - 1));
 		memmove(ps->epoch_start, ps->epoch_start + 1,
 			sizeof(ps->epoch_start[0]) * (SL_WORKER_EPOCHS - 1));
 		ps->nepochs--;
@@ -1306,7 +1307,8 @@ r_msg_ids(void *arg, const void *msgs, uint32_t msg_size, uint64_t *first, uint6
 }
 
 static int
-r_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX], uint64_t *confirmed_id)
+r_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX + 1],
+	   uint64_t *confirmed_id)
 {
 	struct sl_pstate *ps = arg;
 	uint32_t c, k = 0;
@@ -1315,7 +1317,8 @@ r_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX], uint64_t *
 		if (sl_channel_is_ephemeral(ps->chans[c]))
 			continue;
 		if (k++ == idx) {
-			snprintf(name, SL_REPL_CHAN_NAME_MAX, "%s", sl_channel_name(ps->chans[c]));
+			snprintf(name, SL_REPL_CHAN_NAME_MAX + 1, "%s",
+				 sl_channel_name(ps->chans[c]));
 			*confirmed_id = sl_channel_confirmed(ps->chans[c]);
 			return 0;
 		}

@@ -105,7 +105,7 @@ struct chan_pend {
 	uint64_t prev;
 	uint64_t first_ns;
 	uint64_t send_ns;
-	char name[SL_REPL_CHAN_NAME_MAX];
+	char name[SL_REPL_CHAN_NAME_MAX + 1];
 };
 
 struct chan_cache {
@@ -114,7 +114,7 @@ struct chan_cache {
 	uint64_t session;
 	uint64_t seq;
 	uint64_t cached;
-	char name[SL_REPL_CHAN_NAME_MAX];
+	char name[SL_REPL_CHAN_NAME_MAX + 1];
 };
 
 struct sl_repl {
@@ -999,14 +999,14 @@ in_write_ack(struct sl_repl *r, struct din *d)
 static void
 in_chan_sync(struct sl_repl *r, struct din *d)
 {
-	char name[SL_REPL_CHAN_NAME_MAX];
+	char name[SL_REPL_CHAN_NAME_MAX + 1];
 	struct chan_cache *e;
 	uint64_t seq, pos;
 	uint8_t *b;
 	uint32_t n;
 	int st;
 
-	if (d->blen < 17 || (n = d->p[16]) == 0 || n >= SL_REPL_CHAN_NAME_MAX ||
+	if (d->blen < 17 || (n = d->p[16]) == 0 || n > SL_REPL_CHAN_NAME_MAX ||
 	    17 + n > d->blen) {
 		r->st.bad_dgrams++;
 		return;
@@ -1245,7 +1245,7 @@ static void
 in_join_req(struct sl_repl *r, struct din *d)
 {
 	struct member *m = leader_member(r, d);
-	char name[SL_REPL_CHAN_NAME_MAX];
+	char name[SL_REPL_CHAN_NAME_MAX + 1];
 	uint64_t pos;
 	uint32_t idx, j, k;
 
@@ -1280,7 +1280,7 @@ in_join_req(struct sl_repl *r, struct din *d)
 			p->confirmed = pos;
 			p->first_ns = r->now;
 			p->send_ns = r->now;
-			name[SL_REPL_CHAN_NAME_MAX - 1] = 0;
+			name[SL_REPL_CHAN_NAME_MAX] = 0;
 			strcpy(p->name, name);
 			send_chan(r, p, m->node);
 		}
@@ -1498,7 +1498,7 @@ sl_repl_chan_sync(struct sl_repl *r, const char *chan, uint64_t confirmed_id, ui
 	r->now = now_ns;
 	if (!r->is_leader)
 		return -SL_E_NOT_LEADER;
-	if (n == 0 || n >= SL_REPL_CHAN_NAME_MAX)
+	if (n == 0 || n > SL_REPL_CHAN_NAME_MAX)
 		return -SL_E_NAME;
 	if (!ordered && !set_offset) {
 		struct chan_pend tmp;

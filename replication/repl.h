@@ -29,7 +29,7 @@
 
 #define SL_REPL_MAX_NODES 8
 #define SL_REPL_WINDOW 1024		/* commit records in flight per partition (leader) */
-#define SL_REPL_CHAN_NAME_MAX 64
+#define SL_REPL_CHAN_NAME_MAX 64	/* bytes of a channel name, without the NUL */
 #define SL_REPL_MAX_DGRAM 8192		/* largest replica datagram payload */
 
 /* The membership view of a partition (static config, control socket, later etcd). The
@@ -113,7 +113,7 @@ struct sl_repl_ops {
 	 * (ordered or unordered, not ephemeral) channel number idx and its position; 0, or
 	 * -ENOENT past the last one. The leader sends them to a rejoining replica before it
 	 * asks isr_join, so a later leader never goes back behind a confirmed FIN */
-	int (*chan_get)(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX],
+	int (*chan_get)(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX + 1],
 			uint64_t *confirmed_id);
 };
 

@@ -724,7 +724,7 @@ op_msg_ids(void *arg, const void *msgs, uint32_t size, uint64_t *first, uint64_t
 }
 
 static int
-op_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX], uint64_t *id)
+op_chan_get(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX + 1], uint64_t *id)
 {
 	struct node *n = arg;
 

@@ -43,7 +43,7 @@ static struct {
 	uint64_t rb_end;
 	int rb_err, nrb;
 	uint32_t left[8], nleft, joined[8], njoin;
-	char chan[64];
+	char chan[SL_REPL_CHAN_NAME_MAX + 1];
 	uint64_t chan_pos;
 	int nchan_set;
 	uint64_t done_token;
@@ -645,6 +645,19 @@ test_chan_sync(void)
 	CHECK(sl_repl_chan_sync(r, "unord", 9, 8, 0, 0, 45, 0) == 0);
 	CHECK(f.ndone == 3 && f.done_token == 45 && f.done_err == 0);
 	CHECK(count_out(4, 1) == 1 && !(f.out[0][6] & 1));
+	/* names: 64 bytes is the longest, and it travels whole; 65 is refused */
+	{
+		char name[SL_REPL_CHAN_NAME_MAX + 2];
+
+		memset(name, 'n', sizeof(name) - 1);
+		name[SL_REPL_CHAN_NAME_MAX + 1] = 0;
+		CHECK(sl_repl_chan_sync(r, name, 9, 8, 0, 0, 46, 0) == -SL_E_NAME);
+		name[SL_REPL_CHAN_NAME_MAX] = 0;
+		f.nout = 0;
+		CHECK(sl_repl_chan_sync(r, name, 9, 8, 0, 0, 47, 0) == 0);
+		CHECK(count_out(4, 1) == 1 && f.out[0][HDR + 16] == SL_REPL_CHAN_NAME_MAX &&
+		      memcmp(f.out[0] + HDR + 17, name, SL_REPL_CHAN_NAME_MAX) == 0);
+	}
 	sl_repl_close(r);
 
 	/* replica: a position beyond its data end is cached, applied when data arrives */
@@ -673,6 +686,13 @@ test_chan_sync(void)
 	p64(p + 8, 3);
 	sl_repl_input(r, 0, b, HDR + 20, 0);
 	CHECK(f.nchan_set == 2);
+	/* a channel name of the longest length (64 bytes) arrives whole */
+	p64(p, 3);
+	p64(p + 8, 1);
+	p[16] = SL_REPL_CHAN_NAME_MAX;
+	memset(p + 17, 'c', SL_REPL_CHAN_NAME_MAX);
+	sl_repl_input(r, 0, b, HDR + 17 + SL_REPL_CHAN_NAME_MAX, 0);
+	CHECK(f.nchan_set == 3 && strlen(f.chan) == SL_REPL_CHAN_NAME_MAX);
 	sl_repl_close(r);
 }
 
