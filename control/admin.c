@@ -100,6 +100,7 @@ json_ports(struct sl_json *out, const struct sl_broker_conf *c, int with_stats)
 		sl_json_str(out, "name", p->name);
 		sl_json_u64(out, "port_id", p->port_id);
 		json_ip(out, "ip", p->nif.ip);
+		sl_json_u64(out, "prefix_len", (uint64_t)__builtin_popcount(p->netmask));
 		json_mac(out, "mac", p->nif.mac);
 		sl_json_u64(out, "udp_port", p->nif.udp_port_lo);
 		sl_json_u64(out, "mtu", p->mtu);
@@ -148,6 +149,20 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	sl_json_arr_close(out);
 	sl_json_obj_close(out);
 	json_ports(out, c, 0);
+	/* the cluster's nodes and the port replication reaches each through */
+	sl_json_arr_open(out, "nodes");
+	for (w = 0; w < c->nnodes; w++) {
+		sl_json_obj_open(out, NULL);
+		sl_json_u64(out, "id", c->nodes[w].id);
+		json_ip(out, "ip", c->nodes[w].ip);
+		sl_json_u64(out, "replica_port", c->nodes[w].port);
+		if (c->nodes[w].id == c->node_id)
+			sl_json_bool(out, "self", 1);
+		else
+			sl_json_str(out, "via_port", c->ports[c->nodes[w].pi].name);
+		sl_json_obj_close(out);
+	}
+	sl_json_arr_close(out);
 	return 0;
 }
 

@@ -56,6 +56,36 @@ check_conf(const struct sl_broker_conf *c)
 	return 0;
 }
 
+/* Which port replica datagrams to each node leave by: the first port whose subnet
+ * (--ip a.b.c.d/len) holds the node's address, else port 0. */
+static void
+route_nodes(struct sl_broker_conf *c)
+{
+	struct sl_broker_node *n;
+	const uint8_t *a;
+	uint32_t i;
+	uint16_t pi;
+
+	for (i = 0; i < c->nnodes; i++) {
+		n = &c->nodes[i];
+		n->pi = 0;
+		for (pi = 0; pi < c->nports; pi++) {
+			const struct sl_broker_port *p = &c->ports[pi];
+
+			if (p->netmask != 0 && (n->ip & p->netmask) == (p->nif.ip & p->netmask)) {
+				n->pi = pi;
+				break;
+			}
+		}
+		if (n->id == c->node_id)
+			continue;
+		a = (const uint8_t *)&n->ip;
+		BLOG(INFO, "replication to node %u (%u.%u.%u.%u:%u) through port %u (%s)%s",
+		     n->id, a[0], a[1], a[2], a[3], n->port, n->pi, c->ports[n->pi].name,
+		     pi == c->nports ? ": no port's subnet holds it, the first port" : "");
+	}
+}
+
 struct sl_broker *
 sl_broker_open(const struct sl_broker_conf *conf)
 {
@@ -75,6 +105,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	if (b == NULL)
 		goto nomem;
 	b->conf = *conf;
+	route_nodes(&b->conf);
 	cc.node_id = conf->node_id;
 	b->coord = sl_coord_open(&cc);
 	sc.max_sessions = conf->max_sessions;

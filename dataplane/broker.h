@@ -37,6 +37,8 @@ struct sl_broker_node {
 	uint32_t id;
 	uint32_t ip;			/* network byte order */
 	uint16_t port;			/* its replica UDP port (host order) */
+	uint16_t pi;			/* index of the port replica datagrams to it leave by:
+					 * sl_broker_route() */
 };
 
 enum sl_idle_mode {
@@ -53,6 +55,7 @@ struct sl_broker_port {
 	uint16_t mtu;
 	char name[64];
 	struct sl_net_if nif;
+	uint32_t netmask;	/* network order; 0 = no subnet given (--ip without /len) */
 };
 
 struct sl_broker_conf {

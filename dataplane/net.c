@@ -541,3 +541,35 @@ sl_net_parse_ip(const char *s, uint32_t *ip)
 	*ip = rte_cpu_to_be_32(v);
 	return 0;
 }
+
+int
+sl_net_parse_cidr(const char *s, uint32_t *ip, uint32_t *mask)
+{
+	char buf[16];
+	const char *slash;
+	uint32_t len = 0, v;
+	size_t n;
+
+	if (s == NULL || ip == NULL || mask == NULL)
+		return -EINVAL;
+	slash = strchr(s, '/');
+	n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+	if (n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (slash != NULL) {
+		s = slash + 1;
+		if (*s < '1' || *s > '9')
+			return -EINVAL;		/* empty, a sign, or a leading zero */
+		while (*s >= '0' && *s <= '9' && len <= 32)
+			len = len * 10 + (uint32_t)(*s++ - '0');
+		if (*s != '\0' || len > 32)
+			return -EINVAL;
+	}
+	if (sl_net_parse_ip(buf, &v) != 0)
+		return -EINVAL;
+	*ip = v;
+	*mask = len == 0 ? 0 : rte_cpu_to_be_32(len == 32 ? 0xffffffffu : ~(0xffffffffu >> len));
+	return 0;
+}

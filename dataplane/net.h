@@ -146,4 +146,12 @@ sl_net_arp_lookup(const struct sl_net_arp *t, uint32_t ip, uint8_t mac[6]);
 int
 sl_net_parse_ip(const char *s, uint32_t *ip);
 
+/**
+ * Parse "a.b.c.d" or "a.b.c.d/len" (len 1..32) into an address and a netmask, both in
+ * network order; *mask is 0 when no length is given. Returns 0 or -EINVAL (nothing
+ * written). Any thread.
+ */
+int
+sl_net_parse_cidr(const char *s, uint32_t *ip, uint32_t *mask);
+
 #endif /* SL_NET_H */

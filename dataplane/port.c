@@ -51,8 +51,9 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	memset(out, 0, sizeof(*out));
 	if (conf == NULL || conf->devargs == NULL || conf->nworkers == 0 || conf->pool == NULL)
 		return -EINVAL;
-	if (sl_net_parse_ip(conf->ip, &out->nif.ip) != 0) {
-		PLOG(ERR, "bad IPv4 address '%s'", conf->ip ? conf->ip : "");
+	if (sl_net_parse_cidr(conf->ip, &out->nif.ip, &out->netmask) != 0) {
+		PLOG(ERR, "bad IPv4 address '%s' (a.b.c.d or a.b.c.d/len)",
+		     conf->ip ? conf->ip : "");
 		return -EINVAL;
 	}
 	dev_name(conf->devargs, name, sizeof(name));

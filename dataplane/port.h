@@ -19,7 +19,8 @@
 
 struct sl_port_conf {
 	const char *devargs;		/* "0000:01:00.0", "net_tap0,iface=sl0", ... */
-	const char *ip;			/* "a.b.c.d" */
+	const char *ip;			/* "a.b.c.d" or "a.b.c.d/len" (the port's subnet:
+					 * replica datagrams to nodes in it leave here) */
 	uint16_t udp_port;		/* client port (host order) */
 	uint16_t repl_port;		/* replica port: udp_port + 1, or 0 (no replication) */
 	uint16_t nworkers;

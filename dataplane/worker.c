@@ -912,15 +912,16 @@ node_of(const struct sl_worker *w, uint32_t id)
 	return NULL;
 }
 
-/* A replica datagram to node `to`, in an rlink envelope, from port 0. Dropped (and the
- * peer's MAC asked for) while the neighbour is unknown: replication retransmits. */
+/* A replica datagram to node `to`, in an rlink envelope, from the port routed to it
+ * (sl_broker_node.pi). Dropped (and the peer's MAC asked for) while the neighbour is
+ * unknown: replication retransmits. */
 static void
 r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
 {
 	struct sl_pstate *ps = arg;
 	struct sl_worker *w = ps->w;
-	const struct sl_broker_port *port = &w->conf->ports[0];
 	const struct sl_broker_node *n = node_of(w, to);
+	const struct sl_broker_port *port;
 	const struct sl_topic *t = ps->part->topic;
 	struct sl_rlink_env env = {
 		.from = sl_coord_node_id(w->coord),
@@ -938,7 +939,8 @@ r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
 		w->st.repl_drops++;
 		return;
 	}
-	if (sl_net_arp_lookup(w->arp[0], n->ip, mac) != 0) {
+	port = &w->conf->ports[n->pi];
+	if (sl_net_arp_lookup(w->arp[n->pi], n->ip, mac) != 0) {
 		w->st.repl_no_arp++;
 		if (w->now_tsc - w->arp_asked_tsc[n - w->conf->nodes] < w->tick_tsc * ARP_RETRY_MS)
 			return;
@@ -949,7 +951,7 @@ r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
 		flen = sl_net_arp_request(rte_pktmbuf_mtod(m, uint8_t *), &port->nif, n->ip);
 		m->data_len = (uint16_t)flen;
 		m->pkt_len = flen;
-		tx_enqueue(w, 0, m);
+		tx_enqueue(w, n->pi, m);
 		return;
 	}
 	m = rte_pktmbuf_alloc(w->conf->pool);
@@ -972,7 +974,7 @@ r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
 	m->data_len = (uint16_t)flen;
 	m->pkt_len = flen;
 	set_tx_offload(m, port->tx_flags, 20);
-	tx_enqueue(w, 0, m);
+	tx_enqueue(w, n->pi, m);
 	w->st.repl_out++;
 }
 

@@ -847,6 +847,34 @@ test_parse_ip(void)
 }
 
 static void
+test_parse_cidr(void)
+{
+	static const char *const bad[] = {
+		"10.0.0.1/", "10.0.0.1/0", "10.0.0.1/33", "10.0.0.1/024", "10.0.0.1/-1",
+		"10.0.0.1/+8", "10.0.0.1/8x", "10.0.0.1/ 8", "10.0.0/8", "/8", "10.0.0.1/8/8",
+		"10.0.0.1//8", "10.0.0.1/4294967304", "255.255.255.255.255/32",
+	};
+	uint32_t ip = 0, mask = 1;
+	size_t i;
+
+	CHECK(sl_net_parse_cidr("10.1.2.3", &ip, &mask) == 0 && ip == htonl(0x0a010203) &&
+	      mask == 0, "no length: mask 0");
+	CHECK(sl_net_parse_cidr("10.1.2.3/24", &ip, &mask) == 0 && ip == htonl(0x0a010203) &&
+	      mask == htonl(0xffffff00), "/24");
+	CHECK(sl_net_parse_cidr("10.1.2.3/1", &ip, &mask) == 0 && mask == htonl(0x80000000),
+	      "/1");
+	CHECK(sl_net_parse_cidr("10.1.2.3/32", &ip, &mask) == 0 && mask == 0xffffffffu, "/32");
+	CHECK(sl_net_parse_cidr("10.1.2.3/30", &ip, &mask) == 0 && mask == htonl(0xfffffffc),
+	      "/30");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ip = 7;
+		mask = 7;
+		CHECK(sl_net_parse_cidr(bad[i], &ip, &mask) == -EINVAL && ip == 7 && mask == 7,
+		      "\"%s\" rejected, output untouched", bad[i]);
+	}
+}
+
+static void
 test_kind_names(void)
 {
 	static const char *const want[SL_NET_KIND_MAX] = {
@@ -886,6 +914,7 @@ main(void)
 	test_arp_table();
 	test_arp_concurrent();
 	test_parse_ip();
+	test_parse_cidr();
 	test_kind_names();
 
 	printf("%d passed, %d failed\n", n_pass, n_fail);
