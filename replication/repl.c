@@ -11,7 +11,7 @@
  *   3  u8    version (1)
  *   4  u8    type (T_* below)
  *   5  u8    status (answers: ST_* below; 0 in requests)
- *   6  u8    flags (CHAN_SYNC: F_ACK 1 = answer wanted, F_SET_OFFSET 2)
+ *   6  u8    flags (CHAN_SYNC: F_ACK 1 = answer wanted, F_SET_OFFSET 2; FETCH: F_EMPTY 4)
  *   7  u8    reserved (0)
  *   8  u32   partition
  *   12 u32   view epoch of the leadership the datagram belongs to
@@ -38,16 +38,20 @@
  *                 u64 end_epoch (epoch of the leader's record ending there), u64
  *                 leader_end, u64 leader_last_epoch, u64 commit
  *   8 FETCH       replica -> leader: u64 from (first id wanted), u64 prev_epoch (epoch of
- *                 the replica's record ending at from - 1)
+ *                 the replica's record ending at from - 1); flag F_EMPTY 4: the replica
+ *                 holds no record and its log starts at from (no previous epoch to check)
  *   9 FETCH_RESP  leader -> replica: u64 from, u64 commit, u64 leader_end, u32 nrec,
  *                 u32 reserved, then nrec times (crec, msg_size bytes of messages);
- *                 status ST_MISMATCH when from - 1 / prev_epoch is not in the leader's log
+ *                 status ST_MISMATCH when from - 1 / prev_epoch is not in the leader's log;
+ *                 status ST_RESET when `from` is older than the leader's first record
+ *                 (retention): nrec 0, then u64 first_id, u64 first_offset, and the
+ *                 replica restarts its log empty there (ops->reset)
  *   10 JOIN_REQ   replica -> leader: u64 end
  *
  * Status: 0 OK, 1 DUP (already held: OK, nothing written), 2 GAP (not at the expected
  * id, or the previous record's epoch differs: resend from the answer's end + 1), 3 FENCED
  * (stale session or epoch), 4 NOT_ISR, 5 STALE_VIEW (the receiver's view is older than
- * the datagram's epoch), 6 PUB_ARG, 7 IO (local append failed), 8 MISMATCH.
+ * the datagram's epoch), 6 PUB_ARG, 7 IO (local append failed), 8 MISMATCH, 9 RESET.
  *
  * No heap allocation after sl_repl_open: the transmit and read buffers, the window ring
  * of pending record ends, the member table and the channel tables live in struct sl_repl.
@@ -69,9 +73,10 @@
 enum { T_WRITE = 1, T_WRITE_ACK, T_HEARTBEAT, T_CHAN_SYNC, T_CHAN_ACK, T_CATCHUP_REQ,
 	T_CATCHUP_RESP, T_FETCH, T_FETCH_RESP, T_JOIN_REQ, T_MAX };
 enum { ST_OK = 0, ST_DUP, ST_GAP, ST_FENCED, ST_NOT_ISR, ST_STALE_VIEW, ST_PUB_ARG, ST_IO,
-	ST_MISMATCH };
+	ST_MISMATCH, ST_RESET };
 #define F_ACK 1
 #define F_SET_OFFSET 2
+#define F_EMPTY 4		/* FETCH: the replica holds no record, its log starts at from */
 
 #define BURST 32			/* records resent per member per round */
 #define CHAN_PEND 64			/* leader: channel syncs in flight */
@@ -133,6 +138,8 @@ struct sl_repl {
 	/* the local log */
 	uint64_t end;
 	uint64_t end_epoch;
+	uint8_t empty;			/* no record held (end: the id before the log's start,
+					 * 0 unless the log was reset to a later start) */
 	uint64_t commit;
 
 	/* leader */
@@ -269,7 +276,8 @@ refresh_end(struct sl_repl *r)
 
 	memset(&c, 0, sizeof(c));
 	r->ops.last(r->ops.arg, &c);
-	r->end = c.log_id ? c.last_msg_log_id : 0;
+	r->empty = c.log_id == 0;
+	r->end = c.last_msg_log_id;
 	r->end_epoch = c.log_id ? c.epoch : 0;
 }
 
@@ -695,7 +703,7 @@ send_catchup_req(struct sl_repl *r)
 static void
 send_fetch(struct sl_repl *r)
 {
-	uint8_t *b = vhdr(r, T_FETCH, 0, 0);
+	uint8_t *b = vhdr(r, T_FETCH, 0, r->empty ? F_EMPTY : 0);
 
 	put64(b, r->end + 1);
 	put64(b + 8, r->end_epoch);
@@ -793,7 +801,10 @@ apply_record(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs,
 		r->st.truncated_on_catchup += r->end - (c->log_id - 1);
 		truncate_to(r, c->log_id - 1);
 	}
-	if (c->log_id != r->end + 1 || r->end_epoch != prev_epoch) {
+	/* an empty log that starts later (reset to the leader's first record) holds the
+	 * committed prefix before it: any previous epoch matches */
+	if (c->log_id != r->end + 1 ||
+	    (r->end_epoch != prev_epoch && !(r->empty && r->end > 0))) {
 		r->st.gaps++;
 		return ST_GAP;
 	}
@@ -804,6 +815,7 @@ apply_record(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs,
 	}
 	r->end = c->last_msg_log_id;
 	r->end_epoch = c->epoch;
+	r->empty = 0;
 	r->vend = r->end;
 	return ST_OK;
 }
@@ -1115,13 +1127,13 @@ in_catchup_resp(struct sl_repl *r, struct din *d)
 		return;
 	mine = r->ops.epoch_end(r->ops.arg, lep);
 	t = lend < mine ? lend : mine;
-	if (t < r->end) {
+	if (!r->empty && t < r->end) {
 		r->st.truncated_on_catchup += r->end - t;
 		truncate_to(r, t);
 	}
 	if (get64(d->p + 40) > r->lcommit)
 		r->lcommit = get64(d->p + 40);
-	if (r->end == 0 || r->end_epoch == lep) {
+	if (r->empty || r->end_epoch == lep) {
 		/* our log is a prefix of the leader's */
 		r->vend = r->end;
 		replica_commit(r);
@@ -1138,10 +1150,10 @@ in_fetch(struct sl_repl *r, struct din *d)
 {
 	struct member *m = leader_member(r, d);
 	struct sl_repl_crec c;
-	uint64_t from, prev, id;
+	uint64_t from, prev, id, first, foff;
 	uint32_t off, nrec = 0;
 	uint8_t *b;
-	int st = ST_OK;
+	int st = ST_OK, empty_ok;
 
 	if (d->blen < 16) {
 		r->st.bad_dgrams++;
@@ -1152,7 +1164,30 @@ in_fetch(struct sl_repl *r, struct din *d)
 	from = get64(d->p);
 	prev = get64(d->p + 8);
 	r->st.fetches++;
-	if (from == 0 || from - 1 > r->end || epoch_at(r, from - 1) != prev)
+	if (r->ops.first == NULL || r->ops.first(r->ops.arg, &first, &foff) != 0)
+		first = 1;
+	if (from < first && first > 1) {
+		/* what it needs is gone here: it starts over at our first record, if that
+		 * one follows the committed prefix (else later) */
+		if (first - 1 > r->commit) {
+			r->st.fetch_too_old++;
+			return;
+		}
+		b = vhdr(r, T_FETCH_RESP, ST_RESET, 0);
+		put64(b, from);
+		put64(b + 8, r->commit);
+		put64(b + 16, r->end);
+		put32(b + 24, 0);
+		put32(b + 28, 0);
+		put64(b + 32, first);
+		put64(b + 40, foff);
+		tx(r, d->from, HDR_LEN + 48);
+		r->st.resets++;
+		return;
+	}
+	/* an empty replica log starting at a committed id needs no previous epoch */
+	empty_ok = (d->flags & F_EMPTY) && from - 1 <= r->commit;
+	if (from == 0 || from - 1 > r->end || (!empty_ok && epoch_at(r, from - 1) != prev))
 		st = ST_MISMATCH;
 	b = vhdr(r, T_FETCH_RESP, st, 0);
 	put64(b, from);
@@ -1184,6 +1219,39 @@ in_fetch(struct sl_repl *r, struct din *d)
 	join_try(r);
 }
 
+/* The leader no longer holds the records after our end: drop our log, start it over
+ * empty at the leader's first record (the ids before it are committed), fetch from it. */
+static void
+reset_to(struct sl_repl *r, struct din *d)
+{
+	uint64_t first, foff;
+
+	if (d->blen < 48) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	first = get64(d->p + 32);
+	foff = get64(d->p + 40);
+	if (first <= r->end + 1 || r->ops.reset == NULL)
+		return;
+	if (r->ops.reset(r->ops.arg, first, foff) != 0)
+		return;		/* asked again with the next answer */
+	r->st.resets++;
+	r->st.truncated_on_catchup += r->empty ? 0 : r->end - r->commit;
+	refresh_end(r);
+	r->empty = 1;
+	r->end = first - 1;
+	r->end_epoch = 0;
+	r->vend = r->end;
+	if (r->commit < r->end) {
+		r->commit = r->end;
+		r->st.committed_end = r->end;
+	}
+	if (r->lcommit < r->end)
+		r->lcommit = r->end;
+	send_fetch(r);
+}
+
 static void
 in_fetch_resp(struct sl_repl *r, struct din *d)
 {
@@ -1206,6 +1274,10 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 	}
 	if (get64(d->p) != r->end + 1)
 		return;		/* late answer */
+	if (d->status == ST_RESET) {
+		reset_to(r, d);
+		return;
+	}
 	prev = r->end_epoch;
 	lend = get64(d->p + 16);
 	nrec = get32(d->p + 24);
@@ -1471,6 +1543,7 @@ sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint6
 	(void)msgs;	/* sent from the log by sl_repl_flush, packed with its neighbours */
 	r->end = c->last_msg_log_id;
 	r->end_epoch = c->epoch;
+	r->empty = 0;
 	ring_push(r, r->end);
 	r->st.writes++;
 	for (i = 0; i < r->nmembers; i++) {

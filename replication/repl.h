@@ -77,7 +77,8 @@ struct sl_repl_ops {
 	/* the record containing id, its messages copied to buf (cap bytes): 0, -ENOENT
 	 * (not in the log: older than retained or past the end), -ENOBUFS */
 	int (*read)(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap);
-	/* the last record (log_id 0: empty log) */
+	/* the last record; an empty log: log_id 0 and last_msg_log_id the id before its
+	 * first (0, unless the log was reset to start later: see reset) */
 	void (*last)(void *arg, struct sl_repl_crec *c);
 	/* KIP-101: the end (last id) of the last record whose epoch <= epoch; 0 if none */
 	uint64_t (*epoch_end)(void *arg, uint64_t epoch);
@@ -115,6 +116,18 @@ struct sl_repl_ops {
 	 * asks isr_join, so a later leader never goes back behind a confirmed FIN */
 	int (*chan_get)(void *arg, uint32_t idx, char name[SL_REPL_CHAN_NAME_MAX + 1],
 			uint64_t *confirmed_id);
+
+	/* Catch-up past the leader's retention (Kafka's log start offset). Optional; without
+	 * them a replica behind the leader's oldest record stays behind (the leader counts
+	 * the FETCHes it cannot serve in fetch_too_old). */
+	/* leader: the oldest record it can still serve (what came before was trimmed from
+	 * memory or removed by retention): 0 with its id and message offset, or -EAGAIN
+	 * (not known now) */
+	int (*first)(void *arg, uint64_t *id, uint64_t *offset);
+	/* replica: drop the whole local log and restart it empty, the next append being
+	 * record id at message offset `offset` (every id before it counts as committed).
+	 * 0, -EAGAIN (not now: asked again with the leader's next answer) or an error */
+	int (*reset)(void *arg, uint64_t id, uint64_t offset);
 };
 
 struct sl_repl_conf {
@@ -154,6 +167,10 @@ struct sl_repl_stats {
 	uint64_t chan_syncs;		/* leader: positions synced; replica: applied */
 	uint64_t chan_cached;		/* replica: positions beyond the data end, cached */
 	uint64_t bad_dgrams;		/* malformed, wrong magic/topic/partition */
+	uint64_t resets;		/* leader: FETCHes answered "start at my first record";
+					 * replica: local log reset to the leader's first */
+	uint64_t fetch_too_old;		/* leader: FETCHes for records it no longer holds and
+					 * cannot answer with a reset (no ops->first) */
 };
 
 struct sl_repl;

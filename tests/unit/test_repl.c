@@ -49,12 +49,15 @@ static struct {
 	uint64_t done_token;
 	int done_err, ndone;
 	uint64_t done_prev;
+	uint64_t base;			/* the log starts at this id (reset); 0 = 1 */
+	uint64_t base_off;
+	int nreset, reset_busy;
 } f;
 
 static uint64_t
 end_of(void)
 {
-	return f.n ? f.log[f.n - 1].c.last_msg_log_id : 0;
+	return f.n ? f.log[f.n - 1].c.last_msg_log_id : (f.base ? f.base - 1 : 0);
 }
 
 static void
@@ -105,10 +108,36 @@ o_read(void *a, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
 static void
 o_last(void *a, struct sl_repl_crec *c)
 {
-	if (f.n)
+	if (f.n) {
 		*c = f.log[f.n - 1].c;
-	else
+	} else {
 		memset(c, 0, sizeof(*c));
+		c->last_msg_log_id = end_of();
+	}
+}
+
+static int
+o_first(void *a, uint64_t *id, uint64_t *off)
+{
+	if (f.n == 0)
+		return -EAGAIN;
+	*id = f.log[0].c.log_id;
+	*off = f.log[0].c.msg_offset;
+	return 0;
+}
+
+static int
+o_reset(void *a, uint64_t id, uint64_t off)
+{
+	if (f.reset_busy > 0) {
+		f.reset_busy--;
+		return -EAGAIN;
+	}
+	f.n = 0;
+	f.base = id;
+	f.base_off = off;
+	f.nreset++;
+	return 0;
 }
 
 static uint64_t
@@ -181,7 +210,7 @@ static const struct sl_repl_ops fops = {
 	.send = o_send, .append = o_append, .truncate = o_truncate, .read = o_read,
 	.last = o_last, .epoch_end = o_epoch_end, .isr_leave = o_leave, .isr_join = o_join,
 	.committed = o_committed, .rolled_back = o_rolled_back, .chan_set = o_chan_set,
-	.chan_done = o_chan_done, .msg_ids = o_msg_ids,
+	.chan_done = o_chan_done, .msg_ids = o_msg_ids, .first = o_first, .reset = o_reset,
 };
 
 static uint64_t topic;
@@ -253,6 +282,12 @@ g64(const uint8_t *p)
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
+}
+
+static uint32_t
+g32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static uint32_t
@@ -765,6 +800,162 @@ test_catchup(void)
 	sl_repl_close(r);
 }
 
+static int
+find_out(int type, uint32_t to)
+{
+	uint32_t i;
+
+	for (i = 0; i < f.nout; i++)
+		if (f.out[i][4] == type && f.out_to[i] == to)
+			return (int)i;
+	return -1;
+}
+
+/* FETCH_RESP with records (id, num) of epoch E2, status st */
+static void
+fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
+	   const uint64_t (*ids)[2], uint32_t n)
+{
+	uint8_t b[1024], msgs[64], *p = b + hdr(b, 9, 0, 2, 77, E2);
+	struct sl_repl_crec c;
+	uint32_t i, off = 32;
+
+	p64(p, from);
+	p64(p + 8, commit);
+	p64(p + 16, lend);
+	p32(p + 24, n);
+	p32(p + 28, 0);
+	for (i = 0; i < n; i++) {
+		mkrec(&c, msgs, ids[i][0], (uint32_t)ids[i][1], E2);
+		p64(p + off, c.log_id);
+		p64(p + off + 8, c.epoch);
+		p64(p + off + 16, c.last_msg_log_id);
+		p64(p + off + 24, c.msg_offset);
+		p64(p + off + 32, c.msg_cnt);
+		p64(p + off + 40, 0);
+		p32(p + off + 48, c.msg_size);
+		p32(p + off + 52, c.msg_num);
+		memcpy(p + off + CREC, msgs, c.msg_size);
+		off += CREC + c.msg_size;
+	}
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + off, 0);
+}
+
+/*
+ * Catch-up past the leader's retention: a FETCH older than the leader's first record is
+ * answered RESET (first id, offset); the replica restarts its log empty there and
+ * fetches with F_EMPTY, which the leader serves without a previous-epoch check.
+ */
+static void
+test_reset(void)
+{
+	static const uint64_t rec56[][2] = { { 5, 1 }, { 6, 1 } };
+	uint32_t isr02[] = { 0, 2 };
+	struct sl_repl_stats st;
+	struct sl_repl_view v;
+	struct sl_repl *r = leader3();
+	struct sl_repl_crec c;
+	uint8_t b[256], msgs[64], *p;
+	uint32_t i;
+	int k;
+
+	/* leader: ids 1..6 committed, then 1..4 trimmed away */
+	for (i = 0; i < 6; i++)
+		CHECK(lwrite(r, 0) == 0);
+	ack(r, 1, 0, 6, E2, 0);
+	ack(r, 2, 0, 6, E2, 0);
+	CHECK(sl_repl_committed(r) == 6);
+	memmove(f.log, f.log + 4, 2 * sizeof(f.log[0]));
+	f.n = 2;
+	/* a FETCH from 1: RESET to 5 at its offset */
+	p = b + hdr(b, 8, 0, 2, 77, 0);
+	p64(p, 1);
+	p64(p + 8, 0);
+	f.nout = 0;
+	sl_repl_input(r, 1, b, HDR + 16, 0);
+	k = find_out(9, 1);
+	CHECK(k >= 0 && f.out[k][5] == 9 && g32(f.out[k] + HDR + 24) == 0 &&
+	      g64(f.out[k] + HDR + 32) == 5 && g64(f.out[k] + HDR + 40) == 4 * MSGREC);
+	/* from 5 of an empty log (F_EMPTY): served, no previous epoch needed */
+	p = b + hdr(b, 8, 4, 2, 77, 0);
+	p64(p, 5);
+	p64(p + 8, 0);
+	f.nout = 0;
+	sl_repl_input(r, 1, b, HDR + 16, 0);
+	k = find_out(9, 1);
+	CHECK(k >= 0 && f.out[k][5] == 0 && g32(f.out[k] + HDR + 24) == 2);
+	/* from 5 with a previous epoch that is not ours, without F_EMPTY: mismatch */
+	b[6] = 0;
+	f.nout = 0;
+	sl_repl_input(r, 1, b, HDR + 16, 0);
+	k = find_out(9, 1);
+	CHECK(k >= 0 && f.out[k][5] == 8);
+	/* a first record past the commit index is never a reset point */
+	CHECK(lwrite(r, 0) == 0 && lwrite(r, 0) == 0 && sl_repl_committed(r) == 6);
+	memmove(f.log, f.log + 3, sizeof(f.log[0]));
+	f.n = 1;	/* only 8 left, 7 not committed */
+	p = b + hdr(b, 8, 0, 2, 77, 0);
+	p64(p, 1);
+	p64(p + 8, 0);
+	f.nout = 0;
+	sl_repl_input(r, 1, b, HDR + 16, 0);
+	sl_repl_get_stats(r, &st);
+	CHECK(find_out(9, 1) < 0 && st.fetch_too_old == 1 && st.resets == 1);
+	sl_repl_close(r);
+
+	/* replica with ids 1, 2, behind a leader whose log now starts at 5 */
+	memset(&f, 0, sizeof(f));
+	for (i = 1; i <= 2; i++) {
+		mkrec(&c, msgs, i, 1, E2);
+		o_append(NULL, &c, msgs);
+	}
+	r = open_keep(1, 1);
+	view(&v, 1, 0, 2, 77, 3, isr02, 2);
+	f.nout = 0;
+	sl_repl_set_view(r, &v, 0);
+	CHECK(count_out(6, 0) == 1);
+	p = b + hdr(b, 7, 0, 2, 77, E2);
+	p64(p, E2);
+	p64(p + 8, 2);
+	p64(p + 16, E2);
+	p64(p + 24, 6);
+	p64(p + 32, E2);
+	p64(p + 40, 6);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + 48, 0);
+	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
+	/* RESET: the first time the log is busy (asked again), then it resets */
+	p = b + hdr(b, 9, 0, 2, 77, E2);
+	b[5] = 9;
+	p64(p, 3);
+	p64(p + 8, 6);
+	p64(p + 16, 6);
+	p32(p + 24, 0);
+	p32(p + 28, 0);
+	p64(p + 32, 5);
+	p64(p + 40, 4 * MSGREC);
+	f.reset_busy = 1;
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + 48, 0);
+	CHECK(f.nreset == 0 && f.n == 2 && f.nout == 0);
+	sl_repl_input(r, 0, b, HDR + 48, 0);
+	CHECK(f.nreset == 1 && f.n == 0 && f.base == 5 && f.base_off == 4 * MSGREC);
+	CHECK(sl_repl_committed(r) == 4);
+	k = find_out(8, 0);
+	CHECK(k >= 0 && g64(f.out[k] + HDR) == 5 && (f.out[k][6] & 4));
+	/* a late RESET for the old position changes nothing */
+	sl_repl_input(r, 0, b, HDR + 48, 0);
+	CHECK(f.nreset == 1);
+	/* the records from 5 apply on the empty log */
+	fetch_resp(r, 5, 6, 6, rec56, 2);
+	CHECK(f.n == 2 && end_of() == 6 && f.log[0].c.log_id == 5);
+	CHECK(sl_repl_committed(r) == 6);
+	sl_repl_get_stats(r, &st);
+	CHECK(st.resets == 1);
+	sl_repl_close(r);
+}
+
 int
 main(void)
 {
@@ -777,6 +968,7 @@ main(void)
 	test_leader_rollback();
 	test_chan_sync();
 	test_catchup();
+	test_reset();
 	if (failures) {
 		fprintf(stderr, "test_repl: %d failures\n", failures);
 		return 1;
