@@ -12,7 +12,11 @@
  * whole of a read or find, so a descriptor they use is never closed under them. Appends
  * do not take the lock: they write the bytes first, then publish the segment's msg_size
  * and nrec and the log's end (release stores); readers load them (acquire) and never
- * look past them. Truncation (truncate, resume) moves those back under the lock.
+ * look past them. Truncation (truncate, resume) moves those back under the lock. A reset
+ * removes the old segments one by one under the lock (as retention does), then swaps the
+ * last one for the new empty segment and sets first_id, end and synced under it, so a
+ * reader sees the old log, a suffix of it, or the new one, never a mix; a read of an id
+ * below the new first_id gets -ENOENT with it.
  *
  * Durability: a sync fdatasyncs the .msg of every segment written since the last sync (a
  * suffix of the table), the .clog of the segments closed since then and of a segment
@@ -23,7 +27,8 @@
  * (the batch markers 0xA4/0xA5 delimit each commit record's messages). Files of a new
  * segment are created .msg first, then .clog; retention removes .clog first, then .msg.
  * A crash in between leaves a lone file in the newest or the oldest segment: open deletes
- * it (a lone file anywhere else is not something we wrote: EBADMSG).
+ * it (a lone file anywhere else is not something we wrote: EBADMSG). A reset removes the
+ * checkpoint first and writes the new one last (see reset_log for the crash cases).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -111,6 +116,11 @@ struct sl_disklog {
 
 	uint64_t ckpt_id;	/* next id of the newest checkpoint on disk, 0 = none */
 	uint8_t *cbuf;		/* CBUF_RECS encoded commit records */
+
+	uint64_t reset_id;	/* a reset that failed part-way (resume completes it), 0 = none */
+	uint64_t reset_offset;
+	uint64_t stray_base;	/* a segment a reset replaced but could not unlink */
+	int stray;
 };
 
 /* Little-endian fields. */
@@ -1750,6 +1760,138 @@ sl_disklog_truncate(struct sl_disklog *dl, uint64_t end_id)
 	return rc;
 }
 
+/*
+ * The reset proper: sl_disklog_reset, and sl_disklog_resume after a reset that failed
+ * part-way. Each step leaves a table readers can use, and a directory that open recovers
+ * as a consistent log (a suffix of the old one, or the new empty one); run again after a
+ * failure, it picks up where it stopped.
+ *   1. The checkpoint goes (directory fsync'ed): a crash in the middle must not open the
+ *      log against a checkpoint of the old one (a false "DATA LOST", trusted segments).
+ *   2. The old segments but the newest go, oldest first, as retention removes them: a
+ *      crash leaves a suffix of the old log.
+ *   3. The new segment's files are created, and the new segment replaces the newest old
+ *      one in the table; that one's files go after, or before when both have the same
+ *      base offset (the same file names). In between the directory holds both: open keeps
+ *      whichever comes first and cuts the other, which does not follow it (a lone file
+ *      left by a failed unlink is removed at open, as after an interrupted retention).
+ *   4. Both new files and the directory are synced, then the checkpoint is written at
+ *      the new base.
+ * Returns 0 or a negative errno (the caller poisons the log).
+ */
+static int
+reset_log(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
+{
+	char path[PATH_MAX];
+	struct seg n, old;
+	int rc;
+
+	if (dl->stray) {
+		rc = unlink_seg(dl, dl->stray_base);
+		if (rc != 0)
+			return rc;
+		dl->stray = 0;
+		dl->dir_dirty = 1;
+	}
+	file_path(dl, path, "checkpoint");
+	if (dl->ops->unlink(path) == 0)
+		dl->dir_dirty = 1;
+	else if (errno != ENOENT)
+		return neg_errno();
+	dl->ckpt_id = 0;
+	if (dl->dir_dirty) {
+		if (dl->ops->fsync(dl->dirfd) != 0)
+			return neg_errno();
+		dl->dir_dirty = 0;
+	}
+	while (dl->nseg > 1) {
+		old = dl->segs[0];
+		rc = unlink_seg(dl, old.base_offset);
+		dl->dir_dirty = 1;
+		if (rc != 0)
+			return rc;
+		pthread_mutex_lock(&dl->lock);
+		memmove(dl->segs, dl->segs + 1, (dl->nseg - 1) * sizeof(*dl->segs));
+		dl->nseg--;
+		STR(dl->first_id, dl->segs[0].base_id);
+		pthread_mutex_unlock(&dl->lock);
+		close_seg(dl, &old);
+		STR(dl->bytes, LDR(dl->bytes) - seg_bytes_on_disk(&old));
+	}
+	old = dl->segs[0];
+	if (old.base_offset == first_offset) {
+		/* readers keep reading it through its descriptors until the swap */
+		rc = unlink_seg(dl, old.base_offset);
+		dl->dir_dirty = 1;
+		if (rc != 0)
+			return rc;
+	}
+	memset(&n, 0, sizeof(n));
+	n.base_offset = first_offset;
+	n.base_id = first_id;
+	n.msg_size = HDR;
+	n.end_id = first_id - 1;
+	rc = create_seg_files(dl, &n);
+	dl->dir_dirty = 1;
+	if (rc != 0)
+		return rc;
+	n.dirty = 1;
+	n.fresh = 1;
+	n.clog_dirty = 1;
+	pthread_mutex_lock(&dl->lock);
+	dl->segs[0] = n;
+	STR(dl->first_id, first_id);
+	ST(dl->end_offset, first_offset);
+	ST(dl->end_id, first_id - 1);
+	/* nothing below first_id is in the log: a crash loses nothing of it */
+	STR(dl->synced_offset, first_offset);
+	STR(dl->synced_id, first_id - 1);
+	STR(dl->bytes, seg_bytes_on_disk(&n));
+	pthread_mutex_unlock(&dl->lock);
+	close_seg(dl, &old);
+	if (old.base_offset != first_offset) {
+		rc = unlink_seg(dl, old.base_offset);
+		if (rc != 0) {
+			dl->stray = 1;
+			dl->stray_base = old.base_offset;
+			return rc;
+		}
+	}
+	rc = sync_files(dl, 1);
+	if (rc != 0)
+		return rc;
+	return write_checkpoint(dl);
+}
+
+/* Calling context: the appender. */
+int
+sl_disklog_reset(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
+{
+	uint64_t was_first = dl->first_id, was_end = dl->end_id;
+	int rc;
+
+	if (dl->error != 0)
+		return dl->error;
+	if (first_id == 0)
+		return -EINVAL;
+	rc = reset_log(dl, first_id, first_offset);
+	if (rc == 0) {
+		DL_LOG(NOTICE, "%s: reset: ids %" PRIu64 "..%" PRIu64 " dropped, the log restarts "
+		       "empty at id %" PRIu64 ", offset %" PRIu64, dl->dir, was_first, was_end,
+		       first_id, first_offset);
+		return 0;
+	}
+	/* Not set_error: its cut to the synced id does not apply to a half-reset table. */
+	dl->reset_id = first_id;
+	dl->reset_offset = first_offset;
+	if (LDR(dl->error) == 0) {
+		STR(dl->error, rc);
+		DL_LOG(ERR, "%s: I/O error %d (%s) in a reset to id %" PRIu64 ", log poisoned "
+		       "until resume (which completes the reset)", dl->dir, rc, strerror(-rc),
+		       first_id);
+	}
+	return LDR(dl->error);
+}
+
 /* Calling context: any thread. */
 int
 sl_disklog_error(const struct sl_disklog *dl)
@@ -1792,6 +1934,17 @@ sl_disklog_resume(struct sl_disklog *dl)
 
 	if (dl->error == 0)
 		return 0;
+	if (dl->reset_id != 0) {
+		/* a reset failed part-way: finish it (what it dropped is not wanted back) */
+		rc = reset_log(dl, dl->reset_id, dl->reset_offset);
+		if (rc != 0)
+			return rc;
+		DL_LOG(NOTICE, "%s: resumed after error %d: the reset to id %" PRIu64
+		       " is complete", dl->dir, dl->error, dl->reset_id);
+		dl->reset_id = 0;
+		STR(dl->error, 0);
+		return 0;
+	}
 	/* Segments created after the last sync go. */
 	pthread_mutex_lock(&dl->lock);
 	while (dl->nseg > 1 && dl->segs[dl->nseg - 1].fresh) {

@@ -72,10 +72,19 @@
  * The checkpoint file is a header whose base_offset/base_id are the end (offset, next id)
  * of the log when it was written, all of it durable.
  *
+ * Reset (a replica catching up past its leader's retention, Kafka's log start offset):
+ * sl_disklog_reset removes the checkpoint, then every segment oldest first, creates one
+ * empty segment whose header base is (first_offset, first_id) (so its files are named by
+ * first_offset, which need not follow any old segment), syncs it and writes the
+ * checkpoint at it. The next record is log_id first_id at msg_offset first_offset; ids may
+ * go down as well as up across a reset. A crash during one opens as a suffix of the old
+ * log or as the new empty log. The channels file is not touched.
+ *
  * Errors are sticky: the first failed write, fdatasync or truncate poisons the log and
  * every later call returns that error, until sl_disklog_resume. What was written after
  * the last successful sync is cut off right away (best effort; resume does it again), so
- * a reopen without resume ends at the synced position too.
+ * a reopen without resume ends at the synced position too. A reset that fails part-way
+ * (unlink, create, fsync) poisons the log too; sl_disklog_resume then completes it.
  */
 #ifndef SL_DISKLOG_H
 #define SL_DISKLOG_H
@@ -232,15 +241,35 @@ sl_disklog_checkpoint(struct sl_disklog *dl);
 int
 sl_disklog_truncate(struct sl_disklog *dl, uint64_t end_id);
 
+/**
+ * Drop the whole log and restart it empty at (first_offset, first_id): a replica whose
+ * leader no longer holds the old part of the log (trimmed from memory, removed by
+ * retention) restarts at the leader's first retained message. Removes every segment
+ * (message and commit-log files), creates an empty segment whose base is (first_offset,
+ * first_id), syncs it and writes the checkpoint at it. The stats then give first_id as
+ * the first id, first_id - 1 as end_id and synced_id, first_offset as end_offset, and
+ * the next sl_disklog_write starts at log_id first_id, msg_offset first_offset (above or
+ * below the old ids).
+ * Read, read_recs and find of an older id answer -ENOENT with the new first id; last and
+ * epochs see an empty log; a reopen recovers the empty log at that base (and what was
+ * appended after). The channels file is left alone. first_id must be >= 1 (else -EINVAL,
+ * not sticky). Returns 0 or the sticky negative errno: a poisoned log returns its error;
+ * a failed unlink, create, write or sync poisons it, and sl_disklog_resume then completes
+ * the reset (not a cut back to the synced id). Readers may run meanwhile (see
+ * sl_disklog_read). Calling context: the appender.
+ */
+int
+sl_disklog_reset(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset);
+
 /** The sticky error, 0 if none. Any thread. */
 int
 sl_disklog_error(const struct sl_disklog *dl);
 
 /**
  * Clear a sticky error once its cause is fixed: reopen the files, cut both logs back to
- * the last synced position (what was written after it is not trusted) and sync. Returns 0
- * (the log accepts writes again, end == synced) or a negative errno (still poisoned).
- * Appender.
+ * the last synced position (what was written after it is not trusted) and sync; after a
+ * failed sl_disklog_reset, complete that reset instead. Returns 0 (the log accepts writes
+ * again, end == synced) or a negative errno (still poisoned). Appender.
  */
 int
 sl_disklog_resume(struct sl_disklog *dl);

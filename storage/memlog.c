@@ -9,7 +9,8 @@
  * log always has head == tail == 0. Logical offsets are ring position plus a per-lap
  * base: cur_base for the lap holding tail, prev_base for the older lap when wrapped.
  * Retained records span at most these two laps, so offset_of is O(1) and find_offset /
- * find_time are binary searches over the index.
+ * find_time are binary searches over the index. A reset empties the log at a new
+ * (first_id, end_offset) and fills the index with IDX_NONE, a position past the ring.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #define LEN_MASK 0xFFFFFFu
 #define MIN_IDX_SLOTS 16
 #define DEFAULT_HINT 64
+#define IDX_NONE UINT64_MAX	/* index slot of no record (after a reset) */
 
 struct rec_hdr {
 	uint32_t magic_len;
@@ -350,6 +352,9 @@ sl_memlog_peek(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *o
 	struct rec_hdr h;
 	uint64_t pos = idx_get(log, id);
 
+	/* IDX_NONE (reset), or memory never written: no record header fits there */
+	if (pos == IDX_NONE || pos > log->ring_size - SL_MEMLOG_REC_HDR || (pos & 7) != 0)
+		return -EBADMSG;
 	hdr_get(log, pos, &h);
 	if (h.id != id)
 		return -EBADMSG;
@@ -406,6 +411,21 @@ sl_memlog_truncate(struct sl_memlog *log, uint64_t id)
 	log->tail = pos;
 	log->end_id = id - 1;
 	log->last_ts = ts_of_id(log, log->end_id);
+}
+
+/*
+ * Calling context: owner lcore, with no peek running (see memlog.h). The old records stay
+ * in the ring until overwritten: the index no longer points at them.
+ */
+void
+sl_memlog_reset(struct sl_memlog *log, uint64_t start_id, uint64_t start_offset)
+{
+	memset(log->idx, 0xFF, log->idx_slots * sizeof(uint64_t));	/* IDX_NONE */
+	log->first_id = start_id != 0 ? start_id : 1;
+	log->end_id = log->first_id - 1;
+	log->end_offset = start_offset;
+	log->last_ts = 0;
+	set_empty(log);
 }
 
 /* Calling context: owner lcore. */

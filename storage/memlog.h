@@ -24,6 +24,12 @@
  * A log is full when the ring has no room for a record, or the index has no free slot
  * (more than idx_slots messages retained): appends then fail with -SL_E_FULL and write
  * nothing.
+ *
+ * A reset (sl_memlog_reset: a replica whose leader no longer holds the old part of the log
+ * restarts at the leader's first retained message) drops every record and restarts the
+ * log empty at a given (id, offset), as an open over the same memory would; it also sets
+ * every index slot to all ones (a position past the ring, which no record has), so no
+ * read or peek finds a record of before the reset.
  */
 #ifndef SL_MEMLOG_H
 #define SL_MEMLOG_H
@@ -94,8 +100,9 @@ sl_memlog_read(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *o
 /**
  * Read message id from another thread (the persistence lcore) without the owner's
  * positions: only for an id the owner handed over (through a ring, release order) and
- * promises not to trim or truncate until told the reader is done with it. out->offset is
- * not filled. Returns 0 or -EBADMSG if the slot does not hold id (a bug). Any thread.
+ * promises not to trim, truncate or reset until told the reader is done with it.
+ * out->offset is not filled. Returns 0 or -EBADMSG if the slot does not hold id (a bug,
+ * or an id not written since the last reset). Any thread.
  */
 int
 sl_memlog_peek(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *out);
@@ -107,6 +114,19 @@ sl_memlog_trim(struct sl_memlog *log, uint64_t id);
 /** Remove every message with id >= id (replication rollback). Owner. */
 void
 sl_memlog_truncate(struct sl_memlog *log, uint64_t id);
+
+/**
+ * Drop every record and restart the log empty so that the next append gets id start_id
+ * (0 means 1) at logical offset start_offset, as sl_memlog_open with that conf start_id /
+ * start_offset over the same memory: first_id == start_id, end_id == start_id - 1,
+ * end_offset == start_offset; start_id may be above or below the old ids. Reads and
+ * peeks of every id of before fail. Costs one pass over the index (a memset of
+ * idx_slots x 8 bytes): a rare event (replica catch-up past the leader's retention), not
+ * for the per-packet path. No other thread may be peeking at the log (every id handed
+ * over was taken). Calling context: owner lcore.
+ */
+void
+sl_memlog_reset(struct sl_memlog *log, uint64_t start_id, uint64_t start_offset);
 
 /* Positions. first_id: oldest retained id (== end_id + 1 when empty). end_id: last
  * written id (0 when nothing was ever written). end_offset: offset after the last. */

@@ -39,8 +39,16 @@ extern volatile int sl_broker_quit;
 #define MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
 #define STORE_IDLE_US 50u	/* longest idle sleep while partitions are attached */
 
-/* What a worker hands over: 40 bytes by value in the ring. n == 0: truncate, every id >=
- * first_id goes (a replication rollback or a divergent tail). */
+/*
+ * What a worker hands over: 40 bytes by value in the ring, taken in order. n is the
+ * message count of an append (PUB/MPUB: ids first_id .. first_id + n - 1 at queue offset
+ * `offset`, commit record epoch `epoch`), or one of two markers:
+ *   n == 0 (DESC_TRUNCATE): every id >= first_id goes (a replication rollback or a
+ *          divergent tail); offset and epoch unused;
+ *   n == UINT32_MAX (DESC_RESET): the whole log goes and restarts empty at id first_id,
+ *          queue offset `offset` (a replica past its leader's retention); epoch unused.
+ * Every kind carries the gen it was made under: older ones are dropped.
+ */
 struct desc {
 	struct sl_pstore *ps;
 	uint64_t first_id;
@@ -49,6 +57,11 @@ struct desc {
 	uint32_t gen;
 	uint64_t epoch;			/* write epoch of the commit record */
 };
+
+_Static_assert(sizeof(struct desc) == 40, "the descriptor is 40 bytes");
+
+#define DESC_TRUNCATE 0u
+#define DESC_RESET UINT32_MAX
 
 enum cmd_op { CMD_ATTACH = 1, CMD_DETACH };
 
@@ -332,6 +345,36 @@ take_truncate(struct sl_persist *p, struct sl_pstore *ps, uint64_t end_id)
 	ps->truncates++;
 }
 
+/*
+ * Restart the disk log empty at (first_id, first_offset) (written run first), and the
+ * positions with it: written_id and durable_id become first_id - 1, which may be below or
+ * above what they were.
+ */
+static void
+take_reset(struct sl_persist *p, struct sl_pstore *ps, uint64_t first_id,
+	   uint64_t first_offset)
+{
+	int rc;
+
+	flush_run(p);
+	if (ps->error != 0)
+		return;
+	rc = sl_disklog_reset(ps->dl, first_id, first_offset);
+	if (rc != 0) {
+		set_error(ps, rc);
+		return;
+	}
+	ps->next_id = first_id;
+	ps->unsynced = 0;
+	ps->last_ckpt_id = first_id - 1;	/* the reset wrote the checkpoint */
+	__atomic_store_n(&ps->written_id, first_id - 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->durable_id, first_id - 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ps->disk_first_id, first_id, __ATOMIC_RELEASE);
+	ps->resets++;
+	PLOG(NOTICE, "%s/%u: disk log reset: it restarts empty at id %" PRIu64 ", offset %"
+	     PRIu64 "\n", ps->topic, ps->partition, first_id, first_offset);
+}
+
 /* Copy one descriptor's records out of the worker's in-memory log into the run. */
 static void
 take_desc(struct sl_persist *p, const struct desc *d)
@@ -345,8 +388,12 @@ take_desc(struct sl_persist *p, const struct desc *d)
 		ps->dropped++;
 		return;
 	}
-	if (d->n == 0) {
+	if (d->n == DESC_TRUNCATE) {
 		take_truncate(p, ps, d->first_id - 1);
+		return;
+	}
+	if (d->n == DESC_RESET) {
+		take_reset(p, ps, d->first_id, d->offset);
 		return;
 	}
 	if (d->first_id != ps->next_id) {
@@ -460,6 +507,8 @@ try_resume(struct sl_pstore *ps)
 	ps->unsynced = 0;
 	__atomic_store_n(&ps->written_id, ds.end_id, __ATOMIC_RELEASE);
 	__atomic_store_n(&ps->durable_id, ds.end_id, __ATOMIC_RELEASE);
+	/* a resume may have completed a failed reset: the disk log may start elsewhere */
+	__atomic_store_n(&ps->disk_first_id, ds.first_id, __ATOMIC_RELEASE);
 	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ps->error, 0, __ATOMIC_RELEASE);
 	ps->resumes++;
@@ -959,7 +1008,17 @@ sl_persist_resume(struct sl_pstore *ps)
 int
 sl_persist_truncate(struct sl_persist *p, uint16_t source, struct sl_pstore *ps, uint64_t end_id)
 {
-	return sl_persist_submit(p, source, ps, end_id + 1, 0, 0, 0);
+	return sl_persist_submit(p, source, ps, end_id + 1, DESC_TRUNCATE, 0, 0);
+}
+
+/* Calling context: worker `source` only. */
+int
+sl_persist_reset(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		 uint64_t first_id, uint64_t first_offset)
+{
+	if (first_id == 0)
+		first_id = 1;
+	return sl_persist_submit(p, source, ps, first_id, DESC_RESET, first_offset, 0);
 }
 
 int

@@ -27,6 +27,11 @@
  * cuts the files back to the durable end, bumps gen and clears the error. Descriptors
  * carry the gen they were made under; older ones are dropped.
  *
+ * Besides appends, the ring carries truncations (sl_persist_truncate: a replication
+ * rollback) and resets (sl_persist_reset: a replica whose leader no longer holds the old
+ * part of the log drops its whole disk log and restarts it empty at the leader's first
+ * retained message), each taken in order with the appends.
+ *
  * The reader thread (a plain pthread, blocking I/O) serves consumers that fell behind
  * the in-memory window: a worker posts a fetch (sl_persist_fetch) and later finds the
  * records in the store's fetch buffer (state SL_PFETCH_READY).
@@ -157,6 +162,7 @@ struct sl_pstore {
 	uint64_t dropped;		/* descriptors dropped (stale gen, error) */
 	uint64_t resumes;
 	uint64_t truncates;
+	uint64_t resets;		/* disk log resets (replica past the leader's retention) */
 	struct sl_disklog_retain_res retain;
 
 	/* reader */
@@ -248,6 +254,21 @@ sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 int
 sl_persist_truncate(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 		    uint64_t end_id);
+
+/**
+ * Hand the persistence lcore a reset, in order with the appends and truncations: the disk
+ * log drops everything and restarts empty at id first_id (0 means 1), queue offset
+ * first_offset (sl_disklog_reset): a replica whose leader no longer holds the old part of
+ * the log. The lcore then expects first_id next, and stores written_id and durable_id =
+ * first_id - 1 (release; they may go down as well as up) and disk_first_id = first_id. A
+ * failure makes the store's error sticky (a resume completes the reset). The caller first
+ * waits until written_id covers every descriptor it queued (sl_memlog_reset of ps->log
+ * needs that too); until the lcore takes the reset, written_id and durable_id describe the
+ * old log. Worker `source` only. 0 or -ENOBUFS.
+ */
+int
+sl_persist_reset(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		 uint64_t first_id, uint64_t first_offset);
 
 /** Free descriptor slots in worker `source`'s ring. Worker `source` only. */
 uint32_t

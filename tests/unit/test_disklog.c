@@ -5,7 +5,8 @@
  * sl_sio_ops: round trips across segments, lookups, recovery from a torn or corrupt tail
  * at every byte, commit records rebuilt from the message log (the commit log is synced
  * lazily) and torn MPUBs cut whole, sticky write and sync errors and resume, retention,
- * channel positions and checkpoints. Runs in a temporary directory under /tmp, no EAL.
+ * channel positions and checkpoints, resets (and faults during them). Runs in a
+ * temporary directory under /tmp, no EAL.
  */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
@@ -44,8 +45,11 @@ static struct {
 	unsigned int fail_in;		/* the fail_in-th pwrite from now fails with fail_errno */
 	int fail_errno;
 	unsigned int sync_fail;		/* the next sync_fail fdatasyncs fail with EIO */
+	unsigned int fsync_fail;	/* the next fsync_fail fsyncs fail with EIO */
+	unsigned int unlink_fail_in;	/* the unlink_fail_in-th unlink from now fails (EIO) */
 	unsigned int pwrites;
 	unsigned int fdatasyncs;
+	unsigned int unlinks;
 } F;
 
 static ssize_t
@@ -75,6 +79,28 @@ f_fdatasync(int fd)
 		return -1;
 	}
 	return sl_sio_posix.fdatasync(fd);
+}
+
+static int
+f_fsync(int fd)
+{
+	if (F.fsync_fail != 0) {
+		F.fsync_fail--;
+		errno = EIO;
+		return -1;
+	}
+	return sl_sio_posix.fsync(fd);
+}
+
+static int
+f_unlink(const char *path)
+{
+	F.unlinks++;
+	if (F.unlink_fail_in != 0 && --F.unlink_fail_in == 0) {
+		errno = EIO;
+		return -1;
+	}
+	return sl_sio_posix.unlink(path);
 }
 
 static struct sl_sio_ops fops;
@@ -1414,13 +1440,329 @@ test_epochs(void)
 	w_epoch = 7;
 }
 
-/* A reader thread reads and finds while the appender writes, rolls and retains. */
+/* The id of the message at queue offset off (the model's), 0 if none. */
+static uint64_t
+id_at(uint64_t off)
+{
+	uint64_t id;
+
+	for (id = 1; id <= m_end_id; id++)
+		if (M[id].off == off)
+			return id;
+	return 0;
+}
+
+/* The checkpoint file's (base offset, base id), 0 when it is not there. */
+static int
+ckpt_at(const char *dir, uint64_t *off, uint64_t *id)
+{
+	char p[PATH_MAX];
+	uint8_t h[64];
+
+	snprintf(p, sizeof(p), "%s/checkpoint", dir);
+	if (slurp(p, h, sizeof(h)) != 64)
+		return 0;
+	memcpy(off, h + 16, 8);		/* little-endian files, little-endian host */
+	memcpy(id, h + 24, 8);
+	return 1;
+}
+
+/*
+ * Reset (a replica whose leader no longer holds the old part of the log): to a higher id,
+ * appends after it, reopen; to a lower id at the active segment's base offset (the same
+ * file names), reopen empty; a poisoned log.
+ */
+static void
+test_reset(void)
+{
+	char dir[DLEN], p[PATH_MAX];
+	struct sl_disklog_chan ch, cl[2];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st;
+	struct sl_disklog_crec c;
+	struct sl_disklog *dl;
+	uint64_t b[64], e[4], sid[4], id, v, base, nid, coff, cid, last;
+	uint32_t n, nb;
+	int rc, ok;
+
+	sub(dir, "reset");
+	model_reset();
+	fault_reset();
+	dl = opn(dir, 4096, &fops, &rep);
+	if (dl == NULL) {
+		CHECK(0, "reset: open");
+		return;
+	}
+	app1(dl, 100, 2);
+	sl_disklog_sync(dl);
+	sl_disklog_checkpoint(dl);
+	memset(&ch, 0, sizeof(ch));
+	strcpy(ch.name, "orders");
+	ch.confirmed_id = 150;
+	rc = sl_disklog_chan_save(dl, &ch, 1);
+	st = stats(dl);
+	CHECK(rc == 0 && st.segments >= 4 && st.end_id == 200,
+	      "reset: a log of %u segments, ids 1..200", st.segments);
+	CHECK(sl_disklog_reset(dl, 0, 0) == -EINVAL && sl_disklog_error(dl) == 0 &&
+	      stats(dl).segments == st.segments, "reset to id 0: -EINVAL, not sticky, no change");
+
+	/* to a higher id: the leader's first retained message */
+	nid = 1000;
+	base = m_end_off + 100000;
+	rc = sl_disklog_reset(dl, nid, base);
+	st = stats(dl);
+	CHECK(rc == 0 && st.first_id == nid && st.end_id == nid - 1 && st.end_offset == base &&
+	      st.synced_id == nid - 1 && st.segments == 1 && st.bytes == 128 && st.error == 0,
+	      "reset to id 1000 at offset %" PRIu64 ": first 1000, end 999, synced 999, one "
+	      "empty segment (%d)", base, rc);
+	nb = bases(dir, b, 64);
+	seg_file(p, dir, base, "msg");
+	ok = fsize(p) == 64;
+	seg_file(p, dir, base, "clog");
+	CHECK(nb == 1 && b[0] == base && ok && fsize(p) == 64,
+	      "on disk: one segment named by the new base, each file a header");
+	CHECK(ckpt_at(dir, &coff, &cid) && coff == base && cid == nid,
+	      "the checkpoint is at the new base (next id 1000)");
+	CHECK(sl_disklog_chan_load(dl, cl, 2) == 1 && strcmp(cl[0].name, "orders") == 0 &&
+	      cl[0].confirmed_id == 150, "the channels file is left alone");
+	rc = sl_disklog_read(dl, 1, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	ok = rc == -ENOENT && v == nid;
+	rc = sl_disklog_read(dl, nid - 1, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	ok &= rc == -ENOENT && v == nid;
+	CHECK(ok, "read of an old id: -ENOENT, first_avail 1000");
+	ok = sl_disklog_find(dl, SL_DISKLOG_BY_ID, 5, &id) == -ENOENT && id == nid;
+	ok &= sl_disklog_find(dl, SL_DISKLOG_BY_COUNT, 4, &id) == -ENOENT && id == nid;
+	ok &= sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, M[5].off, &id) == -ENOENT && id == nid;
+	ok &= sl_disklog_find(dl, SL_DISKLOG_BY_OFFSET, base, &id) == 0 && id == nid;
+	ok &= sl_disklog_find(dl, SL_DISKLOG_BY_ID, nid, &id) == 0 && id == nid;
+	ok &= sl_disklog_find(dl, SL_DISKLOG_BY_TIME, M[5].ts, &id) == 0 && id == nid;
+	CHECK(ok, "find of an old id or offset: -ENOENT, the new first id; by the new base "
+	      "offset, id or any time: 1000 (empty)");
+	rc = sl_disklog_read(dl, nid, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	CHECK(rc == 0 && n == 0 && sl_disklog_read_recs(dl, 5, UINT64_MAX, rbuf, sizeof(rbuf),
+							crecs, 4, &n) == -ENOENT &&
+	      sl_disklog_read_recs(dl, nid, UINT64_MAX, rbuf, sizeof(rbuf), crecs, 4, &n) ==
+	      -ENOENT, "read at 1000: nothing; read_recs of old ids and 1000: -ENOENT");
+	CHECK(sl_disklog_last(dl, &c) == -ENOENT && sl_disklog_epochs(dl, e, sid, 4) == 0,
+	      "after the reset: last -ENOENT, epochs 0 (empty)");
+
+	/* appends after it start at (1000, base) */
+	m_end_id = nid - 1;
+	m_end_off = base;
+	w_epoch = 21;
+	rc = app1(dl, 60, 2);
+	st = stats(dl);
+	CHECK(rc == 0 && st.end_id == m_end_id && st.first_id == nid && st.segments > 2 &&
+	      crecs[0].log_id == nid && M[nid].off == base && verify(dl, nid, m_end_id) == 0 &&
+	      find_all(dl, nid, m_end_id) == 0,
+	      "appends continue at id 1000, offset %" PRIu64 " over %u segments: read back, "
+	      "found by offset and time", base, st.segments);
+	CHECK(sl_disklog_epochs(dl, e, sid, 4) == 1 && e[0] == 21 && sid[0] == nid &&
+	      sl_disklog_last(dl, &c) == 0 && c.last_msg_log_id == m_end_id && c.epoch == 21,
+	      "epochs: 21 from id 1000; last: the last record");
+	rc = sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, &fops, &rep);
+	CHECK(rc == 0 && dl != NULL && strcmp(rep.what, "clean") == 0 && rep.first_id == nid &&
+	      rep.end_id == m_end_id && rep.checkpoint_valid && rep.checkpoint_id == nid &&
+	      verify(dl, nid, m_end_id) == 0,
+	      "reopen after the reset and appends: clean, ids 1000..%" PRIu64 " (%s)",
+	      m_end_id, rep.what);
+	if (dl == NULL)
+		return;
+
+	/* to a lower id, at the active segment's base offset: the same file names */
+	nb = bases(dir, b, 64);
+	last = m_end_id;
+	rc = sl_disklog_reset(dl, 10, b[nb - 1]);
+	st = stats(dl);
+	CHECK(rc == 0 && st.first_id == 10 && st.end_id == 9 && st.end_offset == b[nb - 1] &&
+	      st.synced_id == 9 && st.segments == 1 && bases(dir, e, 4) == 1 &&
+	      e[0] == b[nb - 1] && ckpt_at(dir, &coff, &cid) && coff == b[nb - 1] && cid == 10,
+	      "reset to the lower id 10 at the active segment's base offset %" PRIu64
+	      ": one empty segment, checkpoint there", b[nb - 1]);
+	rc = sl_disklog_read(dl, nid, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	ok = rc == 0 && n == 0;
+	rc = sl_disklog_read(dl, last, UINT64_MAX, rbuf, sizeof(rbuf), rmsgs, 16, &n, &v);
+	ok &= rc == 0 && n == 0;
+	CHECK(ok && sl_disklog_find(dl, SL_DISKLOG_BY_ID, nid, &id) == 0 && id == 10 &&
+	      sl_disklog_find(dl, SL_DISKLOG_BY_ID, 9, &id) == -ENOENT && id == 10,
+	      "the old ids (now past the end) read nothing; by id: end + 1; 9: -ENOENT");
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, &fops, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.first_id == 10 &&
+	      rep.end_id == 9 && rep.end_offset == b[nb - 1] && rep.checkpoint_id == 10,
+	      "reopen after the reset: the empty log at (offset %" PRIu64 ", id 10) (%s)",
+	      b[nb - 1], rep.what);
+	if (dl == NULL)
+		return;
+	m_end_id = 9;
+	m_end_off = b[nb - 1];
+	CHECK(app1(dl, 5, 3) == 0 && verify(dl, 10, m_end_id) == 0 &&
+	      sl_disklog_sync(dl) == 0, "appends at id 10 again, over the old ids' model");
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, &fops, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.first_id == 10 &&
+	      rep.end_id == m_end_id && verify(dl, 10, m_end_id) == 0,
+	      "reopen: clean, ids 10..%" PRIu64, m_end_id);
+	if (dl == NULL)
+		return;
+
+	/* a poisoned log: the reset returns its error and changes nothing */
+	F.fail_in = 1;
+	F.fail_errno = EIO;
+	rc = app1(dl, 1, 1);
+	st = stats(dl);
+	nb = bases(dir, b, 64);
+	CHECK(rc == -EIO && sl_disklog_reset(dl, 5000, 0) == -EIO &&
+	      stats(dl).first_id == st.first_id && stats(dl).end_id == st.end_id &&
+	      bases(dir, e, 4) == nb && e[0] == b[0] && ckpt_at(dir, &coff, &cid) && cid == 10,
+	      "poisoned: the reset returns the error (%d), nothing changes", rc);
+	CHECK(sl_disklog_resume(dl) == 0 && stats(dl).end_id == m_end_id &&
+	      stats(dl).first_id == 10, "resume: the log as it was, ids 10..%" PRIu64, m_end_id);
+	sl_disklog_close(dl);
+	w_epoch = 7;
+}
+
+/*
+ * A reset that fails part-way: at the directory fsync after the checkpoint goes, at an
+ * unlink among the old segments, at the new segment's creation (also when it takes the
+ * name of the active one), at the unlink of the segment it replaced, at the new segment's
+ * fdatasync. The log is poisoned and stays readable; a crash there (a copy of the
+ * directory, opened) gives a suffix of the old log or the new empty one; resume
+ * completes the reset; appends and a reopen follow.
+ */
+enum { RF_DIRSYNC, RF_UNLINK_OLD, RF_CREATE, RF_CREATE_SAME, RF_UNLINK_LAST, RF_SYNC };
+
+static void
+reset_fault_case(int what)
+{
+	static const char *const name[] = {"dir fsync", "unlink of an old segment",
+					   "create", "create at the same name",
+					   "unlink of the replaced segment", "fdatasync"};
+	char dir[DLEN], cp[DLEN];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st;
+	struct sl_disklog *dl, *dl2;
+	uint64_t b[64], e[4], nid = 5000, base, want_first, want_end, coff, cid;
+	uint32_t nb, want_segs;
+	int rc, want = what == RF_CREATE || what == RF_CREATE_SAME ? -ENOSPC : -EIO;
+
+	sub(dir, "reset-fault");
+	sub(cp, "reset-crash");
+	rm_rf(dir);
+	model_reset();
+	fault_reset();
+	dl = opn(dir, 4096, &fops, &rep);
+	if (dl == NULL) {
+		CHECK(0, "reset fault: open");
+		return;
+	}
+	app1(dl, 100, 2);
+	sl_disklog_sync(dl);
+	sl_disklog_checkpoint(dl);
+	nb = bases(dir, b, 64);
+	base = what == RF_CREATE_SAME ? b[nb - 1] : m_end_off + 8000;
+	/* what the table holds after the failure */
+	want_first = 1;
+	want_end = m_end_id;
+	want_segs = nb;
+	switch (what) {
+	case RF_DIRSYNC:
+		F.fsync_fail = 1;
+		break;
+	case RF_UNLINK_OLD:
+		F.unlink_fail_in = 1 + 2 * 2 + 1;	/* checkpoint, 2 segments, a .clog */
+		want_first = id_at(b[2]);
+		want_segs = nb - 2;
+		break;
+	case RF_CREATE:
+	case RF_CREATE_SAME:
+		F.fail_in = 1;				/* the new .msg's header */
+		F.fail_errno = ENOSPC;
+		want_first = id_at(b[nb - 1]);
+		want_segs = 1;
+		break;
+	case RF_UNLINK_LAST:
+		F.unlink_fail_in = 1 + 2 * (nb - 1) + 1;
+		want_first = nid;
+		want_end = nid - 1;
+		want_segs = 1;
+		break;
+	default:
+		F.sync_fail = 1;
+		want_first = nid;
+		want_end = nid - 1;
+		want_segs = 1;
+		break;
+	}
+	rc = sl_disklog_reset(dl, nid, base);
+	st = stats(dl);
+	CHECK(rc == want && st.error == want && st.first_id == want_first &&
+	      st.end_id == want_end && st.segments == want_segs,
+	      "reset fault at the %s: %d, poisoned; first %" PRIu64 ", end %" PRIu64
+	      ", %u segments", name[what], rc, st.first_id, st.end_id, st.segments);
+	CHECK(app1(dl, 1, 1) == want && sl_disklog_sync(dl) == want &&
+	      sl_disklog_reset(dl, nid, base) == want &&
+	      (want_end < want_first || verify(dl, want_first, want_end) == 0),
+	      "reset fault at the %s: sticky; what the table holds reads back", name[what]);
+
+	/* a crash here: open a copy of the directory */
+	copy_dir(dir, cp);
+	dl2 = opn(cp, 4096, NULL, &rep);
+	if (what == RF_CREATE_SAME) {
+		want_first = 1;		/* no segment left: an empty log at (0, 1) */
+		want_end = 0;
+	} else if (what == RF_UNLINK_OLD) {
+		/* the failed .clog's .msg went: the lone .clog is removed at open */
+		want_first = id_at(b[3]);
+	}
+	/* RF_UNLINK_LAST: the same for the replaced segment: the new empty log */
+	CHECK(dl2 != NULL && rep.first_id == want_first && rep.end_id == want_end &&
+	      !rep.checkpoint_valid && strstr(rep.what, "DATA LOST") == NULL &&
+	      (want_end < want_first || verify(dl2, want_first, want_end) == 0),
+	      "reset fault at the %s: a crash opens ids %" PRIu64 "..%" PRIu64 " (%s)",
+	      name[what], rep.first_id, rep.end_id, rep.what);
+	sl_disklog_close(dl2);
+
+	/* resume completes the reset */
+	rc = sl_disklog_resume(dl);
+	st = stats(dl);
+	CHECK(rc == 0 && st.error == 0 && st.first_id == nid && st.end_id == nid - 1 &&
+	      st.end_offset == base && st.synced_id == nid - 1 && st.segments == 1 &&
+	      bases(dir, e, 4) == 1 && e[0] == base && ckpt_at(dir, &coff, &cid) &&
+	      coff == base && cid == nid,
+	      "reset fault at the %s: resume completes the reset (%d)", name[what], rc);
+	m_end_id = nid - 1;
+	m_end_off = base;
+	rc = app1(dl, 30, 2);
+	CHECK(rc == 0 && sl_disklog_sync(dl) == 0 && verify(dl, nid, m_end_id) == 0,
+	      "reset fault at the %s: appends at id %" PRIu64, name[what], nid);
+	sl_disklog_close(dl);
+	dl = opn(dir, 4096, NULL, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.first_id == nid &&
+	      rep.end_id == m_end_id && verify(dl, nid, m_end_id) == 0,
+	      "reset fault at the %s: reopen clean (%s)", name[what], rep.what);
+	sl_disklog_close(dl);
+}
+
+static void
+test_reset_faults(void)
+{
+	int what;
+
+	for (what = RF_DIRSYNC; what <= RF_SYNC; what++)
+		reset_fault_case(what);
+}
+
+/* A reader thread reads and finds while the appender writes, rolls, retains and resets. */
 struct rd_arg {
 	struct sl_disklog *dl;
 	int stop;		/* these through __atomic builtins */
 	uint64_t reads;
 	uint64_t msgs;
 	uint64_t bad;
+	uint64_t resets;	/* bumped before each reset */
 };
 
 static void *
@@ -1429,11 +1771,12 @@ reader(void *arg)
 	static uint8_t buf[64 << 10];
 	static struct sl_disklog_msg msgs[256];
 	struct rd_arg *a = arg;
-	uint64_t from = 1, fa, id;
+	uint64_t from = 1, fa, id, id2, resets;
 	uint32_t n, i;
-	int rc;
+	int rc, rc2;
 
 	while (!ALD(a->stop)) {
+		resets = __atomic_load_n(&a->resets, __ATOMIC_ACQUIRE);
 		rc = sl_disklog_read(a->dl, from, UINT64_MAX, buf, sizeof(buf), msgs, 256, &n, &fa);
 		AADD(a->reads, 1);
 		if (rc == -ENOENT) {
@@ -1452,15 +1795,18 @@ reader(void *arg)
 				AADD(a->bad, 1);
 		}
 		AADD(a->msgs, n);
-		if (n > 0) {
-			rc = sl_disklog_find(a->dl, SL_DISKLOG_BY_OFFSET, msgs[n - 1].offset, &id);
-			if (rc != -ENOENT && (rc != 0 || id != msgs[n - 1].id))
-				AADD(a->bad, 1);
-			rc = sl_disklog_find(a->dl, SL_DISKLOG_BY_TIME, msgs[0].timestamp_ns, &id);
-			if (rc != -ENOENT && (rc != 0 || id != msgs[0].id))
-				AADD(a->bad, 1);
-		}
 		from += n;
+		if (n == 0)
+			continue;
+		rc = sl_disklog_find(a->dl, SL_DISKLOG_BY_OFFSET, msgs[n - 1].offset, &id);
+		rc2 = sl_disklog_find(a->dl, SL_DISKLOG_BY_TIME, msgs[0].timestamp_ns, &id2);
+		/* after a reset, what was read is gone and the finds answer for the new log */
+		if (__atomic_load_n(&a->resets, __ATOMIC_ACQUIRE) != resets)
+			continue;
+		if (rc != -ENOENT && (rc != 0 || id != msgs[n - 1].id))
+			AADD(a->bad, 1);
+		if (rc2 != -ENOENT && (rc2 != 0 || id2 != msgs[0].id))
+			AADD(a->bad, 1);
 	}
 	return NULL;
 }
@@ -1473,7 +1819,7 @@ test_concurrent(void)
 	struct sl_disklog_recovery rep;
 	struct rd_arg a;
 	pthread_t t;
-	int i, rc = 0;
+	int i, rc = 0, nres = 0;
 
 	sub(dir, "conc");
 	model_reset();
@@ -1488,14 +1834,25 @@ test_concurrent(void)
 			rc = sl_disklog_sync(a.dl);
 		if (rc == 0 && i % 100 == 0)
 			rc = sl_disklog_retain(a.dl, &pol, NULL);
+		if (rc == 0 && i % 250 == 125) {
+			/* a reset to a higher id: the reader jumps to it (ids are never reused,
+			 * so its model checks hold) */
+			__atomic_fetch_add(&a.resets, 1, __ATOMIC_RELEASE);
+			rc = sl_disklog_reset(a.dl, m_end_id + 300, m_end_off + 4096);
+			m_end_id += 299;
+			m_end_off += 4096;
+			nres++;
+		}
 	}
-	while (ALD(a.msgs) < 1000 && ALD(a.bad) == 0)
+	/* at most 10 s: on a loaded machine the reader may have had little time */
+	for (i = 0; i < 10000 && ALD(a.msgs) < 1000 && ALD(a.bad) == 0; i++)
 		usleep(1000);
 	__atomic_store_n(&a.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
-	CHECK(rc == 0 && a.bad == 0 && a.msgs > 0,
-	      "concurrent reader during appends, rolls and retention: %" PRIu64 " reads, %" PRIu64
-	      " messages, %" PRIu64 " bad", a.reads, a.msgs, a.bad);
+	CHECK(rc == 0 && a.bad == 0 && a.msgs > 0 && nres == 4 &&
+	      verify(a.dl, stats(a.dl).first_id, m_end_id) == 0,
+	      "concurrent reader during appends, rolls, retention and %d resets: %" PRIu64
+	      " reads, %" PRIu64 " messages, %" PRIu64 " bad", nres, a.reads, a.msgs, a.bad);
 	sl_disklog_close(a.dl);
 }
 
@@ -1510,6 +1867,8 @@ main(void)
 	fops = sl_sio_posix;
 	fops.pwrite = f_pwrite;
 	fops.fdatasync = f_fdatasync;
+	fops.fsync = f_fsync;
+	fops.unlink = f_unlink;
 	test_roundtrip();
 	test_torn_tail();
 	test_lazy_clog();
@@ -1521,6 +1880,8 @@ main(void)
 	test_checkpoint();
 	test_truncate();
 	test_epochs();
+	test_reset();
+	test_reset_faults();
 	test_concurrent();
 	rm_rf(tmpdir);
 	return check_report();

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * Unit test of the in-memory partition log (storage/memlog.c), including a randomized
- * test against a reference model.
+ * Unit test of the in-memory partition log (storage/memlog.c), including resets and a
+ * randomized test against a reference model.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -501,6 +501,159 @@ test_trim_truncate(void)
 	rm(&rg);
 }
 
+/*
+ * Reset (a replica past its leader's retention restarts its log at the leader's first
+ * message): of a full log to a higher id, of a wrapped log to a lower id, appends and
+ * reads after it, ids written again after a reset to a lower id, wrap-around after it,
+ * the index freed, start id 0.
+ */
+static void
+test_reset(void)
+{
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, 16384, 64);
+	uint64_t cap = sl_memlog_capacity(log), n, k, id, off, wraps = 0, end_old;
+	const uint8_t *ring0 = NULL, *prev_end = NULL;
+	struct sl_memlog_rec p, r;
+	uint32_t lens[4096];
+	int ok, cycle;
+
+	/* a full log, reset to a higher id */
+	for (n = 0; app(log, 1000, (uint32_t)n + 1, 100 + n, &p) == 0; n++)
+		;
+	CHECK(n == cap / RS(1000) && sl_memlog_end_id(log) == n,
+	      "reset: a full log of %" PRIu64 " messages", n);
+	sl_memlog_reset(log, 5000, 777 * 8);
+	CHECK(sl_memlog_first_id(log) == 5000 && sl_memlog_end_id(log) == 4999 &&
+	      sl_memlog_end_offset(log) == 6216 && sl_memlog_used(log) == 0,
+	      "reset to id 5000 at offset 6216: first 5000, end 4999, end offset 6216, empty");
+	ok = 1;
+	for (id = 0; id <= n + 1; id++)
+		ok &= sl_memlog_read(log, id, &r) == -ENOENT &&
+		      sl_memlog_peek(log, id, &r) == -EBADMSG;
+	CHECK(ok, "no read or peek finds an id of before the reset");
+	CHECK(sl_memlog_read(log, 5000, &r) == -ENOENT &&
+	      sl_memlog_peek(log, 5000, &r) == -EBADMSG &&
+	      sl_memlog_read(log, 4999, &r) == -ENOENT, "nor id 5000 before it is appended");
+	CHECK(sl_memlog_offset_of(log, 5000, &off) == 0 && off == 6216 &&
+	      sl_memlog_offset_of(log, 4999, &off) == -ENOENT &&
+	      sl_memlog_offset_of(log, 5001, &off) == -ENOENT && sl_memlog_offset_of(log, 1,
+	      &off) == -ENOENT, "offset_of as a fresh log opened at (5000, 6216)");
+	CHECK(sl_memlog_find_offset(log, 6216, &id) == 0 && id == 5000 &&
+	      sl_memlog_find_offset(log, 6224, &id) == -ENOENT &&
+	      sl_memlog_find_offset(log, 0, &id) == -ENOENT,
+	      "find_offset as on an empty log: the end offset gives 5000, others -ENOENT");
+	CHECK(sl_memlog_find_time(log, 0) == 5000 && sl_memlog_find_time(log, 150) == 5000 &&
+	      sl_memlog_find_time(log, UINT64_MAX) == 5000, "find_time as on an empty log: 5000");
+
+	/* appends after it: the whole ring is free, timestamps start over */
+	CHECK(app(log, 10, 1, 50, &p) == 0 && p.id == 5000 && p.offset == 6216 &&
+	      p.timestamp_ns == 50 && rd_ok(log, 5000, 10, 1),
+	      "the next append: id 5000 at offset 6216, ts 50 (not raised to the old 100+)");
+	CHECK(sl_memlog_peek(log, 5000, &r) == 0 && r.id == 5000 && r.len == 10 &&
+	      same(r.data, 10, 1), "peek finds it");
+	ok = 1;
+	off = 6216 + RS(10);
+	for (k = 0; app(log, 1000, 5001 + (uint32_t)k, 200, &p) == 0; k++) {
+		ok &= p.id == 5001 + k && p.offset == off;
+		off += RS(1000);
+	}
+	CHECK(ok && k == (cap - RS(10)) / RS(1000), "then %" PRIu64 " messages of 1000 bytes "
+	      "fill the ring, at the right ids and offsets", k);
+	sl_memlog_trim(log, 5003);
+	CHECK(app(log, 1000, 7001, 300, &p) == 0 && p.id == 5001 + k &&
+	      app(log, 1000, 7002, 300, NULL) == 0 && rd_ok(log, 5001 + k, 1000, 7001) &&
+	      rd_ok(log, 5002 + k, 1000, 7002) && rd_ok(log, 5003, 1000, 5003),
+	      "trim 3, 2 more: the ring wraps");
+	CHECK(sl_memlog_find_offset(log, p.offset, &id) == 0 && id == p.id,
+	      "find_offset in the wrapped lap");
+	end_old = sl_memlog_end_id(log);
+
+	/* a wrapped log, reset to a lower id: the old ids are not found, then written again */
+	sl_memlog_reset(log, 4990, 64);
+	CHECK(sl_memlog_first_id(log) == 4990 && sl_memlog_end_id(log) == 4989 &&
+	      sl_memlog_end_offset(log) == 64 && sl_memlog_used(log) == 0,
+	      "reset of a wrapped log to the lower id 4990 at offset 64");
+	ok = 1;
+	for (id = 4980; id <= end_old + 1; id++)
+		ok &= sl_memlog_read(log, id, &r) == -ENOENT &&
+		      sl_memlog_peek(log, id, &r) == -EBADMSG;
+	CHECK(ok, "no read or peek finds ids 4980..%" PRIu64, end_old + 1);
+	ok = 1;
+	off = 64;
+	for (id = 4990; id < 4995; id++) {
+		ok &= app(log, 100, 9000 + (uint32_t)id, 400, &p) == 0 && p.id == id &&
+		      p.offset == off;
+		off += RS(100);
+	}
+	/* the old records of 5000.. are still in the ring past these five */
+	for (id = 4995; id <= end_old; id++)
+		ok &= sl_memlog_peek(log, id, &r) == -EBADMSG;
+	CHECK(ok, "appends at 4990..4994; old records still in the ring are not peeked");
+	ok = 1;
+	for (id = 4995; id <= 5010; id++) {
+		ok &= app(log, 100, 9000 + (uint32_t)id, 400, &p) == 0 && p.id == id &&
+		      p.offset == off;
+		off += RS(100);
+	}
+	for (id = 4990; id <= 5010; id++)
+		ok &= rd_ok(log, id, 100, 9000 + (uint32_t)id) &&
+		      sl_memlog_peek(log, id, &r) == 0 && same(r.data, 100, 9000 + (uint32_t)id);
+	CHECK(ok && sl_memlog_end_offset(log) == off,
+	      "ids 4990..5010 written again read back their new contents");
+
+	/* wrap-around after the reset: fill/trim cycles over many laps */
+	ok = 1;
+	id = 5011;
+	for (cycle = 0; cycle < 60 && ok; cycle++) {
+		uint32_t len;
+
+		for (;;) {
+			len = (uint32_t)((id * 7919 + (uint64_t)cycle * 13) % 1500);
+			if (app(log, len, (uint32_t)id, id, &p) != 0)
+				break;
+			lens[id % 4096] = len;
+			ok &= p.id == id && p.offset == off;
+			if (ring0 == NULL || p.data - 32 < ring0)
+				ring0 = p.data - 32;
+			if (prev_end != NULL && p.data - 32 < prev_end)
+				wraps++;
+			prev_end = p.data - 32 + RS(len);
+			off += RS(len);
+			id++;
+		}
+		for (k = sl_memlog_first_id(log); k < id; k++) {
+			if (k <= 5010)
+				continue;
+			ok &= rd_ok(log, k, lens[k % 4096], (uint32_t)k) &&
+			      sl_memlog_offset_of(log, k, &n) == 0 &&
+			      sl_memlog_find_offset(log, n, &end_old) == 0 && end_old == k;
+		}
+		sl_memlog_trim(log, id - (id - sl_memlog_first_id(log)) / 3);
+	}
+	CHECK(ok && wraps > 20 && sl_memlog_end_offset(log) == off,
+	      "after the reset, 60 fill/trim cycles: %" PRIu64 " wraps, contents, offsets and "
+	      "find_offset intact", wraps);
+	rm(&rg);
+
+	/* the index is free again; start id 0 means 1 */
+	log = mk(&rg, 4096, 100000);
+	for (n = 0; app(log, 8, (uint32_t)n, 5, NULL) == 0; n++)
+		;
+	sl_memlog_reset(log, 100, 0);
+	for (k = 0; app(log, 8, (uint32_t)k, 5, NULL) == 0; k++)
+		;
+	CHECK(n == 16 && k == 16 && sl_memlog_first_id(log) == 100 &&
+	      sl_memlog_end_id(log) == 115, "full by index (16), reset: 16 fit again (%" PRIu64
+	      ")", k);
+	sl_memlog_reset(log, 0, 4096);
+	CHECK(sl_memlog_first_id(log) == 1 && sl_memlog_end_id(log) == 0 &&
+	      sl_memlog_end_offset(log) == 4096 && app(log, 3, 1, 1, &p) == 0 && p.id == 1 &&
+	      p.offset == 4096 && sl_memlog_peek(log, 100, &r) == -EBADMSG,
+	      "reset to id 0 means 1: the next append is id 1 at offset 4096");
+	rm(&rg);
+}
+
 /* ---- randomized test against a reference model ---- */
 
 #define MCAP (1u << 16)
@@ -523,6 +676,7 @@ struct model {
 	unsigned int bad;
 	int mode;		/* 0: mixed, 1: fill with small messages, 2: fill mixed */
 	uint64_t n_app, n_full_idx, n_full_space, n_batch, n_trunc, n_trim, n_reads, n_find;
+	uint64_t n_reset;
 };
 
 static uint64_t rng_state;
@@ -719,6 +873,28 @@ m_truncate(struct model *m, uint64_t id)
 	m->n_trunc++;
 }
 
+/* Reset to an id above, below or at the end, or 0 (means 1), at a random offset. */
+static void
+m_reset(struct model *m)
+{
+	uint64_t old = m->end >= m->first ? m->first + rndn(m->end - m->first + 1) : 0;
+	uint64_t k = rndn(4), start, off = rndn(UINT64_C(1) << 40);
+	struct sl_memlog_rec r;
+
+	start = k == 0 ? m->end + 1 + rndn(100000) : k == 1 ? 1 + rndn(m->end + 1) :
+		k == 2 ? m->end + 1 : 0;
+	sl_memlog_reset(m->log, start, off);
+	m->first = start != 0 ? start : 1;
+	m->end = m->first - 1;
+	m->end_off = off;
+	m->bytes = 0;
+	m->last_ts = 0;
+	if ((old != 0 && sl_memlog_peek(m->log, old, &r) != -EBADMSG) ||
+	    sl_memlog_peek(m->log, m->first, &r) != -EBADMSG)
+		MFAIL(m, "peek after a reset to %" PRIu64 " found a record", start);
+	m->n_reset++;
+}
+
 static void
 m_find(struct model *m)
 {
@@ -808,6 +984,8 @@ model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
 			uint64_t back = rndn(10) == 0 ? span + 2 : rndn(6);
 
 			m_truncate(m, m->end + 2 > back ? m->end + 2 - back : 0);
+		} else if (r == 899 && rndn(4) == 0) {
+			m_reset(m);
 		} else if (r < 900) {
 			m_check_read(m, m->first + rndn(span + 6) - 3);
 		} else {
@@ -824,12 +1002,13 @@ model_run(size_t mem_len, uint32_t hint, unsigned int ops, uint64_t seed)
 	}
 	CHECK(m->bad == 0, "model (%zu bytes, hint %u, seed %#" PRIx64 "): %u ops, %" PRIu64
 	      " appended, %" PRIu64 " batches, full %" PRIu64 " by space / %" PRIu64
-	      " by index, %" PRIu64 " trims, %" PRIu64 " truncates, %" PRIu64 " reads, %"
-	      PRIu64 " finds, end id %" PRIu64, mem_len, hint, seed, op, m->n_app, m->n_batch,
-	      m->n_full_space, m->n_full_idx, m->n_trim, m->n_trunc, m->n_reads, m->n_find,
-	      m->end);
+	      " by index, %" PRIu64 " trims, %" PRIu64 " truncates, %" PRIu64 " resets, %"
+	      PRIu64 " reads, %" PRIu64 " finds, end id %" PRIu64, mem_len, hint, seed, op,
+	      m->n_app, m->n_batch, m->n_full_space, m->n_full_idx, m->n_trim, m->n_trunc,
+	      m->n_reset, m->n_reads, m->n_find, m->end);
 	CHECK(m->n_full_space > 100 && m->n_full_idx > 100 && m->n_trunc > 100 &&
-	      m->n_batch > 1000, "model exercised both kinds of full, truncates and batches");
+	      m->n_batch > 1000 && m->n_reset > 10,
+	      "model exercised both kinds of full, truncates, resets and batches");
 	rm(&rg);
 	for (i = 0; i < 8; i++)
 		free(m->data[i]);
@@ -874,6 +1053,7 @@ main(void)
 	test_batch();
 	test_wrap();
 	test_trim_truncate();
+	test_reset();
 	model_run(256 * 1024, 256, 200000, 0x10650001);
 	model_run(16384, 0, 200000, 0x10650002);
 	return check_report();
