@@ -299,6 +299,8 @@ json_repl(struct sl_json *out, const struct sl_part_info *in)
 	sl_json_u64(out, "joins", r->joins);
 	sl_json_u64(out, "chan_syncs", r->chan_syncs);
 	sl_json_u64(out, "bad_datagrams", r->bad_dgrams);
+	sl_json_u64(out, "resets", r->resets);
+	sl_json_u64(out, "fetch_too_old", r->fetch_too_old);
 	sl_json_obj_close(out);
 }
 

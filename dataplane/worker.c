@@ -912,6 +912,44 @@ node_of(const struct sl_worker *w, uint32_t id)
 	return NULL;
 }
 
+/* An ARP request for peer n, at most one per ARP_RETRY_MS. */
+static void
+arp_ask(struct sl_worker *w, const struct sl_broker_node *n)
+{
+	struct rte_mbuf *m;
+	uint32_t flen;
+
+	if (w->now_tsc - w->arp_asked_tsc[n - w->conf->nodes] < w->tick_tsc * ARP_RETRY_MS)
+		return;
+	w->arp_asked_tsc[n - w->conf->nodes] = w->now_tsc;
+	m = rte_pktmbuf_alloc(w->conf->pool);
+	if (m == NULL)
+		return;
+	flen = sl_net_arp_request(rte_pktmbuf_mtod(m, uint8_t *), &w->conf->ports[n->pi].nif,
+				  n->ip);
+	m->data_len = (uint16_t)flen;
+	m->pkt_len = flen;
+	tx_enqueue(w, n->pi, m);
+}
+
+/* Once per tick: resolve the peers before replication needs them, so the first write
+ * does not wait for ARP (and a member's lag timer does not run out meanwhile). */
+static void
+arp_peers(struct sl_worker *w)
+{
+	const struct sl_broker_node *n;
+	uint8_t mac[6];
+	uint32_t i;
+
+	if (w->nparts == 0 || w->conf->repl_port == 0)
+		return;
+	for (i = 0; i < w->conf->nnodes; i++) {
+		n = &w->conf->nodes[i];
+		if (n->id != w->conf->node_id && sl_net_arp_lookup(w->arp[n->pi], n->ip, mac) != 0)
+			arp_ask(w, n);
+	}
+}
+
 /* A replica datagram to node `to`, in an rlink envelope, from the port routed to it
  * (sl_broker_node.pi). Dropped (and the peer's MAC asked for) while the neighbour is
  * unknown: replication retransmits. */
@@ -942,16 +980,7 @@ r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
 	port = &w->conf->ports[n->pi];
 	if (sl_net_arp_lookup(w->arp[n->pi], n->ip, mac) != 0) {
 		w->st.repl_no_arp++;
-		if (w->now_tsc - w->arp_asked_tsc[n - w->conf->nodes] < w->tick_tsc * ARP_RETRY_MS)
-			return;
-		w->arp_asked_tsc[n - w->conf->nodes] = w->now_tsc;
-		m = rte_pktmbuf_alloc(w->conf->pool);
-		if (m == NULL)
-			return;
-		flen = sl_net_arp_request(rte_pktmbuf_mtod(m, uint8_t *), &port->nif, n->ip);
-		m->data_len = (uint16_t)flen;
-		m->pkt_len = flen;
-		tx_enqueue(w, n->pi, m);
+		arp_ask(w, n);
 		return;
 	}
 	m = rte_pktmbuf_alloc(w->conf->pool);
@@ -1136,7 +1165,7 @@ r_truncate(void *arg, uint64_t end_id)
  * The record holding id from the disk log, for a replica further behind than memory: the
  * reader thread reads whole records (their messages exactly as on disk, the replication
  * format) into the store's rread buffer; until they are there this answers -ENOENT and
- * replication asks again later. Owner lcore: no I/O here.
+ * replication asks again later. buf NULL: the commit record only. Owner lcore: no I/O here.
  */
 static int
 disk_crec(struct sl_pstate *ps, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
@@ -1152,10 +1181,11 @@ disk_crec(struct sl_pstate *ps, uint64_t id, struct sl_repl_crec *c, void *buf, 
 			const struct sl_disklog_crec *d = &rr->crecs[i];
 
 			if (id >= d->log_id && id <= d->last_msg_log_id) {
-				if (d->msg_size > cap)
+				if (buf != NULL && d->msg_size > cap)
 					return -ENOBUFS;
 				crec_from_disk(c, d);
-				memcpy(buf, rr->buf + off, d->msg_size);
+				if (buf != NULL)
+					memcpy(buf, rr->buf + off, d->msg_size);
 				return 0;
 			}
 			off += rr->crecs[i].msg_size;
@@ -1200,10 +1230,92 @@ r_last(void *arg, struct sl_repl_crec *c)
 	/* memory, or what the disk log ended with at start */
 	if (end >= sl_memlog_first_id(ps->log) && crec_of(ps, end, c) == 0)
 		return;
-	if (ps->disk_last.last_msg_log_id == end)
+	if (ps->disk_last.last_msg_log_id == end) {
 		*c = ps->disk_last;
-	else
-		memset(c, 0, sizeof(*c));
+		return;
+	}
+	memset(c, 0, sizeof(*c));
+	if (end + 1 == ps->log_base)
+		c->last_msg_log_id = end;	/* nothing held since a reset to log_base */
+}
+
+/*
+ * Leader: the oldest record replication can still serve and (offset not NULL) its
+ * message offset: the disk log's first when the partition has one (memory holds a suffix
+ * of it), else the first whole record in memory (a trim may have cut into an MPUB). With
+ * nothing held, the log's end. The id alone costs no read; the offset of a record only
+ * on disk is read by the reader thread: -EAGAIN until it is there. Owner lcore.
+ */
+static int
+r_first(void *arg, uint64_t *id, uint64_t *offset)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_disklog_stats ds;
+	struct sl_memlog_rec rec;
+	struct sl_repl_crec c;
+	uint64_t first = sl_memlog_first_id(ps->log), end = sl_memlog_end_id(ps->log);
+
+	if (ps->store != NULL) {
+		sl_disklog_get_stats(ps->store->dl, &ds);
+		if (ds.first_id <= ds.end_id && ds.first_id < first)
+			first = ds.first_id;
+	}
+	while (first <= end && sl_memlog_read(ps->log, first, &rec) == 0 &&
+	       rec.batch_index != 0)
+		first += (uint64_t)rec.batch_left + 1;	/* the rest of a cut MPUB */
+	if (first > end) {
+		*id = end + 1;
+		if (offset != NULL)
+			*offset = sl_memlog_end_offset(ps->log);
+		return 0;
+	}
+	*id = first;
+	if (offset == NULL)
+		return 0;
+	if (crec_of(ps, first, &c) != 0 && disk_crec(ps, first, &c, NULL, 0) != 0)
+		return -EAGAIN;
+	*id = c.log_id;
+	*offset = c.msg_offset;
+	return 0;
+}
+
+/*
+ * Replica: the leader no longer holds what follows our end. Drop the whole log, memory
+ * and disk, and start it over, empty, at record id (offset): every id before it counts as
+ * committed, and channel positions before it move up to it. Waits (-EAGAIN) until the
+ * persistence lcore took every record handed to it, so the reset follows them. Owner.
+ */
+static int
+r_reset(void *arg, uint64_t id, uint64_t offset)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_worker *w = ps->w;
+	uint32_t c;
+	int err;
+
+	if (ps->store != NULL) {
+		err = __atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE);
+		if (err != 0)
+			return err;
+		if (sl_persist_room(w->persist, w->idx) == 0 ||
+		    __atomic_load_n(&ps->store->written_id, __ATOMIC_ACQUIRE) <
+			    sl_memlog_end_id(ps->log) ||
+		    sl_persist_reset(w->persist, w->idx, ps->store, id, offset) != 0)
+			return -EAGAIN;
+	}
+	WLOG(NOTICE, "%s/%u: the leader's log starts at %" PRIu64 ", after ours (%" PRIu64
+	     "): our log starts over there", ps->part->topic->name, ps->partid, id,
+	     sl_memlog_end_id(ps->log));
+	sl_memlog_reset(ps->log, id, offset);
+	memset(&ps->disk_last, 0, sizeof(ps->disk_last));
+	ps->nepochs = 0;
+	ps->committed = id - 1;
+	ps->trimmed_to = id;
+	ps->log_base = id;
+	for (c = 0; c < ps->nchans; c++)
+		if (sl_channel_confirmed(ps->chans[c]) < id)
+			sl_channel_reset(ps->chans[c], id);
+	return 0;
 }
 
 static uint64_t
@@ -1235,6 +1347,31 @@ view_request(struct sl_pstate *ps, uint32_t node, int join)
 	q->partition = ps->partid;
 	q->node = node;
 	q->join = (uint8_t)join;
+	if (rte_ring_mp_enqueue(w->viewreq, q) != 0)
+		rte_free(q);
+}
+
+/* Replica: the leader's ISR for the leadership we follow, to this node's view. */
+static void
+r_leader_isr(void *arg, uint32_t epoch, uint64_t session, const uint32_t *isr, uint32_t nisr)
+{
+	struct sl_pstate *ps = arg;
+	struct sl_worker *w = ps->w;
+	struct sl_wviewreq *q;
+
+	if (nisr > SL_COORD_MAX_REPLICAS || rte_ring_count(w->viewreq) >= 64)
+		return;
+	q = rte_zmalloc(NULL, sizeof(*q), 0);	/* control rate: a membership change */
+	if (q == NULL)
+		return;
+	memcpy(q->topic, ps->part->topic->name, ps->part->topic->name_len);
+	q->topic[ps->part->topic->name_len] = '\0';
+	q->partition = ps->partid;
+	q->join = 2;
+	q->epoch = epoch;
+	q->session = session;
+	q->nisr = (uint8_t)nisr;
+	memcpy(q->isr, isr, nisr * sizeof(*isr));
 	if (rte_ring_mp_enqueue(w->viewreq, q) != 0)
 		rte_free(q);
 }
@@ -1370,6 +1507,9 @@ static const struct sl_repl_ops repl_ops = {
 	.chan_done = r_chan_done,
 	.msg_ids = r_msg_ids,
 	.chan_get = r_chan_get,
+	.first = r_first,
+	.reset = r_reset,
+	.leader_isr = r_leader_isr,
 };
 
 /* The coordinator's view as replication wants it. */
@@ -1920,6 +2060,28 @@ deliver(struct sl_worker *w)
  * goes once it is durable; when the log is more than half full, everything durable goes,
  * and channels behind read it back through the disk reader.
  */
+/*
+ * Drop the in-memory log below id `to`. A replicated partition keeps its last committed
+ * record and everything after it: replication sends each record with the epoch of the
+ * one before, reads what it resends from memory, and finds the log's end there.
+ */
+static void
+trim_mem(struct sl_pstate *ps, uint64_t to)
+{
+	struct sl_memlog_rec rec;
+	uint64_t keep = ps->committed;
+
+	if (ps->repl != NULL) {
+		if (keep >= sl_memlog_first_id(ps->log) && sl_memlog_read(ps->log, keep, &rec) == 0)
+			keep -= rec.batch_index;	/* that record's first id */
+		to = RTE_MIN(to, keep);
+	}
+	if (to > ps->trimmed_to && to > sl_memlog_first_id(ps->log)) {
+		sl_memlog_trim(ps->log, to);
+		ps->trimmed_to = to;
+	}
+}
+
 static void
 trim_stored(struct sl_pstate *ps, uint64_t min)
 {
@@ -1936,10 +2098,7 @@ trim_stored(struct sl_pstate *ps, uint64_t min)
 		to = durable + 1;
 	}
 	to = RTE_MIN(to, durable + 1);
-	if (to > ps->trimmed_to && to > sl_memlog_first_id(ps->log)) {
-		sl_memlog_trim(ps->log, to);
-		ps->trimmed_to = to;
-	}
+	trim_mem(ps, to);
 }
 
 /* Once per tick: timeouts, ephemeral channels whose subscribers vanished, trimming. */
@@ -1949,6 +2108,7 @@ tick(struct sl_worker *w)
 	uint32_t i;
 	int c;
 
+	arp_peers(w);
 	for (i = 0; i < w->nparts; i++) {
 		struct sl_pstate *ps = w->parts[i];
 		uint64_t min = UINT64_MAX;
@@ -1984,10 +2144,8 @@ tick(struct sl_worker *w)
 			trim_stored(ps, min);
 		/* messages every channel confirmed are released; with no channel at all the
 		 * log keeps everything (and fills up) so that no message is ever dropped */
-		else if (ps->nchans > 0 && min != UINT64_MAX && min > ps->trimmed_to) {
-			sl_memlog_trim(ps->log, min);
-			ps->trimmed_to = min;
-		}
+		else if (ps->nchans > 0 && min != UINT64_MAX && min > ps->trimmed_to)
+			trim_mem(ps, min);
 	}
 }
 
@@ -2288,6 +2446,9 @@ sl_worker_pstate_create(const struct sl_broker_conf *conf, uint16_t partid, uint
 	if (ps->log == NULL)
 		goto fail;
 	ps->trimmed_to = sl_memlog_first_id(ps->log);
+	ps->log_base = 1;
+	if (store != NULL && ds.first_id > 1)
+		ps->log_base = ds.first_id;	/* retained, or reset, and maybe empty */
 	if (store == NULL)
 		return ps;
 	ps->store = store;

@@ -84,6 +84,8 @@ struct sl_pstate {
 	uint64_t full_errs;
 	uint64_t deliveries;
 	uint64_t trimmed_to;
+	uint64_t log_base;		/* the partition log's first id ever held: 1, or where
+					 * it was reset to (replication catch-up) or retained */
 	/* storage (NULL store: memory only, no data directory) */
 	struct sl_pstore *store;
 	int disk;			/* durability disk: answer and deliver when durable */
@@ -198,8 +200,13 @@ sl_worker_pstate_replicate(const struct sl_broker_conf *conf, struct sl_pstate *
 struct sl_wviewreq {
 	char topic[SL_COORD_NAME_MAX + 1];
 	uint16_t partition;
-	uint8_t join;			/* 1: add node to the ISR, 0: remove it */
-	uint32_t node;
+	uint8_t join;			/* 1: add node to the ISR, 0: remove it, 2: take the
+					 * leader's ISR (isr, nisr) for (epoch, session) */
+	uint32_t node;			/* join 0/1; join 2: the leader */
+	uint32_t epoch;			/* join 2 */
+	uint64_t session;		/* join 2 */
+	uint8_t nisr;			/* join 2 */
+	uint32_t isr[SL_COORD_MAX_REPLICAS];
 };
 
 /** Free a detached partition state. Control thread. */

@@ -121,13 +121,23 @@ struct sl_repl_ops {
 	 * them a replica behind the leader's oldest record stays behind (the leader counts
 	 * the FETCHes it cannot serve in fetch_too_old). */
 	/* leader: the oldest record it can still serve (what came before was trimmed from
-	 * memory or removed by retention): 0 with its id and message offset, or -EAGAIN
-	 * (not known now) */
+	 * memory or removed by retention): 0 with its id and, when offset is not NULL, its
+	 * message offset, or -EAGAIN (not known now). Called with offset NULL for every
+	 * FETCH, so that must be cheap; with offset only when a reset is answered */
 	int (*first)(void *arg, uint64_t *id, uint64_t *offset);
 	/* replica: drop the whole local log and restart it empty, the next append being
 	 * record id at message offset `offset` (every id before it counts as committed).
 	 * 0, -EAGAIN (not now: asked again with the leader's next answer) or an error */
 	int (*reset)(void *arg, uint64_t id, uint64_t offset);
+
+	/* optional (NULL: ignored): replica: the ISR of the leadership (view epoch,
+	 * leader session) it follows, as the leader sees it (its isr_leave/isr_join have
+	 * been applied there; it sends it on every change and now and then). The seam
+	 * applies it to this node's view if that is still the same leadership, so every
+	 * node's view shows the ISR the leader commits with, and a replica left out of it
+	 * catches up and asks to rejoin on its own */
+	void (*leader_isr)(void *arg, uint32_t epoch, uint64_t session, const uint32_t *isr,
+			   uint32_t nisr);
 };
 
 struct sl_repl_conf {

@@ -19,15 +19,12 @@
 
 NS=sl-repl-$$
 SUBNET=10.84.$(( $$ % 200 ))
-HOST=$SUBNET.1
 N=100000
 KILL_AT=20000
 
-make_netns "$NS"
-in_ns "$NS" ip link add slbr0 type bridge || fail "bridge"
-in_ns "$NS" ip addr add "$HOST/24" dev slbr0 || fail "bridge address"
-in_ns "$NS" ip link set slbr0 up || fail "bridge up"
+. "$(dirname "$0")/cluster.sh"
 
+make_bridge
 cat > "$TMP/cluster.conf" <<CONF
 node 1 $SUBNET.11
 node 2 $SUBNET.12
@@ -35,47 +32,9 @@ node 3 $SUBNET.13
 partition r 0 replicas=1,2,3 leader=1 isr=1,2,3
 CONF
 
-# boot ID: sluiced node ID on tap slr<ID>$$ (attached to the bridge)
-declare -A NODE_PID
-boot() {
-	local id=$1 IF=slr$1$$ i
-	IF=${IF:0:15}
-	start_sluiced "n$id" "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$SUBNET.1$id" \
-		--node-id "$id" --cluster "$TMP/cluster.conf" --data-dir "$TMP/data$id" --log-mb 4
-	NODE_PID[$id]=$SLUICED_PID
-	for i in $(seq 50); do
-		in_ns "$NS" ip link show "$IF" > /dev/null 2>&1 && break
-		sleep 0.1
-	done
-	# the kernel side of a tap has the DPDK port's MAC: give it its own, else the bridge
-	# takes frames for the node as its own (a bridge port's address is local)
-	in_ns "$NS" ip link set "$IF" address "02:00:00:00:0$id:01" || fail "tap $IF address"
-	in_ns "$NS" ip link set "$IF" master slbr0 || fail "tap $IF to the bridge"
-	in_ns "$NS" ip link set "$IF" up || fail "tap $IF up"
-}
-isr_of() {	# isr_of NODE: the ISR node NODE's view holds, e.g. "1,2,3"
-	ctl "n$1" partition show r 0 | python3 -c '
-import json, sys
-print(",".join(str(x) for x in json.load(sys.stdin)["partitions"][0]["isr"]))'
-}
-count_of() {
-	ctl "n$1" topic info r | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["partition_info"][0]["message_count"])'
-}
-wait_isr() {	# wait_isr WANT: until the leader's ISR is WANT (sorted)
-	local i got
-	for i in $(seq 300); do
-		got=$(isr_of 1 | tr , '\n' | sort -n | paste -sd,)
-		[ "$got" = "$1" ] && return 0
-		sleep 0.1
-	done
-	fail "leader's ISR is $got, not $1"
-}
-
-boot 1
-boot 2
-boot 3
+for id in 1 2 3; do
+	boot $id --data-dir "$TMP/data$id" --log-mb 4
+done
 log "a few messages through the three nodes"
 seq -f "warm %g" 1 10 | in_ns "$NS" "$PUB" -a "$SUBNET.11" r 2> "$TMP/warm.log" ||
 	fail "warm-up publish: $(cat "$TMP/warm.log")"
@@ -97,7 +56,7 @@ for i in $(seq 600); do
 	sleep 0.1
 done
 log "phase 2: node 3 restarts, catches up and rejoins"
-boot 3
+boot 3 --data-dir "$TMP/data3" --log-mb 4
 # the test plays the controller (etcd's role, later): node 3 learns the leader's view,
 # in which it is out of the ISR, so it catches up and asks to rejoin
 ctl n3 partition set r 0 isr=1,2 > /dev/null || fail "view to node 3"
@@ -110,12 +69,7 @@ ACKED=$(wc -l < "$TMP/acked.txt")
 [ "$ACKED" = $N ] || fail "only $ACKED of $N acknowledged"
 
 log "phase 3: the three logs"
-for i in $(seq 300); do
-	c1=$(count_of 1); c2=$(count_of 2); c3=$(count_of 3)
-	[ "$c1" = "$c2" ] && [ "$c2" = "$c3" ] && break
-	sleep 0.1
-done
-[ "$c1" = "$c2" ] && [ "$c2" = "$c3" ] || fail "message counts differ: $c1 $c2 $c3"
+wait_counts
 in_ns "$NS" "$SUB" -a "$SUBNET.11" -c check -n "$c1" -t 30 --from-start r \
 	> "$TMP/out.txt" 2> "$TMP/sub.log" || fail "sluice-sub: $(cat "$TMP/sub.log")"
 python3 - "$TMP/out.txt" "$TMP/in.txt" <<'PY' || fail "the leader's log"

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The sluice authors
+#
+# Helpers for the tests of a three-node cluster (sourced after lib.sh): the nodes' net_tap
+# ports on one Linux bridge inside a network namespace the test creates, so the nodes reach
+# each other and the kernel-socket clients. The replicated topic is `r`, one partition.
+# The test sets NS and SUBNET (a.b.c: the bridge is .1, node ID is .1ID).
+
+# make_bridge: the namespace and its bridge
+make_bridge() {
+	make_netns "$NS"
+	in_ns "$NS" ip link add slbr0 type bridge || fail "bridge"
+	in_ns "$NS" ip addr add "$SUBNET.1/24" dev slbr0 || fail "bridge address"
+	in_ns "$NS" ip link set slbr0 up || fail "bridge up"
+}
+
+# boot ID [SLUICED_ARGS...]: start sluiced node ID on tap slr<ID>$$ (attached to the
+# bridge) with the cluster file $TMP/cluster.conf; NODE_PID[ID] is its PID
+declare -A NODE_PID
+boot() {
+	local id=$1 IF=slr$1$$ i
+	shift
+	IF=${IF:0:15}
+	start_sluiced "n$id" "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$SUBNET.1$id" \
+		--node-id "$id" --cluster "$TMP/cluster.conf" "$@"
+	NODE_PID[$id]=$SLUICED_PID
+	for i in $(seq 50); do
+		in_ns "$NS" ip link show "$IF" > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	# the kernel side of a tap has the DPDK port's MAC: give it its own, else the bridge
+	# takes frames for the node as its own (a bridge port's address is local)
+	in_ns "$NS" ip link set "$IF" address "02:00:00:00:0$id:01" || fail "tap $IF address"
+	in_ns "$NS" ip link set "$IF" master slbr0 || fail "tap $IF to the bridge"
+	in_ns "$NS" ip link set "$IF" up || fail "tap $IF up"
+}
+
+isr_of() {	# isr_of NODE: the ISR node NODE's view holds, e.g. "1,2,3"
+	ctl "n$1" partition show r 0 | python3 -c '
+import json, sys
+print(",".join(str(x) for x in json.load(sys.stdin)["partitions"][0]["isr"]))'
+}
+
+# part_field NODE FIELD: a field of partition 0 of topic r in NODE's topic info
+part_field() {
+	ctl "n$1" topic info r | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["partition_info"][0][sys.argv[1]])' "$2"
+}
+
+count_of() {	# count_of NODE: the messages NODE's log of r holds, up to its end
+	part_field "$1" message_count
+}
+
+wait_isr() {	# wait_isr WANT: until the leader's ISR is WANT (sorted)
+	local i got
+	for i in $(seq 300); do
+		got=$(isr_of 1 | tr , '\n' | sort -n | paste -sd,)
+		[ "$got" = "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "leader's ISR is $got, not $1"
+}
+
+# wait_counts: until the three nodes hold the same number of messages; sets c1 c2 c3
+wait_counts() {
+	local i
+	for i in $(seq 300); do
+		c1=$(count_of 1); c2=$(count_of 2); c3=$(count_of 3)
+		[ "$c1" = "$c2" ] && [ "$c2" = "$c3" ] && return 0
+		sleep 0.1
+	done
+	fail "message counts differ: $c1 $c2 $c3"
+}
