@@ -1164,12 +1164,13 @@ in_fetch(struct sl_repl *r, struct din *d)
 	from = get64(d->p);
 	prev = get64(d->p + 8);
 	r->st.fetches++;
-	if (r->ops.first == NULL || r->ops.first(r->ops.arg, &first, &foff) != 0)
+	if (r->ops.first == NULL || r->ops.first(r->ops.arg, &first, NULL) != 0)
 		first = 1;
 	if (from < first && first > 1) {
 		/* what it needs is gone here: it starts over at our first record, if that
 		 * one follows the committed prefix (else later) */
-		if (first - 1 > r->commit) {
+		if (first - 1 > r->commit ||
+		    r->ops.first(r->ops.arg, &first, &foff) != 0 || from >= first) {
 			r->st.fetch_too_old++;
 			return;
 		}

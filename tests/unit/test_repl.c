@@ -122,7 +122,8 @@ o_first(void *a, uint64_t *id, uint64_t *off)
 	if (f.n == 0)
 		return -EAGAIN;
 	*id = f.log[0].c.log_id;
-	*off = f.log[0].c.msg_offset;
+	if (off != NULL)
+		*off = f.log[0].c.msg_offset;
 	return 0;
 }
 
