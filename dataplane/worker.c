@@ -1331,24 +1331,41 @@ r_epoch_end(void *arg, uint64_t epoch)
 	return ps->nepochs > 0 && ps->epoch_of[0] > epoch ? 0 : sl_memlog_end_id(ps->log);
 }
 
-static void
-view_request(struct sl_pstate *ps, uint32_t node, int join)
+/* A view change request for the control thread about this partition (NULL: none now,
+ * the ring is busy). Control rate: a membership change, so the allocation is fine. */
+static struct sl_wviewreq *
+viewreq_new(struct sl_pstate *ps, int join)
 {
-	struct sl_worker *w = ps->w;
 	struct sl_wviewreq *q;
 
-	if (rte_ring_count(w->viewreq) >= 64)
-		return;
-	q = rte_malloc(NULL, sizeof(*q), 0);	/* control rate: a membership change */
+	if (rte_ring_count(ps->w->viewreq) >= 64)
+		return NULL;
+	q = rte_zmalloc(NULL, sizeof(*q), 0);
 	if (q == NULL)
-		return;
+		return NULL;
 	memcpy(q->topic, ps->part->topic->name, ps->part->topic->name_len);
 	q->topic[ps->part->topic->name_len] = '\0';
 	q->partition = ps->partid;
-	q->node = node;
 	q->join = (uint8_t)join;
-	if (rte_ring_mp_enqueue(w->viewreq, q) != 0)
+	return q;
+}
+
+static void
+viewreq_post(struct sl_pstate *ps, struct sl_wviewreq *q)
+{
+	if (rte_ring_mp_enqueue(ps->w->viewreq, q) != 0)
 		rte_free(q);
+}
+
+static void
+view_request(struct sl_pstate *ps, uint32_t node, int join)
+{
+	struct sl_wviewreq *q = viewreq_new(ps, join);
+
+	if (q == NULL)
+		return;
+	q->node = node;
+	viewreq_post(ps, q);
 }
 
 /* Replica: the leader's ISR for the leadership we follow, to this node's view. */
@@ -1356,24 +1373,15 @@ static void
 r_leader_isr(void *arg, uint32_t epoch, uint64_t session, const uint32_t *isr, uint32_t nisr)
 {
 	struct sl_pstate *ps = arg;
-	struct sl_worker *w = ps->w;
 	struct sl_wviewreq *q;
 
-	if (nisr > SL_COORD_MAX_REPLICAS || rte_ring_count(w->viewreq) >= 64)
+	if (nisr > SL_COORD_MAX_REPLICAS || (q = viewreq_new(ps, 2)) == NULL)
 		return;
-	q = rte_zmalloc(NULL, sizeof(*q), 0);	/* control rate: a membership change */
-	if (q == NULL)
-		return;
-	memcpy(q->topic, ps->part->topic->name, ps->part->topic->name_len);
-	q->topic[ps->part->topic->name_len] = '\0';
-	q->partition = ps->partid;
-	q->join = 2;
 	q->epoch = epoch;
 	q->session = session;
 	q->nisr = (uint8_t)nisr;
 	memcpy(q->isr, isr, nisr * sizeof(*isr));
-	if (rte_ring_mp_enqueue(w->viewreq, q) != 0)
-		rte_free(q);
+	viewreq_post(ps, q);
 }
 
 static void
@@ -1809,7 +1817,10 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 		pend_push(w, ps, r, &e, 0);
 		return;
 	}
-	sl_idem_record(idem, r->hdr.seq, &e);
+	/* a publish that failed wrote nothing: its answer is not remembered, so that a
+	 * retry (a client backing off from SL_E_FULL or SL_E_WRITE_DISABLED) runs again */
+	if (rc == 0 || (op != SL_OP_PUB && op != SL_OP_MPUB))
+		sl_idem_record(idem, r->hdr.seq, &e);
 	reply_entry(w, r, &e);
 }
 

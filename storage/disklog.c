@@ -507,17 +507,24 @@ fail:
 }
 
 /* Add a new active segment starting at (off, id). Appender or open. */
+/* An empty segment starting at queue offset off, id id (no files yet). */
+static void
+seg_init(struct seg *s, uint64_t off, uint64_t id)
+{
+	memset(s, 0, sizeof(*s));
+	s->base_offset = off;
+	s->base_id = id;
+	s->msg_size = HDR;
+	s->end_id = id - 1;
+}
+
 static int
 add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
 {
 	struct seg s;
 	int rc;
 
-	memset(&s, 0, sizeof(s));
-	s.base_offset = off;
-	s.base_id = id;
-	s.msg_size = HDR;
-	s.end_id = id - 1;
+	seg_init(&s, off, id);
 	rc = create_seg_files(dl, &s);
 	if (rc != 0)
 		return rc;
@@ -1825,11 +1832,7 @@ reset_log(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
 		if (rc != 0)
 			return rc;
 	}
-	memset(&n, 0, sizeof(n));
-	n.base_offset = first_offset;
-	n.base_id = first_id;
-	n.msg_size = HDR;
-	n.end_id = first_id - 1;
+	seg_init(&n, first_offset, first_id);
 	rc = create_seg_files(dl, &n);
 	dl->dir_dirty = 1;
 	if (rc != 0)

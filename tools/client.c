@@ -694,6 +694,29 @@ on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 		req_complete(c, (uint32_t)idx, 0, &ok, 0);
 }
 
+/*
+ * A publish the broker could not take just now (its queue toward the disk or the
+ * replicas is full, or writes pause while a replica rejoins): nothing was written and
+ * the broker does not remember that answer, so the same request (same seq) goes again
+ * after the retransmission timeout, backing off, until the request's own timeout.
+ */
+static int
+busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
+{
+	struct req *r = &c->reqs[idx];
+	uint64_t now = now_us(c);
+
+	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED) || r->state != REQ_SENT ||
+	    (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB) ||
+	    now - r->t_first >= c->timeout_us)
+		return 0;
+	c->st.busy_retries++;
+	r->t_next = now + r->rto;
+	r->rto = min_u64(2 * r->rto, c->rto_max_us);
+	timer_arm(c, r->t_next);
+	return 1;
+}
+
 static void
 on_err(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 {
@@ -710,6 +733,8 @@ on_err(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 		return;
 	if (e.code == SL_E_SESSION)
 		c->need_reset = 1;
+	if (busy_retry(c, (uint32_t)idx, e.code))
+		return;
 	/* SL_E_MSG_ID for a FIN: the message timed out and was redelivered; counted in
 	 * errors, nothing else to do. */
 	req_complete(c, (uint32_t)idx, -(int)e.code, NULL, e.partition);

@@ -7,8 +7,15 @@
 # each other and the kernel-socket clients. The replicated topic is `r`, one partition.
 # The test sets NS and SUBNET (a.b.c: the bridge is .1, node ID is .1ID).
 
-# make_bridge: the namespace and its bridge
+# make_bridge: the namespace and its bridge, and the cluster file: nodes 1, 2, 3, topic r
+# with replicas 1,2,3, leader 1, all in the ISR
 make_bridge() {
+	cat > "$TMP/cluster.conf" <<-CONF
+	node 1 $SUBNET.11
+	node 2 $SUBNET.12
+	node 3 $SUBNET.13
+	partition r 0 replicas=1,2,3 leader=1 isr=1,2,3
+	CONF
 	make_netns "$NS"
 	in_ns "$NS" ip link add slbr0 type bridge || fail "bridge"
 	in_ns "$NS" ip addr add "$SUBNET.1/24" dev slbr0 || fail "bridge address"

@@ -20,12 +20,6 @@ SUBNET=10.88.$(( $$ % 200 ))
 . "$(dirname "$0")/cluster.sh"
 
 make_bridge
-cat > "$TMP/cluster.conf" <<CONF
-node 1 $SUBNET.11
-node 2 $SUBNET.12
-node 3 $SUBNET.13
-partition r 0 replicas=1,2,3 leader=1 isr=1,2,3
-CONF
 boot 1
 boot 2
 boot 3 --data-dir "$TMP/data3"

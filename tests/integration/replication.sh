@@ -25,12 +25,6 @@ KILL_AT=20000
 . "$(dirname "$0")/cluster.sh"
 
 make_bridge
-cat > "$TMP/cluster.conf" <<CONF
-node 1 $SUBNET.11
-node 2 $SUBNET.12
-node 3 $SUBNET.13
-partition r 0 replicas=1,2,3 leader=1 isr=1,2,3
-CONF
 
 for id in 1 2 3; do
 	boot $id --data-dir "$TMP/data$id" --log-mb 4

@@ -70,6 +70,8 @@ struct fake {
 	int blackhole;		/* drop everything */
 	int drop_third_pub;	/* drop the first copy of every 3rd new PUB */
 	int fin_err;		/* answer FIN with ERR SL_E_MSG_ID */
+	uint16_t busy_code;	/* answer the first copy of every new PUB with this ERR */
+	uint32_t busy_answers;
 	uint64_t session;	/* current session; 0 = forgotten */
 	uint64_t sessions;	/* sessions created */
 	uint64_t next_sub_id;
@@ -301,6 +303,11 @@ fake_send(void *x, const void *p, uint32_t len)
 			memcpy(f->kept[f->n_kept].buf, buf, len);
 			f->n_kept++;
 			return 0; /* lost on the way */
+		}
+		if (is_new && f->busy_code != 0) {
+			f->busy_answers++;
+			answer_err(f, &h, f->busy_code);
+			return 0;
 		}
 		if (h.opcode == SL_OP_MPUB && is_new) {
 			f->mpubs++;
@@ -648,6 +655,34 @@ test_pipeline_and_retry(struct sl_client *c)
 	fk.drop_third_pub = 0;
 }
 
+/* Busy answers (SL_E_FULL, SL_E_WRITE_DISABLED): the publish goes again, same seq, until
+ * it is taken; any other error ends it. */
+static void
+test_busy(struct sl_client *c)
+{
+	static const uint16_t codes[] = { SL_E_FULL, SL_E_WRITE_DISABLED };
+	struct sl_client_stats st0, st1;
+	struct sl_pub_result res;
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < 2; i++) {
+		sl_client_get_stats(c, &st0);
+		fk.busy_code = codes[i];
+		fk.busy_answers = 0;
+		rc = sl_client_pub(c, "topic", 0, "busy", 4, &res);
+		sl_client_get_stats(c, &st1);
+		CHECK(rc == 0 && res.err == 0 && fk.busy_answers == 1 &&
+		      st1.busy_retries - st0.busy_retries == 1,
+		      "a publish answered %s is sent again and taken (rc %d)",
+		      sl_strerror(-(int)codes[i]), rc);
+	}
+	fk.busy_code = SL_E_QUORUM;
+	rc = sl_client_pub(c, "topic", 0, "quorum", 6, &res);
+	CHECK(rc == -SL_E_QUORUM, "SL_E_QUORUM ends the publish (rc %d)", rc);
+	fk.busy_code = 0;
+}
+
 static void
 test_timeout(struct sl_client *c)
 {
@@ -877,6 +912,7 @@ main(void)
 	test_pub(c);
 	test_mpub(c);
 	test_pipeline_and_retry(c);
+	test_busy(c);
 	test_timeout(c);
 	test_heartbeat(c);
 	sub = test_sub_and_fin(c);

@@ -732,9 +732,41 @@ test_chan_sync(void)
 	sl_repl_close(r);
 }
 
+/* FETCH_RESP (status OK) from node 0 with records (first id, count) of epoch E2 */
+static void
+fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
+	   const uint64_t (*ids)[2], uint32_t n)
+{
+	uint8_t b[1024], msgs[64], *p = b + hdr(b, 9, 0, 2, 77, E2);
+	struct sl_repl_crec c;
+	uint32_t i, off = 32;
+
+	p64(p, from);
+	p64(p + 8, commit);
+	p64(p + 16, lend);
+	p32(p + 24, n);
+	p32(p + 28, 0);
+	for (i = 0; i < n; i++) {
+		mkrec(&c, msgs, ids[i][0], (uint32_t)ids[i][1], E2);
+		p64(p + off, c.log_id);
+		p64(p + off + 8, c.epoch);
+		p64(p + off + 16, c.last_msg_log_id);
+		p64(p + off + 24, c.msg_offset);
+		p64(p + off + 32, c.msg_cnt);
+		p64(p + off + 40, 0);
+		p32(p + off + 48, c.msg_size);
+		p32(p + off + 52, c.msg_num);
+		memcpy(p + off + CREC, msgs, c.msg_size);
+		off += CREC + c.msg_size;
+	}
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + off, 0);
+}
+
 static void
 test_catchup(void)
 {
+	static const uint64_t rec345[][2] = { { 3, 2 }, { 5, 1 } };
 	uint32_t isr02[] = { 0, 2 };
 	struct sl_repl_view v;
 	struct sl_repl *r;
@@ -768,32 +800,7 @@ test_catchup(void)
 	CHECK(f.n == 2 && end_of() == 2);
 	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
 	/* FETCH_RESP with two records (3..4 MPUB, 5) */
-	p = b + hdr(b, 9, 0, 2, 77, E2);
-	p64(p, 3);
-	p64(p + 8, 4);
-	p64(p + 16, 5);
-	p32(p + 24, 2);
-	p32(p + 28, 0);
-	{
-		uint32_t off = 32;
-		uint64_t ids[2][2] = { { 3, 2 }, { 5, 1 } };
-
-		for (i = 0; i < 2; i++) {
-			mkrec(&c, msgs, ids[i][0], ids[i][1], E2);
-			p64(p + off, c.log_id);
-			p64(p + off + 8, c.epoch);
-			p64(p + off + 16, c.last_msg_log_id);
-			p64(p + off + 24, c.msg_offset);
-			p64(p + off + 32, c.msg_cnt);
-			p64(p + off + 40, 0);
-			p32(p + off + 48, c.msg_size);
-			p32(p + off + 52, c.msg_num);
-			memcpy(p + off + CREC, msgs, c.msg_size);
-			off += CREC + c.msg_size;
-		}
-		f.nout = 0;
-		sl_repl_input(r, 0, b, HDR + off, 0);
-	}
+	fetch_resp(r, 3, 4, 5, rec345, 2);
 	CHECK(end_of() == 5 && f.n == 4);
 	CHECK(sl_repl_committed(r) == 4);
 	/* at the leader's end: it asks to rejoin (and fetches again) */
@@ -810,37 +817,6 @@ find_out(int type, uint32_t to)
 		if (f.out[i][4] == type && f.out_to[i] == to)
 			return (int)i;
 	return -1;
-}
-
-/* FETCH_RESP with records (id, num) of epoch E2, status st */
-static void
-fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
-	   const uint64_t (*ids)[2], uint32_t n)
-{
-	uint8_t b[1024], msgs[64], *p = b + hdr(b, 9, 0, 2, 77, E2);
-	struct sl_repl_crec c;
-	uint32_t i, off = 32;
-
-	p64(p, from);
-	p64(p + 8, commit);
-	p64(p + 16, lend);
-	p32(p + 24, n);
-	p32(p + 28, 0);
-	for (i = 0; i < n; i++) {
-		mkrec(&c, msgs, ids[i][0], (uint32_t)ids[i][1], E2);
-		p64(p + off, c.log_id);
-		p64(p + off + 8, c.epoch);
-		p64(p + off + 16, c.last_msg_log_id);
-		p64(p + off + 24, c.msg_offset);
-		p64(p + off + 32, c.msg_cnt);
-		p64(p + off + 40, 0);
-		p32(p + off + 48, c.msg_size);
-		p32(p + off + 52, c.msg_num);
-		memcpy(p + off + CREC, msgs, c.msg_size);
-		off += CREC + c.msg_size;
-	}
-	f.nout = 0;
-	sl_repl_input(r, 0, b, HDR + off, 0);
 }
 
 /*
