@@ -703,7 +703,8 @@ send_catchup_req(struct sl_repl *r)
 static void
 send_fetch(struct sl_repl *r)
 {
-	uint8_t *b = vhdr(r, T_FETCH, 0, r->empty ? F_EMPTY : 0);
+	/* a log that holds nothing uncommitted matches the leader's up to its end */
+	uint8_t *b = vhdr(r, T_FETCH, 0, r->empty || r->end <= r->commit ? F_EMPTY : 0);
 
 	put64(b, r->end + 1);
 	put64(b + 8, r->end_epoch);
@@ -796,15 +797,16 @@ apply_record(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs,
 			r->st.dup_writes++;
 			return ST_DUP;
 		}
-		if (c->log_id <= r->commit || epoch_at(r, c->log_id - 1) != prev_epoch)
+		if (c->log_id <= r->commit ||
+		    (c->log_id - 1 > r->commit && epoch_at(r, c->log_id - 1) != prev_epoch))
 			return ST_GAP;
 		r->st.truncated_on_catchup += r->end - (c->log_id - 1);
 		truncate_to(r, c->log_id - 1);
 	}
-	/* an empty log that starts later (reset to the leader's first record) holds the
-	 * committed prefix before it: any previous epoch matches */
-	if (c->log_id != r->end + 1 ||
-	    (r->end_epoch != prev_epoch && !(r->empty && r->end > 0))) {
+	/* a log that holds nothing uncommitted (empty, or reset to the leader's first
+	 * record, or all committed) is the committed prefix: any previous epoch matches
+	 * (the leader may no longer hold the record before, to name its epoch) */
+	if (c->log_id != r->end + 1 || (r->end_epoch != prev_epoch && r->end > r->commit)) {
 		r->st.gaps++;
 		return ST_GAP;
 	}
@@ -1112,6 +1114,7 @@ in_catchup_req(struct sl_repl *r, struct din *d)
 static void
 in_catchup_resp(struct sl_repl *r, struct din *d)
 {
+	struct sl_repl_crec c;
 	uint64_t lend, lep, t, mine;
 
 	if (d->blen < 48) {
@@ -1127,13 +1130,21 @@ in_catchup_resp(struct sl_repl *r, struct din *d)
 		return;
 	mine = r->ops.epoch_end(r->ops.arg, lep);
 	t = lend < mine ? lend : mine;
+	/* at a record end of ours (rollbacks in one epoch may cut records differently), and
+	 * never into the committed prefix, which matches every leader's (the leader may not
+	 * hold the epochs of it any more: retention) */
+	if (t < r->end && t > r->commit &&
+	    r->ops.read(r->ops.arg, t, &c, r->rd, sizeof(r->rd)) == 0 && c.last_msg_log_id != t)
+		t = c.log_id - 1;
+	if (t < r->commit)
+		t = r->commit;
 	if (!r->empty && t < r->end) {
 		r->st.truncated_on_catchup += r->end - t;
 		truncate_to(r, t);
 	}
 	if (get64(d->p + 40) > r->lcommit)
 		r->lcommit = get64(d->p + 40);
-	if (r->empty || r->end_epoch == lep) {
+	if (r->empty || r->end_epoch == lep || r->end <= r->commit) {
 		/* our log is a prefix of the leader's */
 		r->vend = r->end;
 		replica_commit(r);

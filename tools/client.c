@@ -81,6 +81,7 @@ struct req {
 	uint64_t t_next;	/* next retransmission, us */
 	uint64_t rto;		/* current retransmission timeout, us */
 	uint64_t sub_id;	/* SUB: local id of the subscription */
+	uint16_t busy_code;	/* the last busy answer (sent again since); 0 = none */
 	sl_pub_cb_t cb;
 	void *arg;
 	struct waiter *w;
@@ -392,6 +393,7 @@ req_start(struct sl_client *c, uint32_t idx, uint8_t opcode, uint32_t len, sl_pu
 	r->order = c->order++;
 	r->t_first = now;
 	r->rto = c->retry_us;
+	r->busy_code = 0;
 	r->state = REQ_QUEUED;
 	c->n_queued++;
 	timer_arm(c, now + c->timeout_us);
@@ -510,8 +512,10 @@ run_timers(struct sl_client *c, uint64_t now)
 		if (r->state != REQ_SENT && r->state != REQ_QUEUED)
 			continue;
 		if (now - r->t_first >= c->timeout_us) {
+			/* a publish the broker kept answering busy ends with that answer */
 			c->st.timeouts++;
-			req_complete(c, i, -SL_E_TIMEOUT, NULL, 0);
+			req_complete(c, i, r->busy_code ? -(int)r->busy_code : -SL_E_TIMEOUT,
+				     NULL, 0);
 			continue;
 		}
 		if (r->state == REQ_SENT && now >= r->t_next)
@@ -698,7 +702,8 @@ on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
  * A publish the broker could not take just now (its queue toward the disk or the
  * replicas is full, or writes pause while a replica rejoins): nothing was written and
  * the broker does not remember that answer, so the same request (same seq) goes again
- * after the retransmission timeout, backing off, until the request's own timeout.
+ * after the retransmission timeout, backing off, until the request's own timeout, when
+ * it ends with that answer.
  */
 static int
 busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
@@ -711,6 +716,7 @@ busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
 	    now - r->t_first >= c->timeout_us)
 		return 0;
 	c->st.busy_retries++;
+	r->busy_code = (uint16_t)code;
 	r->t_next = now + r->rto;
 	r->rto = min_u64(2 * r->rto, c->rto_max_us);
 	timer_arm(c, r->t_next);

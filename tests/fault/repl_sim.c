@@ -4,15 +4,18 @@
  * repl_sim: deterministic simulator for the replication core (replication/repl.c, linked
  * as is). One partition on 3 to 5 nodes (chosen by the seed), each with a simulated disk
  * log (commit records + message bytes, a synced point, crashes that lose the unsynced
- * tail and may leave a torn last record that recovery cuts), a simulated network (per
- * datagram drop, duplicate, delay and so reorder, and node isolation for a while), a
- * simulated clock (an event queue),
- * a membership controller (applies isr_leave/isr_join at once, removes a crashed node from
- * the ISR, elects a new leader among the live ISR members with the highest log on a
- * leader crash with a new epoch and session, and installs every view on every node after
- * a delay), publishing clients (PUB and MPUB, retried on errors and timeouts) and one
- * consumer on an ordered channel (FIN in order, a SET_OFFSET now and then). The only
- * source of randomness is the seed (splitmix64); there is no wall clock and no thread.
+ * tail and may leave a torn last record that recovery cuts; a base, the id before its
+ * first record, on disk: retention removes a prefix of committed, durable records now and
+ * then, on any live node, and a replica behind its leader's first record resets its log
+ * to start there: ops->first, ops->reset), a simulated network (per datagram drop,
+ * duplicate, delay and so reorder, and node isolation for a while), a simulated clock (an
+ * event queue), a membership controller (applies isr_leave/isr_join at once, removes a
+ * crashed node from the ISR, elects a new leader among the live ISR members with the
+ * highest log end on a leader crash with a new epoch and session, and installs every view
+ * on every node after a delay), publishing clients (PUB and MPUB, retried on errors and
+ * timeouts) and one consumer on an ordered channel (FIN in order, a SET_OFFSET now and
+ * then). The only source of randomness is the seed (splitmix64); there is no wall clock
+ * and no thread.
  *
  * After every step (one event) the invariants are checked; the first violation prints
  * the seed, the step and what went wrong, and the program exits 1. The same seed gives
@@ -21,7 +24,11 @@
  *   repl_sim [--seed N | --seeds A-B] [--steps K] [--verbose]
  *
  * Invariants (docs/replication.md):
- *  (a) every committed record is in the log of every member of the controller's ISR;
+ *  (a) every member of the controller's ISR holds every committed record after its
+ *      base (what retention or a reset removed before it is committed); a node's base
+ *      never moves back; a reset starts the log empty right after a committed record
+ *      (at that record's end offset), at or before the answering leader's first record,
+ *      and drops only records older than that first record;
  *  (b) committed logs never diverge: whatever a node reports committed (ops->committed)
  *      equals, record by record (fields and bytes), the global committed log, and a node
  *      never truncates below what it reported committed;
@@ -125,18 +132,21 @@ struct disk {
 	struct rec *r;
 	uint32_t n, cap;
 	uint32_t synced;		/* records durable */
+	uint64_t base;			/* the id before the first record (retention, reset):
+					 * durable at once, survives crashes; 0 = from id 1 */
+	uint64_t base_off;		/* message offset of the record after base */
 };
 
 static uint64_t
 disk_end(const struct disk *d)
 {
-	return d->n ? d->r[d->n - 1].c.last_msg_log_id : 0;
+	return d->n ? d->r[d->n - 1].c.last_msg_log_id : d->base;
 }
 
 static uint64_t
 disk_bytes(const struct disk *d)
 {
-	return d->n ? d->r[d->n - 1].c.msg_offset + d->r[d->n - 1].c.msg_size : 0;
+	return d->n ? d->r[d->n - 1].c.msg_offset + d->r[d->n - 1].c.msg_size : d->base_off;
 }
 
 static void
@@ -163,6 +173,23 @@ disk_cut(struct disk *d, uint32_t n)
 	}
 	if (d->synced > d->n)
 		d->synced = d->n;
+}
+
+/* remove the first k records (retention): the log then starts after the last of them */
+static void
+disk_drop_front(struct disk *d, uint32_t k)
+{
+	uint32_t i;
+
+	if (k == 0 || k > d->n)
+		abort();
+	d->base = d->r[k - 1].c.last_msg_log_id;
+	d->base_off = d->r[k - 1].c.msg_offset + d->r[k - 1].c.msg_size;
+	for (i = 0; i < k; i++)
+		free(d->r[i].msgs);
+	memmove(d->r, d->r + k, (d->n - k) * sizeof(*d->r));
+	d->n -= k;
+	d->synced = d->synced > k ? d->synced - k : 0;
 }
 
 /* index of the record containing id, -1 */
@@ -205,6 +232,8 @@ struct node {
 	uint32_t inc;			/* incarnation */
 	struct sl_repl *r;
 	struct disk d;
+	uint32_t tbase;			/* index in the committed log of the record after
+					 * d.base (d.base is always a committed record end) */
 	uint64_t chanpos[2];		/* "ord", "unord": next id to deliver */
 	uint32_t ok_upto;		/* records checked against the truth (a) */
 	uint32_t cok_upto;		/* records checked on committed() (b) */
@@ -271,12 +300,20 @@ static struct {
 static struct disk truth;
 
 /* fault parameters of this seed */
-static uint32_t p_drop, p_dup, p_crash, p_sync, p_isolate;
+static uint32_t p_drop, p_dup, p_crash, p_sync, p_isolate, p_retain;
 static uint64_t d_min, d_span;
+
+/* the sender of the datagram being input (the leader a reset answer came from), else -1 */
+static uint32_t dgram_from = UINT32_MAX;
 
 static struct {
 	uint64_t commits, acked, crashes, elections, dups, rollbacks, joins, leaves,
 		delivered, setoffsets, dgrams;
+	uint64_t retains, retained;	/* retention events, records they removed */
+	uint64_t resets;		/* replica logs reset (ops->reset done) */
+	uint64_t st_resets, st_too_old;	/* sl_repl_stats resets (leader answers + replica
+					 * resets) and fetch_too_old, every incarnation */
+	uint64_t below_base;		/* truncations to below a node's base */
 } tot;
 
 static uint64_t tok;
@@ -469,8 +506,12 @@ op_append(void *arg, const struct sl_repl_crec *c, const void *msgs)
 {
 	struct node *n = arg;
 
+	/* repl.c appends at the end it got from ops->last (after a reset: the reset's id and
+	 * offset); anything else is its bookkeeping gone wrong, or a reset to a bad offset */
 	if (c->log_id != disk_end(&n->d) + 1 || c->msg_offset != disk_bytes(&n->d))
-		return -EINVAL;
+		fail("node %u appends record %" PRIu64 " at offset %" PRIu64 " to its log "
+		     "ending at %" PRIu64 ", offset %" PRIu64 " (base %" PRIu64 ")", n->id,
+		     c->log_id, c->msg_offset, disk_end(&n->d), disk_bytes(&n->d), n->d.base);
 	disk_push(&n->d, c, msgs);
 	if (chance(p_sync))
 		n->d.synced = n->d.n;
@@ -486,6 +527,13 @@ node_cut(struct node *n, uint64_t end_id)
 		k--;
 	if (k && n->d.r[k - 1].c.last_msg_log_id != end_id)
 		fail("node %u truncate to %" PRIu64 " inside a record", n->id, end_id);
+	if (end_id < n->d.base) {
+		/* every record goes; the base stays (what retention removed does not come
+		 * back): the log is empty at its base */
+		trace("node %u truncates to %" PRIu64 " below its base %" PRIu64 ": empty",
+		      n->id, end_id, n->d.base);
+		tot.below_base++;
+	}
 	disk_cut(&n->d, k);
 	if (n->ok_upto > k)
 		n->ok_upto = k;
@@ -527,10 +575,15 @@ op_last(void *arg, struct sl_repl_crec *c)
 {
 	struct node *n = arg;
 
-	if (n->d.n)
+	if (n->d.n) {
 		*c = n->d.r[n->d.n - 1].c;
-	else
+	} else {
+		/* empty: log_id 0, ending at its base (0 unless retained or reset) */
 		memset(c, 0, sizeof(*c));
+		c->last_msg_log_id = n->d.base;
+		c->msg_cnt = n->d.base;
+		c->msg_offset = n->d.base_off;
+	}
 }
 
 static uint64_t
@@ -541,7 +594,91 @@ op_epoch_end(void *arg, uint64_t epoch)
 
 	while (k && n->d.r[k - 1].c.epoch > epoch)
 		k--;
+	/* none retained: 0 (the epochs before the base are gone, as in the disk log) */
 	return k ? n->d.r[k - 1].c.last_msg_log_id : 0;
+}
+
+/* the index in the committed log of the record after id (a committed record end), or
+ * fail: a base is always one */
+static uint32_t
+truth_after(struct node *n, uint64_t id, const char *what)
+{
+	int i;
+
+	if (id == 0)
+		return 0;
+	i = disk_find(&truth, id);
+	if (i < 0 || truth.r[i].c.last_msg_log_id != id)
+		fail("node %u: %s %" PRIu64 " is no committed record end (committed end %"
+		     PRIu64 ")", n->id, what, id, disk_end(&truth));
+	return (uint32_t)i + 1;
+}
+
+/* leader: the oldest record it can serve, the one after its base (for an empty log the
+ * next one: everything before it is committed, a replica may start there), and its offset
+ * when asked for; now and then "not known now" */
+static int
+op_first(void *arg, uint64_t *id, uint64_t *offset)
+{
+	struct node *n = arg;
+
+	if (chance(300))
+		return -EAGAIN;
+	*id = n->d.base + 1;
+	if (offset)
+		*offset = n->d.base_off;
+	return 0;
+}
+
+/* replica: restart the log empty before id, at offset. (a) a reset drops only records
+ * older than the answering leader's first record, never moves the base back, and starts
+ * right after a committed record with that record's end offset ("every id before counts
+ * as committed"); the log is then empty at exactly that base */
+static int
+op_reset(void *arg, uint64_t id, uint64_t offset)
+{
+	struct node *n = arg;
+	struct node *l = dgram_from < nn ? &nodes[dgram_from] : NULL;
+	uint32_t t;
+
+	if (chance(1000)) {
+		trace("node %u reset to %" PRIu64 ": not now", n->id, id);
+		return -EAGAIN;
+	}
+	trace("node %u RESET its log (base %" PRIu64 ", end %" PRIu64 ") to start at %"
+	      PRIu64 " offset %" PRIu64 " (leader %d first %" PRIu64 ")", n->id, n->d.base,
+	      disk_end(&n->d), id, offset, l ? (int)l->id : -1, l ? l->d.base + 1 : 0);
+	if (id == 0)
+		fail("node %u reset to id 0", n->id);
+	if (id - 1 < n->d.base)
+		fail("(a) node %u reset moves its base back: %" PRIu64 " -> %" PRIu64, n->id,
+		     n->d.base, id - 1);
+	if (l == NULL || l == n)
+		fail("node %u resets its log outside an answer from a leader", n->id);
+	if (id > l->d.base + 1)
+		fail("(a) node %u reset to %" PRIu64 ", past leader %u's first record %" PRIu64,
+		     n->id, id, l->id, l->d.base + 1);
+	if (disk_end(&n->d) >= l->d.base + 1)
+		fail("(a) node %u reset to %" PRIu64 " drops records up to %" PRIu64 " that "
+		     "leader %u still holds (its first %" PRIu64 ")", n->id, id,
+		     disk_end(&n->d), l->id, l->d.base + 1);
+	if (id - 1 > disk_end(&truth))
+		fail("(a) node %u reset to %" PRIu64 ": ids up to %" PRIu64 " count as "
+		     "committed, the committed end is %" PRIu64, n->id, id, id - 1,
+		     disk_end(&truth));
+	t = truth_after(n, id - 1, "reset base");
+	if (offset != (t ? truth.r[t - 1].c.msg_offset + truth.r[t - 1].c.msg_size : 0))
+		fail("(a) node %u reset to %" PRIu64 " at offset %" PRIu64 ", the committed "
+		     "log has it at %" PRIu64, n->id, id, offset,
+		     t ? truth.r[t - 1].c.msg_offset + truth.r[t - 1].c.msg_size : 0);
+	disk_cut(&n->d, 0);
+	n->d.base = id - 1;
+	n->d.base_off = offset;
+	n->tbase = t;
+	n->ok_upto = 0;
+	n->cok_upto = 0;
+	tot.resets++;
+	return 0;
 }
 
 static void
@@ -605,15 +742,17 @@ op_committed(void *arg, uint64_t end_id)
 		fail("(b) node %u commit index went back %" PRIu64 " -> %" PRIu64, n->id,
 		     n->commit_seen, end_id);
 	n->commit_seen = end_id;
-	/* its committed prefix is the global committed log (b, c) */
+	/* its committed prefix is the global committed log (b, c); the records before its
+	 * base are not held any more (retention, reset) and were checked then */
 	for (k = n->cok_upto; k < n->d.n && n->d.r[k].c.last_msg_log_id <= end_id; k++) {
 		const struct rec *r = &n->d.r[k];
+		uint32_t t = n->tbase + k;
 
-		if (k < truth.n) {
-			if (!rec_eq(r, &truth.r[k]))
+		if (t < truth.n) {
+			if (!rec_eq(r, &truth.r[t]))
 				fail("(b) node %u committed record %" PRIu64 " (epoch %#" PRIx64
 				     ") differs from the committed log's (epoch %#" PRIx64 ")",
-				     n->id, r->c.log_id, r->c.epoch, truth.r[k].c.epoch);
+				     n->id, r->c.log_id, r->c.epoch, truth.r[t].c.epoch);
 		} else {
 			if (r->c.log_id != disk_end(&truth) + 1)
 				fail("(b) node %u commits record %" PRIu64 " after %" PRIu64,
@@ -750,6 +889,8 @@ static const struct sl_repl_ops ops = {
 	.chan_done = op_chan_done,
 	.msg_ids = op_msg_ids,
 	.chan_get = op_chan_get,
+	.first = op_first,
+	.reset = op_reset,
 };
 
 /* ---- nodes ---- */
@@ -784,6 +925,51 @@ node_open(struct node *n)
 	at(now + rndn(MS), EV_POLL, n->id, 0, n->inc);
 }
 
+/* the counters of an incarnation, before it goes */
+static void
+node_stats_add(const struct node *n)
+{
+	struct sl_repl_stats st;
+
+	sl_repl_get_stats(n->r, &st);
+	tot.st_resets += st.resets;
+	tot.st_too_old += st.fetch_too_old;
+}
+
+/* retention: node n removes a prefix of its log, whole records that this incarnation
+ * reported committed (and so checked against the committed log), durable ones (only
+ * sealed, synced segments go), never its last record. Durable at once: the base is on
+ * disk and survives crashes. Half the time everything it may remove, so a lagging or
+ * restarted replica may find the leader's log starting after its end. */
+static void
+node_retain(struct node *n)
+{
+	uint32_t max = n->cok_upto, k;
+	uint64_t old = n->d.base;
+
+	if (max > n->d.synced)
+		max = n->d.synced;
+	if (n->d.n == 0)
+		return;
+	if (max > n->d.n - 1)
+		max = n->d.n - 1;
+	if (max == 0)
+		return;
+	k = chance(5000) ? max : 1 + (uint32_t)rndn(max);
+	disk_drop_front(&n->d, k);
+	n->tbase += k;
+	n->cok_upto -= k;
+	n->ok_upto = n->ok_upto > k ? n->ok_upto - k : 0;
+	if (n->tbase != truth_after(n, n->d.base, "retention base"))
+		fail("node %u: retention to %" PRIu64 " lost track of the committed log",
+		     n->id, n->d.base);
+	tot.retains++;
+	tot.retained += k;
+	trace("RETAIN node %u removes %u records: base %" PRIu64 " -> %" PRIu64 " (end %"
+	      PRIu64 ", committed %" PRIu64 ")", n->id, k, old, n->d.base, disk_end(&n->d),
+	      n->commit_seen);
+}
+
 static void
 node_crash(struct node *n)
 {
@@ -793,6 +979,7 @@ node_crash(struct node *n)
 
 	tot.crashes++;
 	n->alive = 0;
+	node_stats_add(n);
 	sl_repl_close(n->r);
 	n->r = NULL;
 	n->npend = 0;	/* its clients time out */
@@ -1100,15 +1287,17 @@ check_isr(void)
 			fail("(a) crashed node %u in the ISR", n->id);
 		if (n->ok_upto > n->d.n)
 			n->ok_upto = n->d.n;
-		for (; n->ok_upto < truth.n; n->ok_upto++) {
+		/* from its base on (what is before is committed and gone) */
+		for (; n->tbase + n->ok_upto < truth.n; n->ok_upto++) {
+			const struct rec *t = &truth.r[n->tbase + n->ok_upto];
+
 			if (n->ok_upto >= n->d.n)
 				fail("(a) ISR member %u lacks committed record %" PRIu64
-				     " (its end %" PRIu64 ")", n->id,
-				     truth.r[n->ok_upto].c.log_id, disk_end(&n->d));
-			if (!rec_eq(&n->d.r[n->ok_upto], &truth.r[n->ok_upto]))
+				     " (its base %" PRIu64 ", end %" PRIu64 ")", n->id, t->c.log_id,
+				     n->d.base, disk_end(&n->d));
+			if (!rec_eq(&n->d.r[n->ok_upto], t))
 				fail("(a) ISR member %u has another record at %" PRIu64
-				     " than the committed one", n->id,
-				     truth.r[n->ok_upto].c.log_id);
+				     " than the committed one", n->id, t->c.log_id);
 		}
 	}
 }
@@ -1121,6 +1310,26 @@ dg_name(const uint8_t *p, uint32_t len)
 		"CHAN_ACK", "CATCHUP_REQ", "CATCHUP_RESP", "FETCH", "FETCH_RESP", "JOIN_REQ" };
 
 	return len > 4 && p[4] < 11 ? names[p[4]] : "?";
+}
+
+/* --verbose: the status and the leading u64 fields of a catch-up datagram's body */
+static const char *
+dg_detail(const uint8_t *p, uint32_t len)
+{
+	static char buf[160];
+	uint32_t k, o;
+
+	buf[0] = 0;
+	if (len < 40 || p[4] < 6 || p[4] > 9)
+		return buf;
+	o = (uint32_t)snprintf(buf, sizeof(buf), " st %u flags %u:", p[5], p[6]);
+	for (k = 0; k < 6 && 40 + 8 * k + 8 <= len && o < sizeof(buf); k++) {
+		uint64_t v;
+
+		memcpy(&v, p + 40 + 8 * k, 8);
+		o += (uint32_t)snprintf(buf + o, sizeof(buf) - o, " %#" PRIx64, v);
+	}
+	return buf;
 }
 
 static void
@@ -1167,9 +1376,11 @@ run(uint64_t seed, uint64_t steps)
 	p_isolate = rndn(400);
 	d_min = 20 * US;
 	d_span = 50 * US + rndn(2 * MS);
+	p_retain = rndn(4) ? 100 + rndn(900) : 0;	/* per node per fault tick */
 	trace("seed %" PRIu64 ": %u nodes, drop %u/10000, dup %u/10000, delay %" PRIu64
-	      "-%" PRIu64 " us, crash %u/10000 per 5 ms, sync %u/10000", seed, nn, p_drop,
-	      p_dup, d_min / US, (d_min + d_span) / US, p_crash, p_sync);
+	      "-%" PRIu64 " us, crash %u/10000 per 5 ms, sync %u/10000, retention %u/10000 "
+	      "per node per 5 ms", seed, nn, p_drop, p_dup, d_min / US, (d_min + d_span) / US,
+	      p_crash, p_sync, p_retain);
 	ctl.v.leader = rndn(nn);
 	ctl.v.epoch = 1;
 	ctl.v.leader_session = rnd() | 1;
@@ -1200,9 +1411,12 @@ run(uint64_t seed, uint64_t steps)
 			n = &nodes[e.b];
 			if (n->alive && n->isolated_until <= now) {
 				if (verbose)
-					trace("%u -> %u %s (%u bytes)", e.a, e.b,
-					      dg_name(e.data, e.len), e.len);
+					trace("%u -> %u %s (%u bytes)%s", e.a, e.b,
+					      dg_name(e.data, e.len), e.len,
+					      dg_detail(e.data, e.len));
+				dgram_from = e.a;
 				sl_repl_input(n->r, e.a, e.data, e.len, now);
+				dgram_from = UINT32_MAX;
 			}
 			break;
 		case EV_POLL:
@@ -1244,6 +1458,9 @@ run(uint64_t seed, uint64_t steps)
 			for (i = 0; i < nn; i++)
 				if (nodes[i].alive && chance(3000))
 					nodes[i].d.synced = nodes[i].d.n;
+			for (i = 0; i < nn; i++)
+				if (nodes[i].alive && chance(p_retain))
+					node_retain(&nodes[i]);
 			if (chance(p_crash)) {
 				struct node *v = &nodes[rndn(nn)];
 
@@ -1262,15 +1479,24 @@ run(uint64_t seed, uint64_t steps)
 		free(e.data);
 		check_isr();
 	}
+	for (i = 0; i < nn; i++)
+		if (nodes[i].alive)
+			node_stats_add(&nodes[i]);
+	if (tot.st_resets < tot.resets)
+		fail("the stats count %" PRIu64 " resets, the logs were reset %" PRIu64 " times",
+		     tot.st_resets, tot.resets);
 	if (verbose || getenv("REPL_SIM_STATS"))
 		printf("seed %" PRIu64 ": %u nodes, %" PRIu64 " steps, t=%" PRIu64 " ms, "
 		       "committed %" PRIu64 " records (end %" PRIu64 "), acked %" PRIu64
 		       " msgs, delivered %" PRIu64 ", crashes %" PRIu64 ", elections %" PRIu64
 		       ", rollbacks %" PRIu64 ", leaves %" PRIu64 ", joins %" PRIu64
-		       ", set_offsets %" PRIu64 ", datagrams %" PRIu64 "\n", seed, nn, step_now,
-		       now / MS, tot.commits, disk_end(&truth), tot.acked, tot.delivered,
-		       tot.crashes, tot.elections, tot.rollbacks, tot.leaves, tot.joins,
-		       tot.setoffsets, tot.dgrams);
+		       ", set_offsets %" PRIu64 ", datagrams %" PRIu64 ", retention %" PRIu64
+		       " (%" PRIu64 " records), resets %" PRIu64 " (%" PRIu64 " reset answers),"
+		       " fetch_too_old %" PRIu64 ", truncations below a base %" PRIu64 "\n",
+		       seed, nn, step_now, now / MS, tot.commits, disk_end(&truth), tot.acked,
+		       tot.delivered, tot.crashes, tot.elections, tot.rollbacks, tot.leaves,
+		       tot.joins, tot.setoffsets, tot.dgrams, tot.retains, tot.retained,
+		       tot.resets, tot.st_resets - tot.resets, tot.st_too_old, tot.below_base);
 	return 0;
 }
 
@@ -1278,6 +1504,7 @@ int
 main(int argc, char **argv)
 {
 	uint64_t a = 1, b = 1, steps = 20000, sum_commits = 0, sum_acked = 0;
+	uint64_t sum_retains = 0, sum_resets = 0, reset_seeds = 0;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -1302,11 +1529,15 @@ main(int argc, char **argv)
 		run(s, steps);
 		sum_commits += tot.commits;
 		sum_acked += tot.acked;
+		sum_retains += tot.retains;
+		sum_resets += tot.resets;
+		reset_seeds += tot.resets > 0;
 	}
 	reset();
 	free(q.h);
 	printf("repl_sim: seeds %" PRIu64 "-%" PRIu64 " passed (%" PRIu64 " steps each at "
-	       "most; %" PRIu64 " records committed, %" PRIu64 " messages acknowledged)\n", a,
-	       b, steps, sum_commits, sum_acked);
+	       "most; %" PRIu64 " records committed, %" PRIu64 " messages acknowledged, %"
+	       PRIu64 " retentions, %" PRIu64 " log resets in %" PRIu64 " seeds)\n", a, b,
+	       steps, sum_commits, sum_acked, sum_retains, sum_resets, reset_seeds);
 	return 0;
 }

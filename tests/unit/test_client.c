@@ -71,6 +71,7 @@ struct fake {
 	int drop_third_pub;	/* drop the first copy of every 3rd new PUB */
 	int fin_err;		/* answer FIN with ERR SL_E_MSG_ID */
 	uint16_t busy_code;	/* answer the first copy of every new PUB with this ERR */
+	int busy_always;	/* ... and every copy after it too */
 	uint32_t busy_answers;
 	uint64_t session;	/* current session; 0 = forgotten */
 	uint64_t sessions;	/* sessions created */
@@ -304,7 +305,7 @@ fake_send(void *x, const void *p, uint32_t len)
 			f->n_kept++;
 			return 0; /* lost on the way */
 		}
-		if (is_new && f->busy_code != 0) {
+		if ((is_new || f->busy_always) && f->busy_code != 0) {
 			f->busy_answers++;
 			answer_err(f, &h, f->busy_code);
 			return 0;
@@ -677,6 +678,14 @@ test_busy(struct sl_client *c)
 		      "a publish answered %s is sent again and taken (rc %d)",
 		      sl_strerror(-(int)codes[i]), rc);
 	}
+	fk.busy_code = SL_E_WRITE_DISABLED;
+	fk.busy_always = 1;
+	fk.busy_answers = 0;
+	rc = sl_client_pub(c, "topic", 0, "paused", 6, &res);
+	CHECK(rc == -SL_E_WRITE_DISABLED && fk.busy_answers >= 2,
+	      "busy until the timeout: ends with that answer, not a timeout (rc %d, %u tries)",
+	      rc, fk.busy_answers);
+	fk.busy_always = 0;
 	fk.busy_code = SL_E_QUORUM;
 	rc = sl_client_pub(c, "topic", 0, "quorum", 6, &res);
 	CHECK(rc == -SL_E_QUORUM, "SL_E_QUORUM ends the publish (rc %d)", rc);
