@@ -47,6 +47,9 @@
  *                 (retention): nrec 0, then u64 first_id, u64 first_offset, and the
  *                 replica restarts its log empty there (ops->reset)
  *   10 JOIN_REQ   replica -> leader: u64 end
+ *   11 VIEW       leader -> every other replica: u8 nisr, u8[3] 0, then nisr u32 node ids:
+ *                 the ISR the leader commits with (on every change, and every lag
+ *                 timeout), for the replicas' views (ops->leader_isr)
  *
  * Status: 0 OK, 1 DUP (already held: OK, nothing written), 2 GAP (not at the expected
  * id, or the previous record's epoch differs: resend from the answer's end + 1), 3 FENCED
@@ -71,7 +74,7 @@
 #define CREC_LEN 56
 
 enum { T_WRITE = 1, T_WRITE_ACK, T_HEARTBEAT, T_CHAN_SYNC, T_CHAN_ACK, T_CATCHUP_REQ,
-	T_CATCHUP_RESP, T_FETCH, T_FETCH_RESP, T_JOIN_REQ, T_MAX };
+	T_CATCHUP_RESP, T_FETCH, T_FETCH_RESP, T_JOIN_REQ, T_VIEW, T_MAX };
 enum { ST_OK = 0, ST_DUP, ST_GAP, ST_FENCED, ST_NOT_ISR, ST_STALE_VIEW, ST_PUB_ARG, ST_IO,
 	ST_MISMATCH, ST_RESET };
 #define F_ACK 1
@@ -164,6 +167,8 @@ struct sl_repl {
 	uint64_t lwepoch;		/* the leader's highest write epoch heard: a datagram
 					 * with an older one was sent before a rollback */
 	uint64_t req_ns;
+	uint64_t view_ns;		/* leader: last VIEW sent */
+	uint64_t heard_ns;		/* replica: last datagram from the view's leader */
 	uint64_t join_ns;
 	struct chan_cache cc[CHAN_CACHE];
 
@@ -1376,6 +1381,48 @@ in_join_req(struct sl_repl *r, struct din *d)
 	join_try(r);
 }
 
+/* Leader: tell every other replica the ISR we commit with. */
+static void
+send_view(struct sl_repl *r)
+{
+	uint32_t i, n = r->view.nisr;
+	uint8_t *b;
+
+	for (i = 0; i < r->view.nreplicas; i++) {
+		if (r->view.replicas[i] == r->conf.node_id)
+			continue;
+		b = vhdr(r, T_VIEW, 0, 0);
+		b[0] = (uint8_t)n;
+		b[1] = b[2] = b[3] = 0;
+		for (uint32_t k = 0; k < n; k++)
+			put32(b + 4 + 4 * k, r->view.isr[k]);
+		tx(r, r->view.replicas[i], HDR_LEN + 4 + 4 * n);
+	}
+	r->view_ns = r->now;
+}
+
+/* Replica: the leader's ISR; to the seam when our view says otherwise. */
+static void
+in_view(struct sl_repl *r, struct din *d)
+{
+	uint32_t isr[SL_REPL_MAX_NODES], n, i;
+	int same;
+
+	if (d->blen < 4 || (n = d->p[0]) == 0 || n > SL_REPL_MAX_NODES || 4 + 4 * n > d->blen) {
+		r->st.bad_dgrams++;
+		return;
+	}
+	if (fence(r, d->from, d->vepoch, d->sess, 0) || r->ops.leader_isr == NULL)
+		return;
+	same = n == r->view.nisr;
+	for (i = 0; i < n; i++) {
+		isr[i] = get32(d->p + 4 + 4 * i);
+		same = same && in_list(r->view.isr, r->view.nisr, isr[i]);
+	}
+	if (!same)
+		r->ops.leader_isr(r->ops.arg, d->vepoch, d->sess, isr, n);
+}
+
 /* every datagram type's handler, by T_* (the header check keeps the type in range) */
 static void (*const handlers[T_MAX])(struct sl_repl *r, struct din *d) = {
 	[T_WRITE] = in_write,
@@ -1388,6 +1435,7 @@ static void (*const handlers[T_MAX])(struct sl_repl *r, struct din *d) = {
 	[T_FETCH] = in_fetch,
 	[T_FETCH_RESP] = in_fetch_resp,
 	[T_JOIN_REQ] = in_join_req,
+	[T_VIEW] = in_view,
 };
 
 void
@@ -1413,6 +1461,8 @@ sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, u
 	d.vepoch = get32(p + 12);
 	d.sess = get64(p + 24);
 	d.wepoch = get64(p + 32);
+	if (!r->is_leader && r->have_view && d.from == r->view.leader)
+		r->heard_ns = now_ns;
 	handlers[d.type](r, &d);
 }
 
@@ -1480,6 +1530,7 @@ sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_n
 	if (v->leader == r->conf.node_id) {
 		if (r->is_leader && same_lead) {
 			leader_view_change(r);
+			send_view(r);
 			return;
 		}
 		if (r->is_leader) {
@@ -1637,6 +1688,10 @@ leader_poll(struct sl_repl *r)
 		join_cancel(r);	/* it did not make it in time: writes go on */
 		done++;
 	}
+	if (now - r->view_ns >= lag) {
+		send_view(r);	/* a restarted replica learns where it stands */
+		done++;
+	}
 	for (i = 0; i < r->nmembers; i++) {
 		struct member *m = &r->m[i];
 
@@ -1716,6 +1771,15 @@ sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
 		return leader_poll(r);
 	if (now_ns - r->req_ns < r->conf.retransmit_ns)
 		return 0;
+	if (r->mode == M_FOLLOW && now_ns - r->heard_ns >= r->conf.lag_timeout_ns &&
+	    now_ns - r->req_ns >= r->conf.lag_timeout_ns) {
+		/* nothing from the leader for a while (say we restarted and it dropped us):
+		 * tell it where we are; its next VIEW tells us where we stand */
+		send_ack(r, r->view.leader, ST_OK, r->view.epoch, r->view.leader_session,
+			 r->lwepoch);
+		r->req_ns = now_ns;
+		return 1;
+	}
 	if (r->mode == M_PROBE) {
 		send_catchup_req(r);
 		return 1;

@@ -60,14 +60,14 @@ count_of() {	# count_of NODE: the messages NODE's log of r holds, up to its end
 	part_field "$1" message_count
 }
 
-wait_isr() {	# wait_isr WANT: until the leader's ISR is WANT (sorted)
-	local i got
+wait_isr() {	# wait_isr WANT [NODE]: until NODE's view (default 1, the leader) has ISR WANT
+	local i got node=${2:-1}
 	for i in $(seq 300); do
-		got=$(isr_of 1 | tr , '\n' | sort -n | paste -sd,)
+		got=$(isr_of "$node" | tr , '\n' | sort -n | paste -sd,)
 		[ "$got" = "$1" ] && return 0
 		sleep 0.1
 	done
-	fail "leader's ISR is $got, not $1"
+	fail "node $node's view has ISR $got, not $1"
 }
 
 # wait_counts: until the three nodes hold the same number of messages; sets c1 c2 c3

@@ -40,11 +40,11 @@ repl_field() {	# repl_field NODE FIELD: a replication counter of r/0 on NODE
 import json, sys
 print(json.load(sys.stdin)["partition_info"][0]["replication"][sys.argv[1]])' "$2"
 }
-# rejoin: node 3 (re)started learns the leader's view, in which it is out of the ISR (the
-# test plays the controller, etcd's role later); it catches up and asks to rejoin
+# rejoin: node 3 (re)started learns from the leader that it is out of the ISR, catches
+# up and asks to rejoin
 rejoin() {
-	ctl n3 partition set r 0 isr=1,2 > /dev/null || fail "view to node 3"
 	wait_isr 1,2,3
+	wait_isr 1,2,3 3
 }
 
 log "phase 1: 3000 messages, consumed; node 3 killed; 3000 more, consumed"

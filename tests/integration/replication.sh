@@ -43,6 +43,8 @@ kill -KILL "${NODE_PID[3]}"
 wait "${NODE_PID[3]}" 2>/dev/null
 log "node 3 killed at $(wc -l < "$TMP/acked.txt") acknowledged; the leader drops it"
 wait_isr 1,2
+wait_isr 1,2 2
+log "node 2's view follows the leader's ISR (1,2)"
 
 # node 3 comes back after the leader has moved on by more than its memory holds
 for i in $(seq 600); do
@@ -51,10 +53,10 @@ for i in $(seq 600); do
 done
 log "phase 2: node 3 restarts, catches up and rejoins"
 boot 3 --data-dir "$TMP/data3" --log-mb 4
-# the test plays the controller (etcd's role, later): node 3 learns the leader's view,
-# in which it is out of the ISR, so it catches up and asks to rejoin
-ctl n3 partition set r 0 isr=1,2 > /dev/null || fail "view to node 3"
+# node 3 starts from the cluster file's view (in the ISR); the leader's VIEW tells it it
+# is not, so it catches up and asks to rejoin, with no operator step
 wait_isr 1,2,3
+wait_isr 1,2,3 3
 wait "$PUBPID" || fail "sluice-pub failed: $(cat "$TMP/acked.txt.log")"
 recs=$(ctl n1 storage status | python3 -c 'import json,sys; print(json.load(sys.stdin)["replication_disk_records"])')
 [ "$recs" -gt 0 ] || fail "node 3 caught up without reading the leader's disk log"

@@ -52,6 +52,9 @@ static struct {
 	uint64_t base;			/* the log starts at this id (reset); 0 = 1 */
 	uint64_t base_off;
 	int nreset, reset_busy;
+	uint32_t lisr[8], nlisr, lisr_epoch;
+	uint64_t lisr_sess;
+	int nlisr_calls;
 } f;
 
 static uint64_t
@@ -207,11 +210,22 @@ o_msg_ids(void *a, const void *msgs, uint32_t size, uint64_t *first, uint64_t *l
 	return 0;
 }
 
+static void
+o_leader_isr(void *a, uint32_t epoch, uint64_t sess, const uint32_t *isr, uint32_t n)
+{
+	f.lisr_epoch = epoch;
+	f.lisr_sess = sess;
+	f.nlisr = n;
+	memcpy(f.lisr, isr, n * sizeof(*isr));
+	f.nlisr_calls++;
+}
+
 static const struct sl_repl_ops fops = {
 	.send = o_send, .append = o_append, .truncate = o_truncate, .read = o_read,
 	.last = o_last, .epoch_end = o_epoch_end, .isr_leave = o_leave, .isr_join = o_join,
 	.committed = o_committed, .rolled_back = o_rolled_back, .chan_set = o_chan_set,
 	.chan_done = o_chan_done, .msg_ids = o_msg_ids, .first = o_first, .reset = o_reset,
+	.leader_isr = o_leader_isr,
 };
 
 static uint64_t topic;
@@ -933,6 +947,82 @@ test_reset(void)
 	sl_repl_close(r);
 }
 
+/* The leader tells every other replica its ISR (on a change, and every lag timeout); a
+ * replica hands it to the seam only when its view differs, and only from its leader. */
+static void
+test_view(void)
+{
+	uint32_t isr02[] = { 0, 2 }, isr012[] = { 0, 1, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = leader3();
+	uint8_t b[64], *p;
+	int k;
+
+	f.nout = 0;
+	view(&v, 2, 0, 2, 77, 3, isr02, 2);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(count_out(11, 1) == 1 && count_out(11, 2) == 1 && count_out(11, 0) == 0);
+	k = find_out(11, 1);
+	CHECK(k >= 0 && f.out[k][HDR] == 2 && g32(f.out[k] + HDR + 4) == 0 &&
+	      g32(f.out[k] + HDR + 8) == 2 && f.out_len[k] == HDR + 12);
+	f.nout = 0;
+	sl_repl_poll(r, 60 * MS);	/* past the lag timeout (50 ms here): again */
+	CHECK(count_out(11, 1) == 1 && count_out(11, 2) == 1);
+	sl_repl_close(r);
+
+	/* replica 1, whose view still has it in the ISR */
+	r = open_node(1);
+	view(&v, 1, 0, 2, 77, 3, isr012, 3);
+	sl_repl_set_view(r, &v, 0);
+	p = b + hdr(b, 11, 0, 2, 77, E2);
+	p[0] = 2;
+	p32(p + 4, 0);
+	p32(p + 8, 2);
+	sl_repl_input(r, 0, b, HDR + 12, 0);
+	CHECK(f.nlisr_calls == 1 && f.nlisr == 2 && f.lisr[0] == 0 && f.lisr[1] == 2 &&
+	      f.lisr_epoch == 2 && f.lisr_sess == 77);
+	/* the same ISR as the view: nothing to do */
+	p[0] = 3;
+	p32(p + 4, 2);
+	p32(p + 8, 0);
+	p32(p + 12, 1);
+	sl_repl_input(r, 0, b, HDR + 16, 0);
+	CHECK(f.nlisr_calls == 1);
+	/* from another session, or not the leader: fenced */
+	p[0] = 1;
+	p32(p + 4, 0);
+	hdr(b, 11, 0, 2, 78, E2);
+	sl_repl_input(r, 0, b, HDR + 8, 0);
+	hdr(b, 11, 0, 2, 77, E2);
+	sl_repl_input(r, 2, b, HDR + 8, 0);
+	CHECK(f.nlisr_calls == 1);
+	/* malformed: no members, or more than the datagram holds */
+	p[0] = 0;
+	sl_repl_input(r, 0, b, HDR + 8, 0);
+	p[0] = 5;
+	sl_repl_input(r, 0, b, HDR + 8, 0);
+	CHECK(f.nlisr_calls == 1);
+	sl_repl_close(r);
+
+	/* a follower that hears nothing from its leader for the lag timeout (restarted, and
+	 * the leader no longer sends to it) tells the leader where it is, once per timeout */
+	r = open_node(1);
+	view(&v, 1, 0, 2, 77, 3, isr012, 3);
+	sl_repl_set_view(r, &v, 0);
+	p = b + hdr(b, 3, 0, 2, 77, E2);	/* a heartbeat at t = 0 */
+	p64(p, 0);
+	p64(p + 8, 0);
+	sl_repl_input(r, 0, b, HDR + 16, 0);
+	f.nout = 0;
+	sl_repl_poll(r, 10 * MS);	/* the lag timeout here is 50 ms */
+	CHECK(f.nout == 0);
+	sl_repl_poll(r, 60 * MS);
+	CHECK(f.nout == 1 && count_out(2, 0) == 1);
+	sl_repl_poll(r, 70 * MS);
+	CHECK(f.nout == 1);
+	sl_repl_close(r);
+}
+
 int
 main(void)
 {
@@ -946,6 +1036,7 @@ main(void)
 	test_chan_sync();
 	test_catchup();
 	test_reset();
+	test_view();
 	if (failures) {
 		fprintf(stderr, "test_repl: %d failures\n", failures);
 		return 1;
