@@ -248,6 +248,8 @@ json_storage(struct sl_json *out, const struct sl_part_info *in)
 	sl_json_u64(out, "disk_reads", in->disk_reads);
 	sl_json_u64(out, "disk_skipped", in->disk_skipped);
 	sl_json_u64(out, "resumes", st->resumes);
+	sl_json_u64(out, "truncates", st->truncates);
+	sl_json_u64(out, "resets", st->resets);
 	sl_json_obj_open(out, "retention");
 	sl_json_u64(out, "max_bytes", st->pol.retain_bytes);
 	sl_json_u64(out, "max_age_s", st->pol.retain_age_s);

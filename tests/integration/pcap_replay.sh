@@ -251,7 +251,7 @@ OUT=$TMP/anon-out.pcap
 start_sluiced anon "$NS" "" -- \
 	--port "net_pcap0,rx_iface_in=$VA,tx_pcap=$OUT" --ip "$BROKER" \
 	--port "net_tap0,iface=$TAP" --ip "$TAP_BROKER" \
-	--topic pcap-pub:4 --topic pcap-mpub:4 --topic pcap-noack:2 --anon-publish
+	--topic pcap-pub:4 --topic pcap-mpub:4 --topic pcap-noack:2 --anon-publish --log-mb 16
 in_ns "$NS" ip addr add "$TAP_HOST/24" dev "$TAP" || fail "address $TAP"
 in_ns "$NS" ip link set "$TAP" up || fail "link up $TAP"
 MAC=$(ctl_py anon "[p for p in d['ports'] if p['name'] == 'net_pcap0'][0]['mac']" status) ||
@@ -330,7 +330,7 @@ OUT1=$TMP/noanon-out1.pcap
 start_sluiced noanon "" "" -- \
 	--port "net_pcap0,rx_pcap=$TMP/pub0.pcap,tx_pcap=$OUT0" --ip "$BROKER" \
 	--port "net_pcap1,rx_pcap=$TMP/mpub1.pcap,tx_pcap=$OUT1" --ip "$BROKER2" \
-	--topic pcap-pub:4 --topic pcap-mpub:4
+	--topic pcap-pub:4 --topic pcap-mpub:4 --log-mb 16
 [ "$(ctl_py noanon "' '.join(p['mac'] for p in d['ports'])" status)" = "$PMAC0 $PMAC1" ] ||
 	fail "net_pcap MACs are not $PMAC0 $PMAC1: $(ctl_py noanon "d['ports']" status)"
 wait_for 20 "ERR answers" at_least $((N_PUB + N_MPUB)) workers_sum noanon errors_sent
