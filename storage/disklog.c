@@ -507,15 +507,40 @@ fail:
 }
 
 /* Add a new active segment starting at (off, id). Appender or open. */
-/* An empty segment starting at queue offset off, id id (no files yet). */
-static void
-seg_init(struct seg *s, uint64_t off, uint64_t id)
+/* Take the oldest segment out of the table (readers see the new first id at once) and
+ * return it; its files are the caller's to close and remove. Appender, nseg > 1. */
+static struct seg
+seg_pop_oldest(struct sl_disklog *dl)
 {
+	struct seg old = dl->segs[0];
+
+	pthread_mutex_lock(&dl->lock);
+	memmove(dl->segs, dl->segs + 1, (dl->nseg - 1) * sizeof(*dl->segs));
+	dl->nseg--;
+	STR(dl->first_id, dl->segs[0].base_id);
+	pthread_mutex_unlock(&dl->lock);
+	return old;
+}
+
+/* A new empty segment starting at queue offset off, id id: its files created with their
+ * headers, not yet synced. 0, or a negative errno and no files left. Appender. */
+static int
+seg_create(struct sl_disklog *dl, struct seg *s, uint64_t off, uint64_t id)
+{
+	int rc;
+
 	memset(s, 0, sizeof(*s));
 	s->base_offset = off;
 	s->base_id = id;
 	s->msg_size = HDR;
 	s->end_id = id - 1;
+	rc = create_seg_files(dl, s);
+	if (rc != 0)
+		return rc;
+	s->dirty = 1;
+	s->fresh = 1;
+	s->clog_dirty = 1;
+	return 0;
 }
 
 static int
@@ -524,13 +549,9 @@ add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
 	struct seg s;
 	int rc;
 
-	seg_init(&s, off, id);
-	rc = create_seg_files(dl, &s);
+	rc = seg_create(dl, &s, off, id);
 	if (rc != 0)
 		return rc;
-	s.dirty = 1;
-	s.fresh = 1;
-	s.clog_dirty = 1;
 	pthread_mutex_lock(&dl->lock);
 	rc = reserve_seg(dl);
 	if (rc == 0)
@@ -652,41 +673,26 @@ write_checkpoint(struct sl_disklog *dl)
 	return rc;
 }
 
-/* Index of the last segment with base_id <= id (0 if none). Lock held or appender. */
-static uint32_t
-seg_by_id(const struct sl_disklog *dl, uint64_t id)
-{
-	uint32_t lo = 0, hi = dl->nseg;
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (dl->segs[mid].base_id <= id)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Index of the last segment with base_offset <= off (0 if none). */
-static uint32_t
-seg_by_offset(const struct sl_disklog *dl, uint64_t off)
-{
-	uint32_t lo = 0, hi = dl->nseg;
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (dl->segs[mid].base_offset <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 enum crec_key { KEY_ID, KEY_OFFSET, KEY_TIME };
+
+/* Index of the last segment whose base id (KEY_ID) or base offset (KEY_OFFSET) is <=
+ * value (0 if none). Lock held or appender. */
+static uint32_t
+seg_search(const struct sl_disklog *dl, enum crec_key key, uint64_t value)
+{
+	uint32_t lo = 0, hi = dl->nseg;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct seg *m = &dl->segs[mid];
+
+		if ((key == KEY_ID ? m->base_id : m->base_offset) <= value)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 /*
  * Binary search the first nrec commit records of s for the last one whose key is
@@ -1335,7 +1341,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	/* Segments wholly before the checkpoint's are trusted after a light check. */
 	v = 0;
 	if (ckpt_id != 0 && dl->nseg > 0)
-		v = seg_by_offset(dl, ckpt_off);
+		v = seg_search(dl, KEY_OFFSET, ckpt_off);
 	for (i = 0; i < v; i++) {
 		s = &dl->segs[i];
 		sc.msg_fsize = msz[i];
@@ -1697,7 +1703,7 @@ cut_to(struct sl_disklog *dl, uint64_t end_id)
 	uint32_t t, k;
 	int rc = 0, rc2;
 
-	t = seg_by_id(dl, end_id);	/* the segment holding end_id (0 when none does) */
+	t = seg_search(dl, KEY_ID, end_id);	/* the segment holding end_id (0 when none does) */
 	s = &dl->segs[t];
 	if (end_id >= s->base_id) {
 		rc = crec_search(dl, s, s->nrec, KEY_ID, end_id, &r, &c);
@@ -1811,16 +1817,11 @@ reset_log(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
 		dl->dir_dirty = 0;
 	}
 	while (dl->nseg > 1) {
-		old = dl->segs[0];
-		rc = unlink_seg(dl, old.base_offset);
+		rc = unlink_seg(dl, dl->segs[0].base_offset);
 		dl->dir_dirty = 1;
 		if (rc != 0)
 			return rc;
-		pthread_mutex_lock(&dl->lock);
-		memmove(dl->segs, dl->segs + 1, (dl->nseg - 1) * sizeof(*dl->segs));
-		dl->nseg--;
-		STR(dl->first_id, dl->segs[0].base_id);
-		pthread_mutex_unlock(&dl->lock);
+		old = seg_pop_oldest(dl);
 		close_seg(dl, &old);
 		STR(dl->bytes, LDR(dl->bytes) - seg_bytes_on_disk(&old));
 	}
@@ -1832,14 +1833,10 @@ reset_log(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
 		if (rc != 0)
 			return rc;
 	}
-	seg_init(&n, first_offset, first_id);
-	rc = create_seg_files(dl, &n);
+	rc = seg_create(dl, &n, first_offset, first_id);
 	dl->dir_dirty = 1;
 	if (rc != 0)
 		return rc;
-	n.dirty = 1;
-	n.fresh = 1;
-	n.clog_dirty = 1;
 	pthread_mutex_lock(&dl->lock);
 	dl->segs[0] = n;
 	STR(dl->first_id, first_id);
@@ -2015,11 +2012,7 @@ sl_disklog_retain(struct sl_disklog *dl, const struct sl_disklog_retention *pol,
 			}
 			break;
 		}
-		pthread_mutex_lock(&dl->lock);
-		memmove(dl->segs, dl->segs + 1, (dl->nseg - 1) * sizeof(*dl->segs));
-		dl->nseg--;
-		STR(dl->first_id, dl->segs[0].base_id);
-		pthread_mutex_unlock(&dl->lock);
+		s = seg_pop_oldest(dl);
 		close_seg(dl, &s);
 		rc2 = unlink_seg(dl, s.base_offset);
 		if (rc == 0)
@@ -2082,7 +2075,7 @@ sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *
 		rc = -ENOENT;
 		goto out;
 	}
-	si = seg_by_id(dl, id);
+	si = seg_search(dl, KEY_ID, id);
 	s = &dl->segs[si];
 	nrec = LD(s->nrec);
 	rc = crec_search(dl, s, nrec, KEY_ID, id, &r, &c);
@@ -2134,7 +2127,7 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 	lim = RTE_MIN(max_id, end);
 	if (from > lim || max_msgs == 0)
 		goto out;
-	si = seg_by_id(dl, from);
+	si = seg_search(dl, KEY_ID, from);
 	rc = locate_id(dl, &dl->segs[si], LD(dl->segs[si].nrec), from, &pos);
 	if (rc == -ENOENT) {
 		rc = 0;		/* cut meanwhile */
@@ -2364,7 +2357,7 @@ sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t 
 			rc = -ENOENT;
 			goto out;
 		}
-		si = seg_by_offset(dl, value);
+		si = seg_search(dl, KEY_OFFSET, value);
 		s = &dl->segs[si];
 		nrec = LD(s->nrec);
 		if (nrec == 0) {
