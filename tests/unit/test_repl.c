@@ -339,6 +339,20 @@ mkrec(struct sl_repl_crec *c, uint8_t *msgs, uint64_t first, uint32_t num, uint6
 		p64(msgs + i * MSGREC, first + i);
 }
 
+/* a commit record in the documented 56-byte layout (written here, not by repl.c) */
+static void
+p_crec(uint8_t *p, const struct sl_repl_crec *c)
+{
+	p64(p, c->log_id);
+	p64(p + 8, c->epoch);
+	p64(p + 16, c->last_msg_log_id);
+	p64(p + 24, c->msg_offset);
+	p64(p + 32, c->msg_cnt);
+	p64(p + 40, c->timestamp_ns);
+	p32(p + 48, c->msg_size);
+	p32(p + 52, c->msg_num);
+}
+
 static uint32_t
 write_dgram(uint8_t *b, uint32_t vepoch, uint64_t sess, uint64_t commit, uint64_t prev,
 	    const struct sl_repl_crec *c, const uint8_t *msgs)
@@ -348,14 +362,7 @@ write_dgram(uint8_t *b, uint32_t vepoch, uint64_t sess, uint64_t commit, uint64_
 	p64(p, commit);
 	p64(p + 8, prev);
 	p += 16;
-	p64(p, c->log_id);
-	p64(p + 8, c->epoch);
-	p64(p + 16, c->last_msg_log_id);
-	p64(p + 24, c->msg_offset);
-	p64(p + 32, c->msg_cnt);
-	p64(p + 40, c->timestamp_ns);
-	p32(p + 48, c->msg_size);
-	p32(p + 52, c->msg_num);
+	p_crec(p, c);
 	memcpy(p + CREC, msgs, c->msg_size);
 	return HDR + 16 + CREC + c->msg_size;
 }
@@ -746,6 +753,24 @@ test_chan_sync(void)
 	sl_repl_close(r);
 }
 
+/* CATCHUP_RESP from node 0: the leader's end for req_epoch (and that record's epoch),
+ * its own end and last epoch, its commit index */
+static void
+catchup_resp(struct sl_repl *r, uint64_t req_epoch, uint64_t end, uint64_t end_epoch,
+	     uint64_t lend, uint64_t lepoch, uint64_t commit)
+{
+	uint8_t b[128], *p = b + hdr(b, 7, 0, 2, 77, E2);
+
+	p64(p, req_epoch);
+	p64(p + 8, end);
+	p64(p + 16, end_epoch);
+	p64(p + 24, lend);
+	p64(p + 32, lepoch);
+	p64(p + 40, commit);
+	f.nout = 0;
+	sl_repl_input(r, 0, b, HDR + 48, 0);
+}
+
 /* FETCH_RESP (status OK) from node 0 with records (first id, count) of epoch E2 */
 static void
 fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
@@ -762,14 +787,7 @@ fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
 	p32(p + 28, 0);
 	for (i = 0; i < n; i++) {
 		mkrec(&c, msgs, ids[i][0], (uint32_t)ids[i][1], E2);
-		p64(p + off, c.log_id);
-		p64(p + off + 8, c.epoch);
-		p64(p + off + 16, c.last_msg_log_id);
-		p64(p + off + 24, c.msg_offset);
-		p64(p + off + 32, c.msg_cnt);
-		p64(p + off + 40, 0);
-		p32(p + off + 48, c.msg_size);
-		p32(p + off + 52, c.msg_num);
+		p_crec(p + off, &c);
 		memcpy(p + off + CREC, msgs, c.msg_size);
 		off += CREC + c.msg_size;
 	}
@@ -784,7 +802,6 @@ test_catchup(void)
 	uint32_t isr02[] = { 0, 2 };
 	struct sl_repl_view v;
 	struct sl_repl *r;
-	uint8_t b[512], *p;
 	uint8_t msgs[64];
 	struct sl_repl_crec c;
 	uint32_t i;
@@ -802,15 +819,7 @@ test_catchup(void)
 	CHECK(count_out(6, 0) == 1);
 	CHECK(g64(f.out[0] + HDR) == ((1ull << 32) | 1));
 	/* the leader has epoch 1 up to 2 only: we truncate 3, then fetch from 3 */
-	p = b + hdr(b, 7, 0, 2, 77, E2);
-	p64(p, (1ull << 32) | 1);
-	p64(p + 8, 2);
-	p64(p + 16, 1ull << 32);
-	p64(p + 24, 5);
-	p64(p + 32, E2);
-	p64(p + 40, 4);
-	f.nout = 0;
-	sl_repl_input(r, 0, b, HDR + 48, 0);
+	catchup_resp(r, (1ull << 32) | 1, 2, 1ull << 32, 5, E2, 4);
 	CHECK(f.n == 2 && end_of() == 2);
 	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
 	/* FETCH_RESP with two records (3..4 MPUB, 5) */
@@ -906,15 +915,7 @@ test_reset(void)
 	f.nout = 0;
 	sl_repl_set_view(r, &v, 0);
 	CHECK(count_out(6, 0) == 1);
-	p = b + hdr(b, 7, 0, 2, 77, E2);
-	p64(p, E2);
-	p64(p + 8, 2);
-	p64(p + 16, E2);
-	p64(p + 24, 6);
-	p64(p + 32, E2);
-	p64(p + 40, 6);
-	f.nout = 0;
-	sl_repl_input(r, 0, b, HDR + 48, 0);
+	catchup_resp(r, E2, 2, E2, 6, E2, 6);
 	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
 	/* RESET: the first time the log is busy (asked again), then it resets */
 	p = b + hdr(b, 9, 0, 2, 77, E2);
