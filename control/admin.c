@@ -43,7 +43,7 @@ static struct admin {
 	uint32_t nbuilding;
 } adm = {.snap_lock = PTHREAD_MUTEX_INITIALIZER};
 
-static const char *const op_names[16] = {
+static const char *const op_names[SL_WIRE_OP_MAX] = {
 	NULL, "hello", "pub", "mpub", "sub", "rdy", "fin", "req", "touch", "cls", "nop",
 	"set_offset",
 };
@@ -833,8 +833,9 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "total_cycles", s->total_cycles);
 	sl_json_u64(out, "idle_sleeps", s->idle_sleeps);
 	sl_json_obj_open(out, "requests");
-	for (k = 1; k < 12; k++)
+	for (k = 1; k < SL_WIRE_OP_MAX; k++)
 		sl_json_u64(out, op_names[k], s->ops[k]);
+	sl_json_u64(out, "unknown", s->ops_unknown);
 	sl_json_obj_close(out);
 	sl_json_obj_open(out, "drops");
 	for (k = SL_NET_DROP_SHORT; k < SL_NET_KIND_MAX; k++)

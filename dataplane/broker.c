@@ -136,18 +136,8 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		w->sessions = b->sessions;
 		w->autocreate = b->autocreate;
 		w->viewreq = b->viewreq;
-		if (conf->repl_port != 0) {
-			for (j = 0; j < conf->nports; j++) {
-				w->arp[j] = rte_zmalloc_socket("sl_arp", sizeof(*w->arp[j]),
-							       RTE_CACHE_LINE_SIZE, conf->socket_id);
-				if (w->arp[j] == NULL)
-					goto nomem;
-			}
-			w->rbuf = rte_malloc_socket("sl_rbuf", SL_REPL_MAX_DGRAM + 256, 64,
-						    conf->socket_id);
-			if (w->rbuf == NULL)
-				goto nomem;
-		}
+		if (sl_worker_setup(w) != 0)
+			goto nomem;
 		w->idem = rte_zmalloc_socket("sl_idem", sizeof(*w->idem) * conf->max_sessions,
 					     RTE_CACHE_LINE_SIZE, conf->socket_id);
 		w->parts = rte_zmalloc_socket("sl_wparts", sizeof(*w->parts) * SL_WORKER_MAX_PARTS,
@@ -225,7 +215,7 @@ free_topic_cb(void *arg, struct sl_topic *t)
 
 	sl_coord_topic_del(b->coord, t);
 	for (p = 0; p < t->nparts; p++)
-		sl_worker_pstate_free(t->parts[p].state);
+		sl_partition_close(t->parts[p].state);
 	sl_coord_topic_free(t);
 	return 0;
 }
@@ -267,9 +257,7 @@ sl_broker_close(struct sl_broker *b)
 			rte_ring_free(w->txin[j]);
 		}
 		rte_ring_free(w->cmd);
-		for (j = 0; j < SL_BROKER_MAX_PORTS; j++)
-			rte_free(w->arp[j]);
-		rte_free(w->rbuf);
+		sl_worker_teardown(w);
 		rte_free(w->parts);
 		rte_free(w->idem);
 		rte_free(w);
@@ -321,13 +309,13 @@ run_cmd(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 }
 
 static struct sl_wcmd *
-cmd_new(enum sl_wcmd_op op, struct sl_pstate *ps)
+cmd_new(enum sl_wcmd_op op, struct sl_partition *p)
 {
 	struct sl_wcmd *c = calloc(1, sizeof(*c));
 
 	if (c != NULL) {
 		c->op = op;
-		c->ps = ps;
+		c->p = p;
 	}
 	return c;
 }
@@ -490,6 +478,29 @@ store_open(struct sl_broker *b, const char *name, uint16_t i,
 	return 0;
 }
 
+/* A partition's run-time state, owned by worker `owner`, with store st (or NULL). */
+static struct sl_partition *
+part_open(struct sl_broker *b, uint16_t partid, uint16_t owner, struct sl_pstore *st)
+{
+	const struct sl_broker_conf *c = &b->conf;
+	struct sl_partition_conf pc = {
+		.partid = partid,
+		.worker = owner,
+		.socket_id = c->socket_id,
+		.log_bytes = c->log_bytes,
+		.max_msg = c->max_msg,
+		.chan_window = c->chan_window,
+		.msg_timeout_ms = c->msg_timeout_ms,
+		.max_req_delay_ms = c->max_req_delay_ms,
+		.node_id = c->node_id,
+		.store = st,
+		.persist = b->workers[owner]->persist,
+		.sessions = b->sessions,
+	};
+
+	return sl_partition_open(&pc);
+}
+
 /* Stop writing and close the stores of states[0..n-1] (their workers let go of them). */
 static void
 stores_detach(struct sl_broker *b, void *const *states, uint16_t n)
@@ -497,10 +508,10 @@ stores_detach(struct sl_broker *b, void *const *states, uint16_t n)
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
-		struct sl_pstate *ps = states[i];
+		struct sl_pstore *st = states[i] != NULL ? sl_partition_store(states[i]) : NULL;
 
-		if (ps != NULL && ps->store != NULL && ps->store->log != NULL)
-			sl_persist_detach(b->conf.persist, ps->store);
+		if (st != NULL && st->log != NULL)
+			sl_persist_detach(b->conf.persist, st);
 	}
 }
 
@@ -543,7 +554,7 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 			if (rc != 0)
 				goto fail;
 		}
-		states[i] = sl_worker_pstate_create(&b->conf, i, owners[i], st);
+		states[i] = part_open(b, i, owners[i], st);
 		if (states[i] == NULL) {
 			sl_pstore_close(st);
 			rc = -ENOMEM;
@@ -551,19 +562,19 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 		}
 		st = NULL;
 		if (b->conf.repl_port != 0) {
-			rc = sl_worker_pstate_replicate(&b->conf, states[i], name,
-							b->workers[owners[i]]);
+			rc = sl_worker_partition_replicate(b->workers[owners[i]], states[i],
+							   name);
 			if (rc != 0)
 				goto fail;
 		}
 	}
 	/* the persistence lcore takes the stores before any worker can write to them */
 	for (stored = 0; stored < nparts; stored++) {
-		struct sl_pstate *ps = states[stored];
+		struct sl_pstore *ps = sl_partition_store(states[stored]);
 
-		if (ps->store == NULL)
+		if (ps == NULL)
 			continue;
-		rc = sl_persist_attach(b->conf.persist, ps->store);
+		rc = sl_persist_attach(b->conf.persist, ps);
 		if (rc != 0)
 			goto fail;
 	}
@@ -573,7 +584,7 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 		goto fail;
 	}
 	for (i = 0; i < nparts; i++)
-		((struct sl_pstate *)states[i])->part = &t->parts[i];
+		sl_partition_set_coord(states[i], &t->parts[i]);
 	/* hand every partition to its worker before the topic becomes visible */
 	for (attached = 0; attached < nparts; attached++) {
 		struct sl_wcmd *c = cmd_new(SL_WCMD_ATTACH, states[attached]);
@@ -607,7 +618,7 @@ fail:
 	}
 	stores_detach(b, states, stored);
 	for (i = 0; i < nparts; i++)
-		sl_worker_pstate_free(states[i]);
+		sl_partition_close(states[i]);
 	sl_coord_topic_free(t);
 	return rc;
 }
@@ -710,19 +721,17 @@ sl_broker_storage_resume(struct sl_broker *b, const char *topic, int part, uint3
 	lo = part < 0 ? 0 : (uint16_t)part;
 	hi = part < 0 ? t->nparts : (uint16_t)(part + 1);
 	for (p = lo; p < hi; p++) {
-		struct sl_pstate *ps = t->parts[p].state;
+		struct sl_pstore *ps = sl_partition_store(t->parts[p].state);
 
-		if (ps->store == NULL)
+		if (ps == NULL)
 			return -SL_E_INVAL;
-		if (__atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE) != 0)
-			sl_persist_resume(ps->store);
+		if (sl_pstore_error(ps) != 0)
+			sl_persist_resume(ps);
 	}
 	do {
 		failing = 0;
 		for (p = lo; p < hi; p++) {
-			struct sl_pstate *ps = t->parts[p].state;
-
-			failing |= __atomic_load_n(&ps->store->error, __ATOMIC_ACQUIRE) != 0;
+			failing |= sl_pstore_error(sl_partition_store(t->parts[p].state)) != 0;
 		}
 		if (!failing)
 			return 0;
@@ -760,7 +769,7 @@ sl_broker_topic_delete(struct sl_broker *b, const char *name)
 		void *st = t->parts[p].state;
 
 		stores_detach(b, &st, 1);
-		sl_worker_pstate_free(st);
+		sl_partition_close(st);
 	}
 	if (b->conf.data_dir != NULL) {
 		int rc = sl_tstore_remove(b->conf.data_dir, name);
@@ -833,7 +842,7 @@ sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const cha
 		     uint8_t kind, uint64_t value, uint64_t *next_id)
 {
 	struct sl_topic *t;
-	struct sl_pstate *ps;
+	struct sl_pstore *ps;
 	uint64_t id;
 	int rc;
 
@@ -857,8 +866,8 @@ sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const cha
 		}
 		return 0;
 	}
-	ps = t->parts[part < 0 ? 0 : part].state;
-	rc = sl_persist_find(b->conf.persist, ps->store,
+	ps = sl_partition_store(t->parts[part < 0 ? 0 : part].state);
+	rc = sl_persist_find(b->conf.persist, ps,
 			     kind == SL_OFF_OFFSET ? SL_DISKLOG_BY_OFFSET : SL_DISKLOG_BY_TIME, value,
 			     &id);
 	if (rc == -EINVAL)
@@ -866,7 +875,7 @@ sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const cha
 	/* below the oldest retained message: start there (id is first_id) */
 	if (rc != 0 && rc != -ENOENT)
 		return -SL_E_IO;
-	if (id > __atomic_load_n(&ps->store->written_id, __ATOMIC_ACQUIRE))
+	if (id > sl_pstore_written_id(ps))
 		/* past what is on disk: memory knows */
 		return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
 	return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, SL_OFF_COUNT, id - 1,

@@ -26,6 +26,7 @@
 #include "persist.h"
 #include "repl.h"
 #include "session.h"
+#include "wire.h"
 
 #define SL_BROKER_MAX_WORKERS 16
 #define SL_BROKER_MAX_PORTS 4
@@ -109,7 +110,8 @@ struct sl_worker_stats {
 	uint64_t drop_no_mbuf;
 	uint64_t arp_replies;
 	uint64_t icmp_replies;
-	uint64_t ops[16];		/* requests by opcode */
+	uint64_t ops[SL_WIRE_OP_MAX];	/* requests by opcode (index: the opcode) */
+	uint64_t ops_unknown;		/* requests with an opcode no handler takes */
 	uint64_t errs_sent;		/* ERR frames */
 	uint64_t err_codes[32];		/* by SL_E_* - SL_E_BASE */
 	uint64_t dups;			/* retries answered from the idempotency window */

@@ -200,7 +200,7 @@ meta_free_cb(struct rcu_head *head)
 }
 
 int
-sl_coord_part_set_meta(struct sl_partition *p, const struct sl_part_meta *m)
+sl_coord_part_set_meta(struct sl_coord_part *p, const struct sl_part_meta *m)
 {
 	struct sl_part_meta *n = malloc(sizeof(*n)), *old;
 

@@ -45,7 +45,7 @@ struct sl_part_meta {
 
 struct sl_topic;
 
-struct sl_partition {
+struct sl_coord_part {
 	struct sl_topic *topic;
 	uint16_t id;
 	uint16_t owner;			/* index of the owning worker */
@@ -60,7 +60,7 @@ struct sl_topic {
 	uint16_t nparts;
 	uint32_t flags;
 	uint64_t created_ns;		/* wall clock */
-	struct sl_partition *parts;	/* nparts entries, fixed for the topic's life */
+	struct sl_coord_part *parts;	/* nparts entries, fixed for the topic's life */
 };
 
 struct sl_coord_conf {
@@ -120,7 +120,7 @@ sl_coord_topic_free(struct sl_topic *t);
 /** Publish a new replication view of a partition (copied); the old one is freed after a
  * grace period. Control thread. 0 or -ENOMEM. */
 int
-sl_coord_part_set_meta(struct sl_partition *p, const struct sl_part_meta *m);
+sl_coord_part_set_meta(struct sl_coord_part *p, const struct sl_part_meta *m);
 
 /** Visit every topic (RCU read side). Stops when fn returns non-zero. */
 void

@@ -66,6 +66,8 @@ enum sl_wire_op {
 	SL_OP_MSG = 0x82,
 	SL_OP_WELCOME = 0x83,
 };
+/* Request opcodes are below this (a table indexed by opcode has this many entries). */
+#define SL_WIRE_OP_MAX (SL_OP_SET_OFFSET + 1)
 
 /* header flags */
 #define SL_WIRE_F_NOACK 0x0001 /* PUB/MPUB/FIN: fire and forget, no OK (ERR still sent) */

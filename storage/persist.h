@@ -170,6 +170,71 @@ struct sl_pstore {
 	struct sl_prread rread;
 };
 
+/*
+ * Accessors for the store's shared state, for its partition's owner worker (any thread
+ * may read them for statistics). The memory order is stated here once: the persistence
+ * lcore and the reader publish with release stores what the worker reads with acquire
+ * loads, and the worker publishes with release stores what they read with acquire loads.
+ * No other module touches these fields directly.
+ */
+
+/* Every id up to this one is written to the files (memory may be trimmed below it). */
+static inline uint64_t
+sl_pstore_written_id(const struct sl_pstore *ps)
+{
+	return __atomic_load_n(&ps->written_id, __ATOMIC_ACQUIRE);
+}
+
+/* Every id up to this one is synced (fdatasync). */
+static inline uint64_t
+sl_pstore_durable_id(const struct sl_pstore *ps)
+{
+	return __atomic_load_n(&ps->durable_id, __ATOMIC_ACQUIRE);
+}
+
+/* The oldest id the disk log retains. */
+static inline uint64_t
+sl_pstore_disk_first_id(const struct sl_pstore *ps)
+{
+	return __atomic_load_n(&ps->disk_first_id, __ATOMIC_ACQUIRE);
+}
+
+/* The sticky error (negative errno), 0 while healthy. */
+static inline int
+sl_pstore_error(const struct sl_pstore *ps)
+{
+	return __atomic_load_n(&ps->error, __ATOMIC_ACQUIRE);
+}
+
+/* The store generation: bumped by every resume. */
+static inline uint32_t
+sl_pstore_gen(const struct sl_pstore *ps)
+{
+	return __atomic_load_n(&ps->gen, __ATOMIC_ACQUIRE);
+}
+
+/* Worker: the error of generation gen is handled (what waited was failed). */
+static inline void
+sl_pstore_error_ack(struct sl_pstore *ps, uint32_t gen)
+{
+	__atomic_store_n(&ps->err_ack, gen, __ATOMIC_RELEASE);
+}
+
+/* Worker: retention keeps every id from id on (0: no durable channel holds anything). */
+static inline void
+sl_pstore_keep_from(struct sl_pstore *ps, uint64_t id)
+{
+	__atomic_store_n(&ps->keep_from_id, id, __ATOMIC_RELEASE);
+}
+
+/* The state (enum sl_pfetch_state) of a reader job: a fetch, a lookup or a read for
+ * replication. The reader publishes READY with a release store after the result. */
+static inline uint32_t
+sl_pstore_job_state(const uint32_t *state)
+{
+	return __atomic_load_n(state, __ATOMIC_ACQUIRE);
+}
+
 struct sl_persist_conf {
 	unsigned int lcore;
 	uint16_t nsources;		/* worker lcores that submit */

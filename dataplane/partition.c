@@ -1,0 +1,1022 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * partition: the log, the channels, the link to the persistence lcore and delivery of
+ * one partition (partition.h). The replication callbacks are in partition_repl.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <urcu-qsbr.h>
+
+#include "err.h"
+#include "partition_int.h"
+
+RTE_LOG_REGISTER_SUFFIX(sl_partition_logtype, partition, INFO);
+
+#define DELIVER_BUDGET 64
+#define EPHEMERAL_SUFFIX "#ephemeral"
+
+/* ---- channels ---- */
+
+int
+sl_partition_chan_find(const struct sl_partition *p, const char *name, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nchans; i++) {
+		const char *n = sl_channel_name(p->chans[i]);
+
+		if (strlen(n) == len && memcmp(n, name, len) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Open a channel (its position persisted when the partition has a store and the channel
+ * is durable). start_id 0: the oldest message memory holds. Its index or -SL_E_*. */
+int
+sl_partition_chan_open(struct sl_partition *p, const char *name, uint32_t len, int ordered,
+		       int ephemeral, uint64_t start_id)
+{
+	const struct sl_partition_conf *c = &p->conf;
+	struct sl_channel_conf cc;
+	char nbuf[SL_CHANNEL_NAME_MAX + 1];
+	struct sl_channel *ch;
+	size_t sl = strlen(EPHEMERAL_SUFFIX);
+
+	if (p->nchans >= SL_BROKER_MAX_CHANNELS)
+		return -SL_E_LIMIT;
+	if (sl_wire_check_name(name, len) != 0)
+		return -SL_E_NAME;
+	memcpy(nbuf, name, len);
+	nbuf[len] = '\0';
+	if (len > sl && memcmp(name + len - sl, EPHEMERAL_SUFFIX, sl) == 0)
+		ephemeral = 1;
+	memset(&cc, 0, sizeof(cc));
+	cc.name = nbuf;
+	cc.window = c->chan_window;
+	cc.msg_timeout_ns = (uint64_t)c->msg_timeout_ms * 1000000ull;
+	cc.max_req_delay_ns = (uint64_t)c->max_req_delay_ms * 1000000ull;
+	cc.ordered = ordered;
+	cc.ephemeral = ephemeral;
+	/* a new channel starts at the oldest message the partition still holds in memory */
+	cc.start_id = start_id != 0 ? start_id : sl_memlog_first_id(p->log);
+	ch = sl_channel_open(&cc);
+	if (ch == NULL)
+		return errno == EINVAL ? -SL_E_INVAL : -ENOMEM;
+	p->pslot[p->nchans] = UINT8_MAX;
+	if (p->store != NULL && !ephemeral && p->pslots_used != UINT32_MAX) {
+		uint8_t slot = (uint8_t)__builtin_ctz(~p->pslots_used);
+
+		p->pslots_used |= 1u << slot;
+		p->pslot[p->nchans] = slot;
+		sl_pstore_chan_set(p->store, slot, nbuf, ordered, cc.start_id);
+	}
+	p->chans[p->nchans] = ch;
+	return (int)p->nchans++;
+}
+
+static void
+chan_remove(struct sl_partition *p, int ci)
+{
+	uint8_t slot = p->pslot[ci];
+
+	if (slot != UINT8_MAX) {
+		sl_pstore_chan_clear(p->store, slot);
+		p->pslots_used &= ~(1u << slot);
+	}
+	sl_channel_close(p->chans[ci]);
+	p->chans[ci] = p->chans[p->nchans - 1];
+	p->pslot[ci] = p->pslot[p->nchans - 1];
+	p->chans[--p->nchans] = NULL;
+}
+
+static void
+chan_gc_ephemeral(struct sl_partition *p, int ci)
+{
+	if (sl_channel_is_ephemeral(p->chans[ci]) && sl_channel_sub_count(p->chans[ci]) == 0)
+		chan_remove(p, ci);
+}
+
+static int
+chan_sub_of(const struct sl_channel *ch, uint64_t session)
+{
+	int i;
+
+	for (i = 0; i < SL_CHANNEL_MAX_SUBS; i++) {
+		const struct sl_channel_sub *s = sl_channel_sub_get(ch, i);
+
+		if (s != NULL && s->session == session)
+			return i;
+	}
+	return -1;
+}
+
+/* The id a position (SL_OFF_* kind, value) names, clamped to what is held. */
+static uint64_t
+pos_next_id(struct sl_partition *p, uint8_t kind, uint64_t value, int *err)
+{
+	uint64_t first = sl_memlog_first_id(p->log), end = sl_memlog_end_id(p->log), id;
+	uint64_t first_off = 0;
+
+	*err = 0;
+	/* with a disk log, positions reach back to what the disk retains (read back by
+	 * the disk reader); offsets and times older than memory are looked up on disk by
+	 * the control socket's reset-offset */
+	if (p->store != NULL)
+		first = RTE_MIN(first, sl_pstore_disk_first_id(p->store));
+	switch (kind) {
+	case SL_OFF_OFFSET:
+		if (sl_memlog_find_offset(p->log, value, &id) == 0)
+			break;
+		/* before the oldest retained message: start at the oldest */
+		if (sl_memlog_offset_of(p->log, sl_memlog_first_id(p->log), &first_off) == 0 &&
+		    value < first_off) {
+			id = first;
+			break;
+		}
+		*err = -SL_E_INVAL;
+		return 0;
+	case SL_OFF_COUNT:
+		id = value + 1;
+		break;
+	case SL_OFF_TIMESTAMP:
+		id = sl_memlog_find_time(p->log, value);
+		break;
+	case SL_OFF_END:
+		id = end + 1;
+		break;
+	default:
+		*err = -SL_E_INVAL;
+		return 0;
+	}
+	return RTE_MIN(RTE_MAX(id, first), end + 1);
+}
+
+/* The epoch a commit record written now carries: replication's write epoch, else the
+ * view's. RCU read side. */
+uint64_t
+sl_partition_write_epoch(const struct sl_partition *p)
+{
+	return p->repl != NULL ? sl_repl_epoch(p->repl) : rcu_dereference(p->cp->meta)->epoch;
+}
+
+/* ---- completions ---- */
+
+static void
+done_push(struct sl_partition *p, const struct sl_partition_done *d)
+{
+	/* cannot overflow: DONE_RING exceeds every token that can be held at once */
+	p->done[p->done_tail++ & (DONE_RING - 1)] = *d;
+}
+
+/* A held request is settled with err (0 or an SL_E_* code, either sign). */
+void
+sl_partition_complete(struct sl_partition *p, uint64_t token, int err)
+{
+	struct sl_partition_done d = {.token = token, .code = (uint16_t)(err < 0 ? -err : err)};
+
+	done_push(p, &d);
+}
+
+static void
+pend_push(struct sl_partition *p, uint64_t token, uint64_t last_id)
+{
+	struct pend *pd = &p->pend[p->pend_tail++ & (SL_PARTITION_PEND - 1)];
+
+	pd->token = token;
+	pd->last_id = last_id;
+}
+
+static uint32_t
+pend_count(const struct sl_partition *p)
+{
+	return p->pend_tail - p->pend_head + (p->done_tail - p->done_head);
+}
+
+/* How far publishes may be answered and consumers see: durable (disk durability) and
+ * committed by the ISR (replication). */
+static uint64_t
+ack_end(const struct sl_partition *p)
+{
+	uint64_t end = UINT64_MAX;
+
+	if (p->disk)
+		end = sl_pstore_durable_id(p->store);
+	if (p->repl != NULL)
+		end = RTE_MIN(end, p->committed);
+	return end;
+}
+
+/* ---- SET_OFFSET older than memory: looked up on disk by the reader ---- */
+
+static int
+on_disk(struct sl_partition *p, uint8_t kind, uint64_t value)
+{
+	uint64_t first = sl_memlog_first_id(p->log), off;
+	struct sl_memlog_rec rec;
+
+	if (p->store == NULL || sl_pstore_disk_first_id(p->store) >= first)
+		return 0;
+	if (kind == SL_OFF_OFFSET)
+		return sl_memlog_offset_of(p->log, first, &off) == 0 && value < off;
+	if (kind == SL_OFF_TIMESTAMP)
+		return sl_memlog_read(p->log, first, &rec) != 0 || value < rec.timestamp_ns;
+	return 0;
+}
+
+/* One lookup at a time per partition: SL_PARTITION_HELD or -SL_E_FULL. */
+static int
+setoff_defer(struct sl_partition *p, const struct sl_wire_chan_op *op, uint64_t token)
+{
+	if (p->setoff_busy)
+		return -SL_E_FULL;
+	p->find.ps = p->store;
+	p->find.kind = op->kind == SL_OFF_OFFSET ? SL_DISKLOG_BY_OFFSET : SL_DISKLOG_BY_TIME;
+	p->find.value = op->value;
+	if (sl_persist_find_post(p->persist, &p->find) != 0)
+		return -SL_E_FULL;
+	memcpy(p->setoff_chan, op->addr.channel, op->addr.channel_len);
+	p->setoff_chan[op->addr.channel_len] = '\0';
+	p->setoff_token = token;
+	p->setoff_busy = 1;
+	return SL_PARTITION_HELD;
+}
+
+/* The disk lookup of a held SET_OFFSET is done: apply it, complete the request. */
+static void
+setoff_done(struct sl_partition *p)
+{
+	struct sl_partition_done d = {.token = p->setoff_token};
+	uint64_t id = p->find.id, end = sl_memlog_end_id(p->log);
+	int ci;
+
+	p->setoff_busy = 0;
+	p->find.state = SL_PFETCH_IDLE;
+	ci = sl_partition_chan_find(p, p->setoff_chan, (uint32_t)strlen(p->setoff_chan));
+	if (p->find.rc != 0 && p->find.rc != -ENOENT)
+		d.code = p->find.rc == -EINVAL ? SL_E_INVAL : SL_E_IO;
+	else if (ci < 0)
+		d.code = SL_E_CHANNEL;
+	if (d.code == 0) {
+		/* -ENOENT: older than the disk holds; id is its oldest message */
+		id = RTE_MIN(id, end + 1);
+		sl_channel_reset(p->chans[ci], id);
+		d.has_pos = 1;
+		d.id = id;
+		d.aux = id - 1;
+		if (sl_memlog_offset_of(p->log, id, &d.offset) != 0)
+			d.offset = p->find.rc == 0 && p->find.kind == SL_DISKLOG_BY_OFFSET ?
+					   p->find.value : 0;
+	}
+	done_push(p, &d);
+}
+
+/* ---- storage events ---- */
+
+/* Resumed by an operator: the files end at `durable`; hand over again what memory holds
+ * beyond it (memory durability: acknowledged already). */
+static void
+storage_resumed(struct sl_partition *p, uint64_t durable)
+{
+	uint64_t id = durable + 1, end = sl_memlog_end_id(p->log), off;
+
+	p->store_gen = sl_pstore_gen(p->store);
+	p->store_err = 0;
+	while (id <= end && sl_memlog_offset_of(p->log, id, &off) == 0) {
+		uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
+
+		if (sl_persist_submit(p->persist, p->conf.worker, p->store, id, n, off,
+				      sl_partition_write_epoch(p)) != 0)
+			break;	/* ring full: rare; the rest waits for a later resume */
+		id += n;
+	}
+}
+
+/* Handle a store error and its resume; complete a SET_OFFSET found on disk. */
+static uint32_t
+storage_poll(struct sl_partition *p)
+{
+	struct sl_pstore *st = p->store;
+	uint32_t done = 0;
+	uint64_t durable;
+	int err;
+
+	if (st == NULL)
+		return 0;
+	if (p->setoff_busy && sl_pstore_job_state(&p->find.state) == SL_PFETCH_READY) {
+		setoff_done(p);
+		done++;
+	}
+	durable = sl_pstore_durable_id(st);
+	err = sl_pstore_error(st);
+	if (err != 0 && !p->store_err) {
+		/* nothing that is not durable is acknowledged: fail what waits and, for
+		 * disk durability, forget it (consumers never saw it) */
+		while (p->pend_head != p->pend_tail) {
+			sl_partition_complete(p, p->pend[p->pend_head++ & (SL_PARTITION_PEND - 1)]
+							 .token, SL_E_IO);
+			p->io_errs++;
+		}
+		if (p->disk)
+			sl_memlog_truncate(p->log, durable + 1);
+		p->store_err = 1;
+		sl_pstore_error_ack(st, p->store_gen);
+		done++;
+	} else if (err == 0 && p->store_err && sl_pstore_gen(st) != p->store_gen) {
+		storage_resumed(p, durable);
+		done++;
+	}
+	return done;
+}
+
+uint32_t
+sl_partition_poll(struct sl_partition *p, uint64_t now_ns, struct sl_partition_done *done,
+		  uint32_t max, uint32_t *work)
+{
+	uint32_t n = 0;
+	uint64_t end;
+
+	*work += storage_poll(p);
+	*work += sl_partition_repl_poll(p, now_ns);
+	/* the publishes that became durable and committed, oldest first */
+	if (p->pend != NULL && p->pend_head != p->pend_tail) {
+		end = ack_end(p);
+		while (p->pend_head != p->pend_tail &&
+		       p->pend[p->pend_head & (SL_PARTITION_PEND - 1)].last_id <= end) {
+			struct sl_partition_done d = {
+				.token = p->pend[p->pend_head++ & (SL_PARTITION_PEND - 1)].token};
+
+			done_push(p, &d);
+		}
+	}
+	while (n < max && p->done_head != p->done_tail)
+		done[n++] = p->done[p->done_head++ & (DONE_RING - 1)];
+	*work += n;
+	return n;
+}
+
+/* ---- publish ---- */
+
+/* The leader write path's first step without replication (PutMessageToCluster): refuse
+ * unless this node leads the partition, writes are enabled and the ISR is a majority.
+ * RCU read side. */
+static int
+write_allowed(const struct sl_partition *p)
+{
+	const struct sl_part_meta *m = rcu_dereference(p->cp->meta);
+
+	if (m->leader != p->conf.node_id)
+		return -SL_E_NOT_LEADER;
+	if (m->writes_disabled)
+		return -SL_E_WRITE_DISABLED;
+	if (m->nisr <= m->nreplicas / 2)
+		return -SL_E_QUORUM;
+	/* without replication state no other ISR member could acknowledge */
+	if (m->nisr > 1)
+		return -SL_E_QUORUM;
+	return 0;
+}
+
+/* May a publish be written now? 0 or -SL_E_* (the retryable ones count as full). */
+static int
+publish_check(struct sl_partition *p)
+{
+	int rc = p->repl != NULL ? sl_repl_can_write(p->repl) : write_allowed(p);
+
+	if (rc != 0)
+		return rc;
+	if (p->repl != NULL && pend_count(p) >= SL_PARTITION_PEND) {
+		p->full_errs++;
+		return -SL_E_FULL;
+	}
+	if (p->store == NULL)
+		return 0;
+	/* a failed store takes no more writes until an operator resumes it */
+	if (p->store_err || sl_pstore_error(p->store) != 0) {
+		p->io_errs++;
+		return -SL_E_IO;
+	}
+	/* room to hand it over (and to wait for the disk): else retry later */
+	if (sl_persist_room(p->persist, p->conf.worker) == 0 ||
+	    (p->disk && pend_count(p) >= SL_PARTITION_PEND)) {
+		p->full_errs++;
+		return -SL_E_FULL;
+	}
+	return 0;
+}
+
+/* Append the bodies of a PUB or MPUB to the log: 0 and *rec (the first record). */
+static int
+append(struct sl_partition *p, const struct sl_wire_pub *pub, int mpub, uint64_t ts,
+       struct sl_memlog_rec *rec)
+{
+	const void *datas[SL_WIRE_MPUB_MAX];
+	uint32_t lens[SL_WIRE_MPUB_MAX], pos = 0, n = 0, len;
+	const uint8_t *d;
+
+	if (!mpub) {
+		if (pub->msg_len > p->conf.max_msg)
+			return -SL_E_TOO_BIG;
+		return sl_memlog_append(p->log, pub->msg, pub->msg_len, ts, pub->trace_id, rec);
+	}
+	while (n < SL_WIRE_MPUB_MAX && sl_wire_mpub_next(pub, &pos, &d, &len)) {
+		if (len > p->conf.max_msg)
+			return -SL_E_TOO_BIG;
+		datas[n] = d;
+		lens[n++] = len;
+	}
+	if (n != pub->count)
+		return -SL_E_PUB_ARG;
+	return sl_memlog_append_batch(p->log, n, datas, lens, ts, pub->trace_id, rec);
+}
+
+int
+sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int mpub,
+		     uint64_t wall_ns, uint64_t now_ns, uint64_t token,
+		     struct sl_partition_res *res)
+{
+	struct sl_memlog_rec rec;
+	int rc;
+
+	rc = publish_check(p);
+	if (rc != 0)
+		return rc;
+	rc = append(p, pub, mpub, wall_ns, &rec);
+	if (rc != 0) {
+		if (rc == -SL_E_FULL)
+			p->full_errs++;
+		return rc;
+	}
+	if (p->repl != NULL) {
+		p->now_ns = now_ns;
+		rc = sl_partition_repl_write(p, &rec, pub->count);
+		if (rc != 0) {
+			sl_memlog_truncate(p->log, rec.id);
+			return rc;
+		}
+	}
+	p->pubs++;
+	p->msgs_in += pub->count;
+	p->bytes_in += pub->msg_len;
+	res->count = pub->count;
+	res->id = rec.id;
+	res->offset = rec.offset;
+	res->aux = sl_memlog_end_id(p->log);
+	if (p->store != NULL)
+		sl_persist_submit(p->persist, p->conf.worker, p->store, rec.id, pub->count,
+				  rec.offset, sl_partition_write_epoch(p));
+	if (p->pend == NULL)
+		return 0;
+	/* answered once durable and committed by the ISR */
+	pend_push(p, token, rec.id + pub->count - 1);
+	return SL_PARTITION_HELD;
+}
+
+/* ---- channel operations ---- */
+
+int
+sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
+		       uint64_t session, uint32_t session_slot, uint64_t sub_id,
+		       struct sl_partition_res *res)
+{
+	struct sl_channel *ch;
+	uint64_t off = 0;
+	int ci, si, rc;
+
+	ci = sl_partition_chan_find(p, sub->addr.channel, sub->addr.channel_len);
+	if (ci < 0) {
+		ci = sl_partition_chan_open(p, sub->addr.channel, sub->addr.channel_len,
+					    !!(sub->flags & SL_WIRE_SUB_ORDERED),
+					    !!(sub->flags & SL_WIRE_SUB_EPHEMERAL), 0);
+		if (ci < 0)
+			return ci;
+	}
+	ch = p->chans[ci];
+	si = chan_sub_of(ch, session);
+	if (si >= 0) {
+		sl_channel_sub_rdy(ch, si, sub->rdy);
+		sub_id = sl_channel_sub_get(ch, si)->sub_id;
+	} else {
+		rc = sl_channel_sub_add(ch, session, session_slot, sub_id, sub->rdy);
+		if (rc < 0) {
+			chan_gc_ephemeral(p, ci);
+			return rc;
+		}
+	}
+	sl_memlog_offset_of(p->log, sl_channel_confirmed(ch), &off);
+	res->id = sub_id;
+	res->offset = off;
+	res->aux = sl_memlog_end_id(p->log);
+	return 0;
+}
+
+static int
+set_offset(struct sl_partition *p, struct sl_channel *ch, const struct sl_wire_chan_op *op,
+	   uint64_t token, struct sl_partition_res *res)
+{
+	uint64_t prev = sl_channel_confirmed(ch), id;
+	int rc;
+
+	if (on_disk(p, op->kind, op->value))
+		return setoff_defer(p, op, token);
+	id = pos_next_id(p, op->kind, op->value, &rc);
+	if (rc != 0)
+		return rc;
+	sl_channel_reset(ch, id);
+	sl_memlog_offset_of(p->log, id, &res->offset);
+	res->id = id;
+	res->aux = id - 1;
+	return sl_partition_chan_sync(p, ch, prev, 1, token);
+}
+
+static int
+fin(struct sl_partition *p, struct sl_channel *ch, int si, const struct sl_wire_chan_op *op,
+    uint64_t token, struct sl_partition_res *res)
+{
+	uint64_t prev = sl_channel_confirmed(ch);
+	uint32_t i, ok = 0;
+
+	for (i = 0; i < op->count; i++)
+		if (sl_channel_fin(ch, si, sl_wire_fin_id(op, i)) == 0)
+			ok++;
+	res->count = ok;
+	if (ok == 0)
+		return -SL_E_MSG_ID;
+	return sl_partition_chan_sync(p, ch, prev, 0, token);
+}
+
+int
+sl_partition_chan_op(struct sl_partition *p, uint8_t opcode, const struct sl_wire_chan_op *op,
+		     uint64_t session, uint64_t now_ns, uint64_t token,
+		     struct sl_partition_res *res)
+{
+	struct sl_channel *ch;
+	int ci, si;
+
+	ci = sl_partition_chan_find(p, op->addr.channel, op->addr.channel_len);
+	if (ci < 0)
+		return -SL_E_CHANNEL;
+	ch = p->chans[ci];
+	p->now_ns = now_ns;
+	if (opcode == SL_OP_SET_OFFSET)
+		return set_offset(p, ch, op, token, res);
+	si = chan_sub_of(ch, session);
+	if (si < 0)
+		return -SL_E_CHANNEL;
+	switch (opcode) {
+	case SL_OP_RDY:
+		return sl_channel_sub_rdy(ch, si, op->count);
+	case SL_OP_FIN:
+		return fin(p, ch, si, op, token, res);
+	case SL_OP_REQ:
+		res->id = op->msg_id;
+		return sl_channel_req(ch, si, op->msg_id, (uint64_t)op->delay_ms * 1000000ull,
+				      now_ns);
+	case SL_OP_TOUCH:
+		res->id = op->msg_id;
+		return sl_channel_touch(ch, si, op->msg_id, now_ns);
+	case SL_OP_CLS:
+		sl_channel_sub_remove(ch, si, now_ns);
+		chan_gc_ephemeral(p, ci);
+		return 0;
+	default:
+		return -SL_E_OPCODE;
+	}
+}
+
+/* ---- delivery ---- */
+
+/*
+ * Message id from the disk reader's buffer: 0 and *rec, -EAGAIN while it is being fetched
+ * (a fetch from id is posted when the buffer does not hold it), -ENOENT when the disk no
+ * longer has it. No I/O here: the reader thread does it.
+ */
+static int
+disk_rec(struct sl_partition *p, uint64_t id, struct sl_memlog_rec *rec)
+{
+	struct sl_pfetch *f = &p->store->fetch;
+	uint32_t state = sl_pstore_job_state(&f->state);
+	const struct sl_disklog_msg *m;
+
+	if (id >= sl_memlog_first_id(p->log))
+		return -ENOENT;	/* not written yet, or rolled back */
+	if (state == SL_PFETCH_QUEUED)
+		return -EAGAIN;
+	if (state == SL_PFETCH_READY) {
+		if (f->rc == 0 && f->n > 0 && id >= f->msgs[0].id && id <= f->msgs[f->n - 1].id) {
+			m = &f->msgs[id - f->msgs[0].id];
+			rec->id = m->id;
+			rec->offset = m->offset;
+			rec->timestamp_ns = m->timestamp_ns;
+			rec->trace_id = m->trace_id;
+			rec->len = m->len;
+			rec->data = m->data;
+			p->disk_reads++;
+			return 0;
+		}
+		if (f->rc == -ENOENT && id < f->first_avail && f->from_id == id)
+			return -ENOENT;
+	}
+	sl_persist_fetch(p->persist, p->store, id, sl_pstore_written_id(p->store));
+	return -EAGAIN;
+}
+
+/* One delivery: 0 sent (or skipped), -1 stop this channel for now. */
+static int
+deliver_one(struct sl_partition *p, struct sl_channel *ch, const struct sl_channel_delivery *d,
+	    uint64_t now_ns, sl_partition_emit_fn emit, void *arg)
+{
+	const struct sl_channel_sub *sub = sl_channel_sub_get(ch, d->sub);
+	const struct sl_session *s = sl_session_peek(p->conf.sessions, sub->session_slot,
+						     sub->session);
+	struct sl_partition_msg msg;
+	struct sl_memlog_rec rec;
+	int rc;
+
+	if (s == NULL || s->closing) {
+		/* subscriber's session is gone: its in-flight ids (this one too) requeue */
+		sl_channel_sub_remove(ch, d->sub, now_ns);
+		return 1;
+	}
+	if (sl_memlog_read(p->log, d->id, &rec) != 0) {
+		rc = p->store != NULL ? disk_rec(p, d->id, &rec) : -ENOENT;
+		if (rc == -EAGAIN) {
+			/* the reader is fetching it: deliver it on a later iteration */
+			sl_channel_unsend(ch, d);
+			return -1;
+		}
+		if (rc != 0) {
+			/* no longer held anywhere (retention, or a position moved below
+			 * the log start): skip it */
+			p->disk_skipped++;
+			sl_channel_fin(ch, d->sub, d->id);
+			return 1;
+		}
+	}
+	msg.session = sub->session;
+	msg.sub_id = sub->sub_id;
+	msg.partid = p->conf.partid;
+	msg.attempts = d->attempts;
+	msg.rec = &rec;
+	msg.sess = s;
+	rc = emit(arg, &msg);
+	if (rc < 0) {
+		sl_channel_unsend(ch, d);
+		return -1;
+	}
+	if (rc > 0) {
+		sl_channel_fin(ch, d->sub, d->id);
+		return 1;
+	}
+	p->deliveries++;
+	return 0;
+}
+
+uint32_t
+sl_partition_deliver(struct sl_partition *p, uint64_t now_ns, sl_partition_emit_fn emit,
+		     void *arg)
+{
+	/* consumers see only what a crash would not take back: durable (disk durability)
+	 * and committed by the ISR (replication) */
+	uint64_t end = RTE_MIN(sl_memlog_end_id(p->log), ack_end(p));
+	uint32_t c, done = 0;
+
+	for (c = 0; c < p->nchans; c++) {
+		struct sl_channel *ch = p->chans[c];
+		struct sl_channel_delivery d;
+		uint32_t budget = DELIVER_BUDGET;
+
+		if (sl_channel_sub_count(ch) == 0)
+			continue;
+		while (budget-- && sl_channel_next(ch, end, now_ns, &d)) {
+			if (deliver_one(p, ch, &d, now_ns, emit, arg) < 0)
+				break;
+			done++;
+		}
+	}
+	return done;
+}
+
+/* ---- trimming ---- */
+
+/*
+ * Drop the in-memory log below id `to`. A replicated partition keeps its last committed
+ * record and everything after it: replication sends each record with the epoch of the
+ * one before, reads what it resends from memory, and finds the log's end there.
+ */
+static void
+trim_mem(struct sl_partition *p, uint64_t to)
+{
+	struct sl_memlog_rec rec;
+	uint64_t keep = p->committed;
+
+	if (p->repl != NULL) {
+		if (keep >= sl_memlog_first_id(p->log) && sl_memlog_read(p->log, keep, &rec) == 0)
+			keep -= rec.batch_index;	/* that record's first id */
+		to = RTE_MIN(to, keep);
+	}
+	if (to > p->trimmed_to && to > sl_memlog_first_id(p->log)) {
+		sl_memlog_trim(p->log, to);
+		p->trimmed_to = to;
+	}
+}
+
+/*
+ * Trimming with a store: memory is a cache of the disk log. What every channel confirmed
+ * goes once it is durable; when the log is more than half full, everything durable goes,
+ * and channels behind read it back through the disk reader.
+ */
+static void
+trim_stored(struct sl_partition *p, uint64_t min)
+{
+	uint64_t durable = sl_pstore_durable_id(p->store);
+	uint64_t to = min == UINT64_MAX ? 0 : min;
+
+	sl_pstore_keep_from(p->store, min == UINT64_MAX ? 0 : min);
+	if (p->store_err)
+		return;
+	if (sl_memlog_used(p->log) * 2 > sl_memlog_capacity(p->log) && durable + 1 > to) {
+		if (to <= durable && min != UINT64_MAX)
+			p->cache_trims++;
+		to = durable + 1;
+	}
+	trim_mem(p, RTE_MIN(to, durable + 1));
+}
+
+/* A channel's tick: timeouts and dead subscribers. 1 when the channel is gone. */
+static int
+chan_tick(struct sl_partition *p, int c, uint64_t now_ns)
+{
+	struct sl_channel *ch = p->chans[c];
+	const struct sl_session *ss;
+	int s;
+
+	sl_channel_expire(ch, now_ns);
+	for (s = 0; s < SL_CHANNEL_MAX_SUBS; s++) {
+		const struct sl_channel_sub *sub = sl_channel_sub_get(ch, s);
+
+		if (sub == NULL)
+			continue;
+		ss = sl_session_peek(p->conf.sessions, sub->session_slot, sub->session);
+		if (ss == NULL || ss->closing)
+			sl_channel_sub_remove(ch, s, now_ns);
+	}
+	if (sl_channel_is_ephemeral(ch) && sl_channel_sub_count(ch) == 0) {
+		chan_remove(p, c);
+		return 1;
+	}
+	if (p->pslot[c] != UINT8_MAX)
+		sl_pstore_chan_set(p->store, p->pslot[c], sl_channel_name(ch),
+				   sl_channel_is_ordered(ch), sl_channel_confirmed(ch));
+	return 0;
+}
+
+void
+sl_partition_tick(struct sl_partition *p, uint64_t now_ns)
+{
+	uint64_t min = UINT64_MAX;
+	int c;
+
+	for (c = (int)p->nchans - 1; c >= 0; c--)
+		if (chan_tick(p, c, now_ns) == 0)
+			min = RTE_MIN(min, sl_channel_confirmed(p->chans[c]));
+	if (p->store != NULL)
+		trim_stored(p, min);
+	/* messages every channel confirmed are released; with no channel at all the log
+	 * keeps everything (and fills up) so that no message is ever dropped */
+	else if (p->nchans > 0 && min != UINT64_MAX && min > p->trimmed_to)
+		trim_mem(p, min);
+}
+
+/* ---- commands from the control thread, run by the owner ---- */
+
+int
+sl_partition_chan_create(struct sl_partition *p, const char *name, int ordered)
+{
+	int ci;
+
+	if (sl_partition_chan_find(p, name, (uint32_t)strlen(name)) >= 0)
+		return -SL_E_EXISTS;
+	ci = sl_partition_chan_open(p, name, (uint32_t)strlen(name), ordered, 0, 0);
+	return ci < 0 ? ci : 0;
+}
+
+int
+sl_partition_chan_delete(struct sl_partition *p, const char *name)
+{
+	int ci = sl_partition_chan_find(p, name, (uint32_t)strlen(name));
+
+	if (ci < 0)
+		return -SL_E_CHANNEL;
+	chan_remove(p, ci);
+	return 0;
+}
+
+int
+sl_partition_chan_reset(struct sl_partition *p, const char *name, uint8_t kind,
+			uint64_t value, uint64_t *id)
+{
+	int ci = sl_partition_chan_find(p, name, (uint32_t)strlen(name)), rc;
+
+	if (ci < 0)
+		return -SL_E_CHANNEL;
+	*id = pos_next_id(p, kind, value, &rc);
+	if (rc != 0)
+		return rc;
+	sl_channel_reset(p->chans[ci], *id);
+	return 0;
+}
+
+void
+sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
+{
+	uint32_t c;
+
+	memset(info, 0, sizeof(*info));
+	info->owner = p->conf.worker;
+	info->first_id = sl_memlog_first_id(p->log);
+	info->end_id = sl_memlog_end_id(p->log);
+	info->end_offset = sl_memlog_end_offset(p->log);
+	info->log_used = sl_memlog_used(p->log);
+	info->log_capacity = sl_memlog_capacity(p->log);
+	info->pubs = p->pubs;
+	info->msgs_in = p->msgs_in;
+	info->bytes_in = p->bytes_in;
+	info->full_errs = p->full_errs;
+	info->deliveries = p->deliveries;
+	info->store = p->store;
+	info->disk = (uint8_t)p->disk;
+	info->pending = p->pend_tail - p->pend_head;
+	info->io_errs = p->io_errs;
+	info->disk_reads = p->disk_reads;
+	info->disk_skipped = p->disk_skipped;
+	info->cache_trims = p->cache_trims;
+	if (p->repl != NULL) {
+		info->repl = 1;
+		info->in_sync = (uint8_t)sl_repl_in_sync(p->repl);
+		info->committed = p->committed;
+		sl_repl_get_stats(p->repl, &info->rst);
+	}
+	info->nchans = p->nchans;
+	for (c = 0; c < p->nchans; c++) {
+		struct sl_channel *ch = p->chans[c];
+		struct sl_chan_info *ci = &info->chans[c];
+
+		snprintf(ci->name, sizeof(ci->name), "%s", sl_channel_name(ch));
+		ci->ordered = (uint8_t)sl_channel_is_ordered(ch);
+		ci->ephemeral = (uint8_t)sl_channel_is_ephemeral(ch);
+		ci->nsubs = sl_channel_sub_count(ch);
+		ci->confirmed_id = sl_channel_confirmed(ch);
+		ci->cursor_id = sl_channel_cursor(ch);
+		sl_memlog_offset_of(p->log, ci->confirmed_id, &ci->confirmed_offset);
+		ci->depth = info->end_id + 1 > ci->confirmed_id ? info->end_id + 1 -
+								      ci->confirmed_id : 0;
+		sl_channel_get_stats(ch, &ci->st);
+	}
+}
+
+void
+sl_partition_detach(struct sl_partition *p, void (*drop)(void *arg, uint64_t token),
+		    void *arg)
+{
+	uint32_t c;
+
+	while (p->nchans > 0)
+		chan_remove(p, (int)p->nchans - 1);
+	while (p->pend != NULL && p->pend_head != p->pend_tail)
+		drop(arg, p->pend[p->pend_head++ & (SL_PARTITION_PEND - 1)].token);
+	while (p->done != NULL && p->done_head != p->done_tail)
+		drop(arg, p->done[p->done_head++ & (DONE_RING - 1)].token);
+	for (c = 0; p->chanwait != NULL && c < SL_PARTITION_CHANWAIT; c++) {
+		if (p->chanwait[c].used && p->chanwait[c].held)
+			drop(arg, p->chanwait[c].token);
+		p->chanwait[c].used = 0;
+	}
+	if (p->setoff_busy) {
+		drop(arg, p->setoff_token);
+		p->setoff_busy = 0;
+	}
+}
+
+/* ---- life cycle (control thread) ---- */
+
+/* The held-request queues of a partition whose answers wait (disk or replication). */
+int
+sl_partition_queues(struct sl_partition *p)
+{
+	if (p->pend == NULL)
+		p->pend = rte_zmalloc_socket("sl_pend", sizeof(*p->pend) * SL_PARTITION_PEND,
+					     RTE_CACHE_LINE_SIZE, p->conf.socket_id);
+	if (p->done == NULL)
+		p->done = rte_zmalloc_socket("sl_done", sizeof(*p->done) * DONE_RING,
+					     RTE_CACHE_LINE_SIZE, p->conf.socket_id);
+	return p->pend != NULL && p->done != NULL ? 0 : -ENOMEM;
+}
+
+/* Channel positions saved by the last run. */
+static void
+chans_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
+{
+	struct sl_disklog_chan saved[SL_PERSIST_MAX_CHANS];
+	int i, n;
+
+	n = sl_disklog_chan_load(p->store->dl, saved, SL_PERSIST_MAX_CHANS);
+	if (n < 0)
+		PLOG(ERR, "%s/%u: saved channel positions unreadable (%s): channels start "
+		     "afresh", p->store->topic, p->conf.partid, sl_strerror(n));
+	for (i = 0; i < n; i++) {
+		uint64_t start = RTE_MAX(RTE_MIN(saved[i].confirmed_id, ds->end_id + 1),
+					 RTE_MAX(ds->first_id, 1u));
+
+		if (sl_partition_chan_open(p, saved[i].name, (uint32_t)strlen(saved[i].name),
+					   saved[i].flags & 1, 0, start) < 0)
+			PLOG(ERR, "%s/%u: cannot restore channel %s", p->store->topic,
+			     p->conf.partid, saved[i].name);
+	}
+}
+
+struct sl_partition *
+sl_partition_open(const struct sl_partition_conf *conf)
+{
+	struct sl_partition *p = rte_zmalloc_socket("sl_partition", sizeof(*p),
+						    RTE_CACHE_LINE_SIZE, conf->socket_id);
+	struct sl_pstore *store = conf->store;
+	struct sl_disklog_stats ds = {.first_id = 1};
+	struct sl_memlog_conf mc;
+
+	if (p == NULL)
+		goto fail;
+	p->conf = *conf;
+	p->conf.store = NULL;
+	p->log_mem = rte_malloc_socket("sl_memlog", conf->log_bytes, 64, conf->socket_id);
+	if (p->log_mem == NULL)
+		goto fail;
+	memset(&mc, 0, sizeof(mc));
+	mc.mem = p->log_mem;
+	mc.mem_len = conf->log_bytes;
+	mc.avg_msg_hint = 64;
+	if (store != NULL) {
+		/* memory continues where the disk ends; older messages are read back */
+		sl_disklog_get_stats(store->dl, &ds);
+		mc.start_id = ds.end_id + 1;
+		mc.start_offset = ds.end_offset;
+		p->disk = store->pol.durability == SL_PERSIST_DISK;
+		p->store_gen = store->gen;
+		if (p->disk && sl_partition_queues(p) != 0)
+			goto fail;
+	}
+	p->log = sl_memlog_open(&mc);
+	if (p->log == NULL)
+		goto fail;
+	p->trimmed_to = sl_memlog_first_id(p->log);
+	p->log_base = RTE_MAX(ds.first_id, 1u);	/* retained, or reset, and maybe empty */
+	if (store == NULL)
+		return p;
+	p->store = store;
+	p->persist = conf->persist;
+	store->log = p->log;
+	chans_restore(p, &ds);
+	return p;
+fail:
+	sl_partition_close(p);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+struct sl_pstore *
+sl_partition_store(const struct sl_partition *p)
+{
+	return p->store;
+}
+
+void
+sl_partition_set_coord(struct sl_partition *p, struct sl_coord_part *cp)
+{
+	p->cp = cp;
+}
+
+void
+sl_partition_close(struct sl_partition *p)
+{
+	uint32_t c;
+
+	if (p == NULL)
+		return;
+	for (c = 0; c < p->nchans; c++)
+		sl_channel_close(p->chans[c]);
+	rte_free(p->pend);
+	rte_free(p->done);
+	sl_repl_close(p->repl);
+	rte_free(p->chanwait);
+	sl_pstore_close(p->store);
+	sl_memlog_close(p->log);
+	rte_free(p->log_mem);
+	rte_free(p);
+}

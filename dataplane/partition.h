@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * partition: one topic partition at run time, owned by one worker lcore. It holds the
+ * in-memory log (storage/memlog.h), the channels (channel.h), the link to the
+ * persistence lcore (storage/persist.h) and, on a node with a cluster, the replication
+ * state machine (replication/repl.h) with its callbacks (partition_repl.c). The worker
+ * parses requests and answers them; this module executes them.
+ *
+ * Requests whose answer waits (a publish until it is durable and committed by the ISR,
+ * an ordered FIN or a SET_OFFSET until every ISR member holds the position, a SET_OFFSET
+ * looked up on disk) carry a token chosen by the worker: the call returns
+ * SL_PARTITION_HELD and the answer comes back later from sl_partition_poll() as a
+ * completion {token, code}. Every held token comes back exactly once, or from
+ * sl_partition_detach() when the partition stops being owned.
+ *
+ * Calling context: sl_partition_open, _replicate, _set_coord and _close run on the
+ * control thread while no worker owns the partition; everything else runs on the owner
+ * worker lcore only, inside its RCU read-side critical section (QSBR: between two
+ * quiescent states). No call on the owner lcore allocates, blocks or does a system call,
+ * except channel creation (one allocation per channel).
+ */
+#ifndef SL_PARTITION_H
+#define SL_PARTITION_H
+
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include "broker.h"
+#include "channel.h"
+#include "coord.h"
+#include "persist.h"
+#include "repl.h"
+#include "session.h"
+#include "wire.h"
+
+#define SL_PARTITION_PEND 4096	 /* publishes waiting for the disk or the ISR */
+#define SL_PARTITION_CHANWAIT 64 /* channel syncs waiting for the ISR */
+#define SL_PARTITION_EPOCHS 16	 /* epoch history (KIP-101) kept */
+#define SL_PARTITION_HELD 1	 /* return value: the answer comes as a completion */
+
+struct sl_partition;
+
+struct sl_partition_conf {
+	uint16_t partid;
+	uint16_t worker;		/* owner worker index (its persistence ring) */
+	int socket_id;
+	uint64_t log_bytes;		/* in-memory log size */
+	uint32_t max_msg;		/* largest message body */
+	uint32_t chan_window;		/* in-flight messages per channel */
+	uint32_t msg_timeout_ms;
+	uint32_t max_req_delay_ms;
+	uint32_t node_id;		/* this node (leader check without replication) */
+	struct sl_pstore *store;	/* NULL: memory only; taken over (closed with us) */
+	struct sl_persist *persist;	/* with store: the persistence lcore */
+	struct sl_session_table *sessions; /* subscribers' sessions (delivery, expiry) */
+};
+
+/* Where replica datagrams go: the owner worker's peer addressing (peer.h). */
+typedef void (*sl_partition_send_fn)(void *arg, uint32_t to, const char *topic,
+				     uint8_t topic_len, uint16_t partition, const void *buf,
+				     uint32_t len);
+
+struct sl_partition_repl_conf {
+	const char *topic;
+	uint32_t max_dgram;		/* largest replica datagram payload */
+	sl_partition_send_fn send;
+	void *send_arg;
+	struct rte_ring *viewreq;	/* ISR change requests to the control thread (MP) */
+	uint8_t *scratch;		/* the owner worker's encode buffer, >=
+					 * SL_PARTITION_SCRATCH bytes */
+};
+
+#define SL_PARTITION_SCRATCH (SL_REPL_MAX_DGRAM + 256)
+
+/* An ISR change a partition's leader (or a replica hearing its leader) asks the control
+ * thread for: the membership seam. Allocated by the owner lcore, freed by the control
+ * thread. */
+struct sl_wviewreq {
+	char topic[SL_COORD_NAME_MAX + 1];
+	uint16_t partition;
+	uint8_t join;			/* 1: add node to the ISR, 0: remove it, 2: take the
+					 * leader's ISR (isr, nisr) for (epoch, session) */
+	uint32_t node;			/* join 0/1; join 2: the leader */
+	uint32_t epoch;			/* join 2 */
+	uint64_t session;		/* join 2 */
+	uint8_t nisr;			/* join 2 */
+	uint32_t isr[SL_COORD_MAX_REPLICAS];
+};
+
+/* What a request did, for its answer (OK frame fields). */
+struct sl_partition_res {
+	uint32_t count;
+	uint64_t id;
+	uint64_t offset;
+	uint64_t aux;
+};
+
+/* A completion: the held request `token` is answered with `code` (0: OK). For a
+ * SET_OFFSET looked up on disk, has_pos says id/offset/aux give the new position. */
+struct sl_partition_done {
+	uint64_t token;
+	uint16_t code;
+	uint8_t has_pos;
+	uint64_t id;
+	uint64_t offset;
+	uint64_t aux;
+};
+
+/* One message to deliver (sl_partition_deliver): build and send the MSG frame. Returns
+ * 0 sent, 1 cannot be encoded (skipped: counted as finished), -1 no buffer now (the
+ * message stays for a later iteration and the channel stops for this one). */
+struct sl_partition_msg {
+	uint64_t session;
+	uint64_t sub_id;
+	uint16_t partid;
+	uint16_t attempts;
+	const struct sl_memlog_rec *rec;
+	const struct sl_session *sess;	/* the subscriber's live session */
+};
+typedef int (*sl_partition_emit_fn)(void *arg, const struct sl_partition_msg *m);
+
+/** Create a partition (its log in memory of conf->socket_id). With a store the log
+ * continues where the disk log ends and the saved channel positions are restored.
+ * Control thread. NULL with rte_errno. */
+struct sl_partition *
+sl_partition_open(const struct sl_partition_conf *conf);
+
+/** Give the partition its replication state (a node with a cluster): the view comes from
+ * the coordinator on the owner's next poll. Control thread, before the partition is
+ * attached. 0 or -ENOMEM / -EINVAL. */
+int
+sl_partition_replicate(struct sl_partition *p, const struct sl_partition_repl_conf *rc);
+
+/** The coordinator entry (topic, leader view) of the partition. Control thread, before
+ * the partition is attached. */
+void
+sl_partition_set_coord(struct sl_partition *p, struct sl_coord_part *cp);
+
+/** The partition's store (NULL: memory only). Any thread. */
+struct sl_pstore *
+sl_partition_store(const struct sl_partition *p);
+
+/** Free a detached partition (and its store). Control thread. NULL is a no-op. */
+void
+sl_partition_close(struct sl_partition *p);
+
+/** PUB (mpub 0) or MPUB: append at the log end (the leader's write path: refused unless
+ * this node may write). wall_ns: the messages' timestamp. 0 (answer now with *res),
+ * SL_PARTITION_HELD (answered by a completion of token once durable and committed), or
+ * -SL_E_*: nothing written. Owner lcore. */
+int
+sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int mpub,
+		     uint64_t wall_ns, uint64_t now_ns, uint64_t token,
+		     struct sl_partition_res *res);
+
+/** SUB: join (or create) the channel; an existing subscription of the session takes the
+ * new RDY. sub_id: the id a new subscription gets. 0 with *res (id = its sub id,
+ * offset = the channel's confirmed offset) or -SL_E_*. Owner lcore. */
+int
+sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
+		       uint64_t session, uint32_t session_slot, uint64_t sub_id,
+		       struct sl_partition_res *res);
+
+/** RDY, FIN, REQ, TOUCH, CLS (of a channel) and SET_OFFSET for `session`: 0 with *res,
+ * SL_PARTITION_HELD (token answered by a completion) or -SL_E_*. Owner lcore. */
+int
+sl_partition_chan_op(struct sl_partition *p, uint8_t opcode, const struct sl_wire_chan_op *op,
+		     uint64_t session, uint64_t now_ns, uint64_t token,
+		     struct sl_partition_res *res);
+
+/** A replica datagram from node `from` (already authenticated as a member by peer.h).
+ * Owner lcore. 0, or -ENOENT when the partition is not replicated. */
+int
+sl_partition_replica_input(struct sl_partition *p, uint32_t from, const void *buf,
+			   uint32_t len, uint64_t now_ns);
+
+/**
+ * Every loop: storage events, replication (view changes, timers, sends), then the
+ * completions of held requests: up to max of them into done[]. Call again while it
+ * returns max. *work counts what was done (for the idle logic). Owner lcore.
+ */
+uint32_t
+sl_partition_poll(struct sl_partition *p, uint64_t now_ns, struct sl_partition_done *done,
+		  uint32_t max, uint32_t *work);
+
+/** Deliver to the subscribers with credit what they may see (durable, committed), up to
+ * a budget per channel, through emit. Returns the messages sent. Owner lcore. */
+uint32_t
+sl_partition_deliver(struct sl_partition *p, uint64_t now_ns, sl_partition_emit_fn emit,
+		     void *arg);
+
+/** Once per millisecond: in-flight timeouts, subscribers of dead sessions, ephemeral
+ * channels without subscribers, saved positions and log trimming. Owner lcore. */
+void
+sl_partition_tick(struct sl_partition *p, uint64_t now_ns);
+
+/** Control commands, run by the owner for the control thread. 0 or -SL_E_*. */
+int
+sl_partition_chan_create(struct sl_partition *p, const char *name, int ordered);
+int
+sl_partition_chan_delete(struct sl_partition *p, const char *name);
+/* kind SL_OFF_*; *id: the channel's new position */
+int
+sl_partition_chan_reset(struct sl_partition *p, const char *name, uint8_t kind,
+			uint64_t value, uint64_t *id);
+void
+sl_partition_info(const struct sl_partition *p, struct sl_part_info *info);
+
+/** The owner stops owning the partition: channels and subscriptions are dropped, and
+ * every held token is handed to drop(arg, token) (no answer is due any more). Owner
+ * lcore. */
+void
+sl_partition_detach(struct sl_partition *p, void (*drop)(void *arg, uint64_t token),
+		    void *arg);
+
+#endif /* SL_PARTITION_H */

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * peer: node addressing for replication (peer.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "peer.h"
+
+struct sl_peer {
+	struct sl_peer_conf conf;
+	struct sl_net_arp *arp[SL_BROKER_MAX_PORTS];	/* neighbours, per port */
+	uint64_t asked_tsc[SL_BROKER_MAX_NODES];	/* last ARP request per node */
+	struct sl_peer_stats st;
+};
+
+struct sl_peer *
+sl_peer_open(const struct sl_peer_conf *conf)
+{
+	const struct sl_broker_conf *bc = conf->bconf;
+	struct sl_peer *pr;
+	uint16_t j;
+
+	if (bc == NULL || conf->tx == NULL || bc->nports > SL_BROKER_MAX_PORTS ||
+	    bc->nnodes > SL_BROKER_MAX_NODES) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	pr = rte_zmalloc_socket("sl_peer", sizeof(*pr), RTE_CACHE_LINE_SIZE, bc->socket_id);
+	if (pr == NULL)
+		goto nomem;
+	pr->conf = *conf;
+	for (j = 0; j < bc->nports; j++) {
+		pr->arp[j] = rte_zmalloc_socket("sl_arp", sizeof(*pr->arp[j]),
+						RTE_CACHE_LINE_SIZE, bc->socket_id);
+		if (pr->arp[j] == NULL)
+			goto nomem;
+	}
+	return pr;
+nomem:
+	sl_peer_close(pr);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+sl_peer_close(struct sl_peer *pr)
+{
+	uint16_t j;
+
+	if (pr == NULL)
+		return;
+	for (j = 0; j < SL_BROKER_MAX_PORTS; j++)
+		rte_free(pr->arp[j]);
+	rte_free(pr);
+}
+
+static const struct sl_broker_node *
+node_of(const struct sl_peer *pr, uint32_t id)
+{
+	const struct sl_broker_conf *bc = pr->conf.bconf;
+	uint32_t i;
+
+	for (i = 0; i < bc->nnodes; i++)
+		if (bc->nodes[i].id == id)
+			return &bc->nodes[i];
+	return NULL;
+}
+
+/* An ARP request for node n, at most one per arp_retry_tsc. */
+static void
+arp_ask(struct sl_peer *pr, const struct sl_broker_node *n, uint64_t now_tsc)
+{
+	const struct sl_broker_conf *bc = pr->conf.bconf;
+	uint64_t *asked = &pr->asked_tsc[n - bc->nodes];
+	struct rte_mbuf *m;
+	uint32_t flen;
+
+	if (now_tsc - *asked < pr->conf.arp_retry_tsc)
+		return;
+	*asked = now_tsc;
+	m = rte_pktmbuf_alloc(bc->pool);
+	if (m == NULL) {
+		pr->st.no_mbuf++;
+		return;
+	}
+	flen = sl_net_arp_request(rte_pktmbuf_mtod(m, uint8_t *), &bc->ports[n->pi].nif, n->ip);
+	m->data_len = (uint16_t)flen;
+	m->pkt_len = flen;
+	pr->conf.tx(pr->conf.tx_arg, n->pi, m, 0);
+}
+
+void
+sl_peer_tick(struct sl_peer *pr, uint64_t now_tsc)
+{
+	const struct sl_broker_conf *bc = pr->conf.bconf;
+	const struct sl_broker_node *n;
+	uint8_t mac[6];
+	uint32_t i;
+
+	if (bc->repl_port == 0)
+		return;
+	for (i = 0; i < bc->nnodes; i++) {
+		n = &bc->nodes[i];
+		if (n->id != bc->node_id && sl_net_arp_lookup(pr->arp[n->pi], n->ip, mac) != 0)
+			arp_ask(pr, n, now_tsc);
+	}
+}
+
+void
+sl_peer_send(struct sl_peer *pr, uint32_t to, const char *topic, uint8_t topic_len,
+	     uint16_t partition, const void *buf, uint32_t len, uint64_t now_tsc)
+{
+	const struct sl_broker_conf *bc = pr->conf.bconf;
+	const struct sl_broker_node *n = node_of(pr, to);
+	const struct sl_broker_port *port;
+	struct sl_rlink_env env = {
+		.from = bc->node_id,
+		.to = to,
+		.partition = partition,
+		.name = topic,
+		.name_len = topic_len,
+	};
+	uint8_t mac[6], *frame;
+	struct rte_mbuf *m;
+	uint32_t flen;
+	int elen;
+
+	if (n == NULL) {
+		pr->st.drops++;
+		return;
+	}
+	port = &bc->ports[n->pi];
+	if (sl_net_arp_lookup(pr->arp[n->pi], n->ip, mac) != 0) {
+		pr->st.no_arp++;
+		arp_ask(pr, n, now_tsc);
+		return;
+	}
+	m = rte_pktmbuf_alloc(bc->pool);
+	if (m == NULL) {
+		pr->st.no_mbuf++;
+		return;
+	}
+	frame = rte_pktmbuf_mtod(m, uint8_t *);
+	elen = sl_rlink_encode(frame + SL_NET_HDRS_LEN,
+			       rte_pktmbuf_tailroom(m) - SL_NET_HDRS_LEN, &env);
+	if (elen < 0 || (uint32_t)elen + len + SL_NET_HDRS_LEN > rte_pktmbuf_tailroom(m) ||
+	    (uint32_t)elen + len + 28 > port->mtu) {
+		pr->st.drops++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(frame + SL_NET_HDRS_LEN + elen, buf, len);
+	flen = sl_net_udp_build(frame, &port->nif, mac, n->ip, bc->repl_port, n->port,
+				(uint16_t)(elen + len), port->tx_flags);
+	m->data_len = (uint16_t)flen;
+	m->pkt_len = flen;
+	pr->conf.tx(pr->conf.tx_arg, n->pi, m, 1);
+	pr->st.out++;
+}
+
+int
+sl_peer_input(struct sl_peer *pr, uint16_t pi, const struct sl_net_info *info,
+	      const uint8_t *payload, uint32_t len, uint64_t now_tsc,
+	      struct sl_rlink_env *env)
+{
+	if (sl_rlink_decode(payload, len, env) != 0 || env->to != pr->conf.bconf->node_id ||
+	    node_of(pr, env->from) == NULL) {
+		pr->st.drops++;
+		return -EBADMSG;
+	}
+	sl_net_arp_learn(pr->arp[pi], info->src_ip, info->src_mac, now_tsc);
+	return 0;
+}
+
+void
+sl_peer_arp_learn(struct sl_peer *pr, uint16_t pi, const struct sl_net_info *info,
+		  uint64_t now_tsc)
+{
+	sl_net_arp_learn(pr->arp[pi], info->src_ip, info->src_mac, now_tsc);
+}
+
+const struct sl_peer_stats *
+sl_peer_stats(const struct sl_peer *pr)
+{
+	return &pr->st;
+}
