@@ -77,7 +77,7 @@ struct sl_partition {
 	uint64_t view_version;
 	uint64_t committed;		/* commit index: every ISR member holds it */
 	uint64_t now_ns;		/* of the call in progress (replication callbacks) */
-	struct sl_repl_crec disk_last; /* the disk log's last commit record at start */
+	struct sl_crec disk_last; /* the disk log's last commit record at start */
 	struct chanwait *chanwait;	/* [SL_PARTITION_CHANWAIT] */
 	uint64_t chan_token;
 	uint32_t nepochs;

@@ -38,7 +38,7 @@ epoch_for(const struct sl_partition *p, uint64_t id)
 /* The commit record holding id, rebuilt from the in-memory log: each record knows its
  * place in its PUB/MPUB, and a record has the same size in memory and on disk. */
 static int
-crec_of(const struct sl_partition *p, uint64_t id, struct sl_repl_crec *c)
+crec_of(const struct sl_partition *p, uint64_t id, struct sl_crec *c)
 {
 	struct sl_memlog_rec rec;
 	uint64_t first, last, end_off;
@@ -97,20 +97,6 @@ mrec_at(const uint8_t *buf, uint32_t pos, uint32_t size, uint32_t *len, uint64_t
 	return (uint32_t)rs;
 }
 
-/* A commit record as the disk log keeps it, for replication (the same fields). */
-static void
-crec_from_disk(struct sl_repl_crec *c, const struct sl_disklog_crec *d)
-{
-	c->log_id = d->log_id;
-	c->epoch = d->epoch;
-	c->last_msg_log_id = d->last_msg_log_id;
-	c->msg_offset = d->msg_offset;
-	c->msg_cnt = d->msg_cnt;
-	c->timestamp_ns = d->timestamp_ns;
-	c->msg_size = d->msg_size;
-	c->msg_num = d->msg_num;
-}
-
 /* ---- callbacks: the replica's apply ---- */
 
 static void
@@ -124,7 +110,7 @@ r_send(void *arg, uint32_t to, const void *buf, uint32_t len)
 
 /* The records arrive encoded in the disk log's format. */
 static int
-r_append(void *arg, const struct sl_repl_crec *c, const void *msgs)
+r_append(void *arg, const struct sl_crec *c, const void *msgs)
 {
 	struct sl_partition *p = arg;
 	const void *datas[SL_WIRE_MPUB_MAX];
@@ -192,7 +178,7 @@ r_truncate(void *arg, uint64_t end_id)
  * replication asks again later. buf NULL: the commit record only. No I/O here.
  */
 static int
-disk_crec(struct sl_partition *p, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+disk_crec(struct sl_partition *p, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap)
 {
 	struct sl_prread *rr;
 	uint32_t i, off = 0;
@@ -202,12 +188,12 @@ disk_crec(struct sl_partition *p, uint64_t id, struct sl_repl_crec *c, void *buf
 	rr = &p->store->rread;
 	if (sl_pstore_job_state(&rr->state) == SL_PFETCH_READY && rr->rc == 0) {
 		for (i = 0; i < rr->n; i++) {
-			const struct sl_disklog_crec *d = &rr->crecs[i];
+			const struct sl_crec *d = &rr->crecs[i];
 
 			if (id >= d->log_id && id <= d->last_msg_log_id) {
 				if (buf != NULL && d->msg_size > cap)
 					return -ENOBUFS;
-				crec_from_disk(c, d);
+				*c = *d;
 				if (buf != NULL)
 					memcpy(buf, rr->buf + off, d->msg_size);
 				return 0;
@@ -221,11 +207,11 @@ disk_crec(struct sl_partition *p, uint64_t id, struct sl_repl_crec *c, void *buf
 }
 
 static int
-r_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+r_read(void *arg, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap)
 {
 	struct sl_partition *p = arg;
 	struct sl_memlog_rec rec;
-	struct sl_repl_crec k;
+	struct sl_crec k;
 	uint8_t *out = buf;
 	uint32_t used = 0;
 	uint64_t i;
@@ -245,7 +231,7 @@ r_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
 }
 
 static void
-r_last(void *arg, struct sl_repl_crec *c)
+r_last(void *arg, struct sl_crec *c)
 {
 	struct sl_partition *p = arg;
 	uint64_t end = sl_memlog_end_id(p->log);
@@ -275,7 +261,7 @@ r_first(void *arg, uint64_t *id, uint64_t *offset)
 	struct sl_partition *p = arg;
 	struct sl_disklog_stats ds;
 	struct sl_memlog_rec rec;
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t first = sl_memlog_first_id(p->log), end = sl_memlog_end_id(p->log);
 
 	if (p->store != NULL) {
@@ -598,7 +584,7 @@ rollback:
 int
 sl_partition_repl_write(struct sl_partition *p, const struct sl_memlog_rec *first, uint32_t n)
 {
-	struct sl_repl_crec c = {
+	struct sl_crec c = {
 		.log_id = first->id,
 		.last_msg_log_id = first->id + n - 1,
 		.msg_offset = first->offset,
@@ -679,12 +665,12 @@ sl_partition_replica_input(struct sl_partition *p, uint32_t from, const void *bu
 static void
 disk_epochs(struct sl_partition *p)
 {
-	struct sl_disklog_crec dc;
+	struct sl_crec dc;
 	int n;
 
 	if (p->store == NULL || sl_disklog_last(p->store->dl, &dc) != 0)
 		return;
-	crec_from_disk(&p->disk_last, &dc);
+	p->disk_last = dc;
 	n = sl_disklog_epochs(p->store->dl, p->epoch_of, p->epoch_start, SL_PARTITION_EPOCHS);
 	p->nepochs = n > 0 ? (uint32_t)n : 0;
 	if (n <= 0) {

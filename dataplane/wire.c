@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "err.h"
 #include "wire.h"
 
@@ -28,47 +29,6 @@
 
 #define PUB_FLAGS_ALL SL_WIRE_PUB_TRACE
 #define SUB_FLAGS_ALL (SL_WIRE_SUB_ORDERED | SL_WIRE_SUB_EPHEMERAL)
-
-static inline uint16_t
-ld16(const uint8_t *p)
-{
-	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-ld32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t
-ld64(const uint8_t *p)
-{
-	return (uint64_t)ld32(p) << 32 | ld32(p + 4);
-}
-
-static inline void
-st16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-st32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void
-st64(uint8_t *p, uint64_t v)
-{
-	st32(p, (uint32_t)(v >> 32));
-	st32(p + 4, (uint32_t)v);
-}
 
 static int
 all_zero(const uint8_t *p, size_t n)
@@ -139,35 +99,35 @@ sl_wire_decode_hdr(const uint8_t *buf, size_t len, struct sl_wire_hdr *hdr)
 {
 	if (buf == NULL || len < SL_WIRE_HDR_LEN)
 		return -SL_E_MALFORMED;
-	if (ld16(buf) != SL_WIRE_MAGIC)
+	if (sl_bytes_get_be16(buf) != SL_WIRE_MAGIC)
 		return -SL_E_MALFORMED;
 	if (buf[2] != SL_WIRE_VERSION)
 		return -SL_E_VERSION;
 	if (!op_valid(buf[3]))
 		return -SL_E_OPCODE;
-	if ((size_t)ld16(buf + 6) != len - SL_WIRE_HDR_LEN)
+	if ((size_t)sl_bytes_get_be16(buf + 6) != len - SL_WIRE_HDR_LEN)
 		return -SL_E_MALFORMED;
 	hdr->version = buf[2];
 	hdr->opcode = buf[3];
-	hdr->flags = ld16(buf + 4);
-	hdr->body_len = ld16(buf + 6);
-	hdr->session = ld64(buf + 8);
-	hdr->seq = ld64(buf + 16);
-	hdr->cookie = ld64(buf + 24);
+	hdr->flags = sl_bytes_get_be16(buf + 4);
+	hdr->body_len = sl_bytes_get_be16(buf + 6);
+	hdr->session = sl_bytes_get_be64(buf + 8);
+	hdr->seq = sl_bytes_get_be64(buf + 16);
+	hdr->cookie = sl_bytes_get_be64(buf + 24);
 	return 0;
 }
 
 void
 sl_wire_encode_hdr(uint8_t *buf, const struct sl_wire_hdr *hdr)
 {
-	st16(buf, SL_WIRE_MAGIC);
+	sl_bytes_put_be16(buf, SL_WIRE_MAGIC);
 	buf[2] = hdr->version;
 	buf[3] = hdr->opcode;
-	st16(buf + 4, hdr->flags);
-	st16(buf + 6, hdr->body_len);
-	st64(buf + 8, hdr->session);
-	st64(buf + 16, hdr->seq);
-	st64(buf + 24, hdr->cookie);
+	sl_bytes_put_be16(buf + 4, hdr->flags);
+	sl_bytes_put_be16(buf + 6, hdr->body_len);
+	sl_bytes_put_be64(buf + 8, hdr->session);
+	sl_bytes_put_be64(buf + 16, hdr->seq);
+	sl_bytes_put_be64(buf + 24, hdr->cookie);
 }
 
 /*
@@ -203,7 +163,7 @@ addr_decode(const uint8_t *body, size_t len, int cls, struct sl_wire_addr *a)
 
 	if (len < ADDR_FIXED)
 		return -SL_E_MALFORMED;
-	a->partition = ld16(body);
+	a->partition = sl_bytes_get_be16(body);
 	a->topic_len = body[2];
 	a->channel_len = body[3];
 	need = ADDR_FIXED + (size_t)a->topic_len + a->channel_len;
@@ -250,7 +210,7 @@ addr_len(const struct sl_wire_addr *a)
 static size_t
 addr_encode(uint8_t *p, const struct sl_wire_addr *a)
 {
-	st16(p, a->partition);
+	sl_bytes_put_be16(p, a->partition);
 	p[2] = a->topic_len;
 	p[3] = a->channel_len;
 	if (a->topic_len > 0)
@@ -267,8 +227,8 @@ sl_wire_decode_hello(const uint8_t *body, size_t len, struct sl_wire_hello *out)
 {
 	if (len != 8)
 		return -SL_E_MALFORMED;
-	out->client_info = ld32(body);
-	out->window = ld32(body + 4);
+	out->client_info = sl_bytes_get_be32(body);
+	out->window = sl_bytes_get_be32(body + 4);
 	return 0;
 }
 
@@ -280,8 +240,8 @@ sl_wire_encode_hello(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 
 	if (n < 0)
 		return n;
-	st32(buf + SL_WIRE_HDR_LEN, h->client_info);
-	st32(buf + SL_WIRE_HDR_LEN + 4, h->window);
+	sl_bytes_put_be32(buf + SL_WIRE_HDR_LEN, h->client_info);
+	sl_bytes_put_be32(buf + SL_WIRE_HDR_LEN + 4, h->window);
 	return n;
 }
 
@@ -290,11 +250,11 @@ sl_wire_decode_welcome(const uint8_t *body, size_t len, struct sl_wire_welcome *
 {
 	if (len != SL_WIRE_WELCOME_LEN)
 		return -SL_E_MALFORMED;
-	out->session = ld64(body);
-	out->window = ld32(body + 8);
-	out->max_msg = ld32(body + 12);
-	out->heartbeat_ms = ld32(body + 16);
-	out->timeout_ms = ld32(body + 20);
+	out->session = sl_bytes_get_be64(body);
+	out->window = sl_bytes_get_be32(body + 8);
+	out->max_msg = sl_bytes_get_be32(body + 12);
+	out->heartbeat_ms = sl_bytes_get_be32(body + 16);
+	out->timeout_ms = sl_bytes_get_be32(body + 20);
 	return 0;
 }
 
@@ -308,11 +268,11 @@ sl_wire_encode_welcome(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 	if (n < 0)
 		return n;
 	p = buf + SL_WIRE_HDR_LEN;
-	st64(p, w->session);
-	st32(p + 8, w->window);
-	st32(p + 12, w->max_msg);
-	st32(p + 16, w->heartbeat_ms);
-	st32(p + 20, w->timeout_ms);
+	sl_bytes_put_be64(p, w->session);
+	sl_bytes_put_be32(p + 8, w->window);
+	sl_bytes_put_be32(p + 12, w->max_msg);
+	sl_bytes_put_be32(p + 16, w->heartbeat_ms);
+	sl_bytes_put_be32(p + 20, w->timeout_ms);
 	return n;
 }
 
@@ -328,7 +288,7 @@ sl_wire_decode_pub(const uint8_t *body, size_t len, int mpub, struct sl_wire_pub
 	memset(out, 0, sizeof(*out));
 	if (len < PUB_FIXED)
 		return -SL_E_MALFORMED;
-	out->partition = ld16(body);
+	out->partition = sl_bytes_get_be16(body);
 	out->topic_len = body[2];
 	out->flags = body[3];
 	off = PUB_FIXED + (size_t)out->topic_len;
@@ -343,11 +303,11 @@ sl_wire_decode_pub(const uint8_t *body, size_t len, int mpub, struct sl_wire_pub
 	if (rc < 0)
 		return rc;
 	if (out->flags & SL_WIRE_PUB_TRACE)
-		out->trace_id = ld64(body + PUB_FIXED + out->topic_len);
+		out->trace_id = sl_bytes_get_be64(body + PUB_FIXED + out->topic_len);
 
 	if (!mpub) {
 		out->count = 1;
-		out->msg_len = ld32(body + off);
+		out->msg_len = sl_bytes_get_be32(body + off);
 		off += 4;
 		if ((size_t)out->msg_len != len - off)
 			return -SL_E_MALFORMED;
@@ -356,7 +316,7 @@ sl_wire_decode_pub(const uint8_t *body, size_t len, int mpub, struct sl_wire_pub
 		return 0;
 	}
 
-	out->count = ld16(body + off);
+	out->count = sl_bytes_get_be16(body + off);
 	off += 2;
 	if (out->count == 0 || out->count > SL_WIRE_MPUB_MAX)
 		return -SL_E_MALFORMED;
@@ -366,7 +326,7 @@ sl_wire_decode_pub(const uint8_t *body, size_t len, int mpub, struct sl_wire_pub
 	for (i = 0; i < out->count; i++) {
 		if (rest - pos < 4)
 			return -SL_E_MALFORMED;
-		el = ld32(body + off + pos);
+		el = sl_bytes_get_be32(body + off + pos);
 		pos += 4;
 		if (el > rest - pos)
 			return -SL_E_MALFORMED;
@@ -398,7 +358,7 @@ sl_wire_mpub_next(const struct sl_wire_pub *p, uint32_t *pos, const uint8_t **da
 	}
 	if (*pos >= p->msgs_len || p->msgs_len - *pos < 4)
 		return 0;
-	el = ld32(p->msg + *pos);
+	el = sl_bytes_get_be32(p->msg + *pos);
 	if (el > p->msgs_len - *pos - 4)
 		return 0;
 	*data = p->msg + *pos + 4;
@@ -441,21 +401,21 @@ sl_wire_encode_pub(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, int mpub,
 	if (n < 0)
 		return n;
 	p = buf + SL_WIRE_HDR_LEN;
-	st16(p, partition);
+	sl_bytes_put_be16(p, partition);
 	p[2] = (uint8_t)tlen;
 	p[3] = flags;
 	memcpy(p + PUB_FIXED, topic, tlen);
 	p += PUB_FIXED + tlen;
 	if (flags & SL_WIRE_PUB_TRACE) {
-		st64(p, trace_id);
+		sl_bytes_put_be64(p, trace_id);
 		p += 8;
 	}
 	if (mpub) {
-		st16(p, count);
+		sl_bytes_put_be16(p, count);
 		p += 2;
 	}
 	for (i = 0; i < count; i++) {
-		st32(p, lens[i]);
+		sl_bytes_put_be32(p, lens[i]);
 		p += 4;
 		if (lens[i] > 0)
 			memcpy(p, msgs[i], lens[i]);
@@ -482,7 +442,7 @@ sl_wire_decode_sub(const uint8_t *body, size_t len, struct sl_wire_sub *out)
 	out->flags = t[0];
 	if ((t[0] & ~SUB_FLAGS_ALL) || t[1] != 0)
 		return -SL_E_MALFORMED;
-	out->rdy = ld32(t + 2);
+	out->rdy = sl_bytes_get_be32(t + 2);
 	return 0;
 }
 
@@ -507,7 +467,7 @@ sl_wire_encode_sub(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 	p += addr_encode(p, &s->addr);
 	p[0] = s->flags;
 	p[1] = 0;
-	st32(p + 2, s->rdy);
+	sl_bytes_put_be32(p + 2, s->rdy);
 	return n;
 }
 
@@ -536,28 +496,28 @@ sl_wire_decode_chan_op(uint8_t opcode, const uint8_t *body, size_t len,
 	case SL_OP_RDY:
 		if (rest != RDY_TAIL)
 			return -SL_E_MALFORMED;
-		out->count = ld32(t);
+		out->count = sl_bytes_get_be32(t);
 		break;
 	case SL_OP_TOUCH:
 		if (rest != TOUCH_TAIL)
 			return -SL_E_MALFORMED;
-		out->msg_id = ld64(t);
+		out->msg_id = sl_bytes_get_be64(t);
 		break;
 	case SL_OP_REQ:
 		if (rest != REQ_TAIL)
 			return -SL_E_MALFORMED;
-		out->msg_id = ld64(t);
-		out->delay_ms = ld32(t + 8);
+		out->msg_id = sl_bytes_get_be64(t);
+		out->delay_ms = sl_bytes_get_be32(t + 8);
 		break;
 	case SL_OP_FIN:
 		if (rest < 2)
 			return -SL_E_MALFORMED;
-		out->count = ld16(t);
+		out->count = sl_bytes_get_be16(t);
 		if (out->count == 0 || out->count > SL_WIRE_FIN_MAX ||
 		    rest - 2 != (size_t)out->count * 8)
 			return -SL_E_MALFORMED;
 		out->ids = t + 2;
-		out->msg_id = ld64(t + 2);
+		out->msg_id = sl_bytes_get_be64(t + 2);
 		break;
 	case SL_OP_CLS:
 		if (rest != 0)
@@ -569,7 +529,7 @@ sl_wire_decode_chan_op(uint8_t opcode, const uint8_t *body, size_t len,
 		out->kind = t[0];
 		if (out->kind > SL_OFF_END || !all_zero(t + 1, 7))
 			return -SL_E_MALFORMED;
-		out->value = ld64(t + 8);
+		out->value = sl_bytes_get_be64(t + 8);
 		break;
 	}
 	return 0;
@@ -578,7 +538,7 @@ sl_wire_decode_chan_op(uint8_t opcode, const uint8_t *body, size_t len,
 uint64_t
 sl_wire_fin_id(const struct sl_wire_chan_op *op, uint32_t i)
 {
-	return ld64(op->ids + (size_t)i * 8);
+	return sl_bytes_get_be64(op->ids + (size_t)i * 8);
 }
 
 int
@@ -629,24 +589,24 @@ sl_wire_encode_chan_op(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint8_
 	p += addr_encode(p, &op->addr);
 	switch (opcode) {
 	case SL_OP_RDY:
-		st32(p, op->count);
+		sl_bytes_put_be32(p, op->count);
 		break;
 	case SL_OP_TOUCH:
-		st64(p, op->msg_id);
+		sl_bytes_put_be64(p, op->msg_id);
 		break;
 	case SL_OP_REQ:
-		st64(p, op->msg_id);
-		st32(p + 8, op->delay_ms);
+		sl_bytes_put_be64(p, op->msg_id);
+		sl_bytes_put_be32(p + 8, op->delay_ms);
 		break;
 	case SL_OP_FIN:
-		st16(p, (uint16_t)op->count);
+		sl_bytes_put_be16(p, (uint16_t)op->count);
 		for (i = 0; i < op->count; i++)
-			st64(p + 2 + (size_t)i * 8, ids[i]);
+			sl_bytes_put_be64(p + 2 + (size_t)i * 8, ids[i]);
 		break;
 	case SL_OP_SET_OFFSET:
 		p[0] = op->kind;
 		memset(p + 1, 0, 7);
-		st64(p + 8, op->value);
+		sl_bytes_put_be64(p + 8, op->value);
 		break;
 	default: /* CLS: nothing after the address */
 		break;
@@ -662,11 +622,11 @@ sl_wire_decode_ok(const uint8_t *body, size_t len, struct sl_wire_ok *out)
 	if (len != SL_WIRE_OK_LEN || body[1] != 0)
 		return -SL_E_MALFORMED;
 	out->req_opcode = body[0];
-	out->partition = ld16(body + 2);
-	out->count = ld32(body + 4);
-	out->id = ld64(body + 8);
-	out->offset = ld64(body + 16);
-	out->aux = ld64(body + 24);
+	out->partition = sl_bytes_get_be16(body + 2);
+	out->count = sl_bytes_get_be32(body + 4);
+	out->id = sl_bytes_get_be64(body + 8);
+	out->offset = sl_bytes_get_be64(body + 16);
+	out->aux = sl_bytes_get_be64(body + 24);
 	return 0;
 }
 
@@ -682,11 +642,11 @@ sl_wire_encode_ok(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 	p = buf + SL_WIRE_HDR_LEN;
 	p[0] = ok->req_opcode;
 	p[1] = 0;
-	st16(p + 2, ok->partition);
-	st32(p + 4, ok->count);
-	st64(p + 8, ok->id);
-	st64(p + 16, ok->offset);
-	st64(p + 24, ok->aux);
+	sl_bytes_put_be16(p + 2, ok->partition);
+	sl_bytes_put_be32(p + 4, ok->count);
+	sl_bytes_put_be64(p + 8, ok->id);
+	sl_bytes_put_be64(p + 16, ok->offset);
+	sl_bytes_put_be64(p + 24, ok->aux);
 	return n;
 }
 
@@ -695,10 +655,10 @@ sl_wire_decode_err(const uint8_t *body, size_t len, struct sl_wire_err *out)
 {
 	if (len < SL_WIRE_ERR_HDR_LEN || body[3] != 0)
 		return -SL_E_MALFORMED;
-	out->code = ld16(body);
+	out->code = sl_bytes_get_be16(body);
 	out->req_opcode = body[2];
-	out->partition = ld16(body + 4);
-	out->text_len = ld16(body + 6);
+	out->partition = sl_bytes_get_be16(body + 4);
+	out->text_len = sl_bytes_get_be16(body + 6);
 	if (out->text_len > SL_WIRE_ERR_TEXT_MAX ||
 	    (size_t)out->text_len != len - SL_WIRE_ERR_HDR_LEN)
 		return -SL_E_MALFORMED;
@@ -717,11 +677,11 @@ sl_wire_encode_err(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint16_t c
 	if (n < 0)
 		return n;
 	p = buf + SL_WIRE_HDR_LEN;
-	st16(p, code);
+	sl_bytes_put_be16(p, code);
 	p[2] = req_opcode;
 	p[3] = 0;
-	st16(p + 4, partition);
-	st16(p + 6, (uint16_t)tlen);
+	sl_bytes_put_be16(p + 4, partition);
+	sl_bytes_put_be16(p + 6, (uint16_t)tlen);
 	if (tlen > 0)
 		memcpy(p + SL_WIRE_ERR_HDR_LEN, text, tlen);
 	return n;
@@ -732,16 +692,16 @@ sl_wire_decode_msg(const uint8_t *body, size_t len, struct sl_wire_msg *out)
 {
 	if (len < SL_WIRE_MSG_HDR_LEN)
 		return -SL_E_MALFORMED;
-	out->sub_id = ld64(body);
-	out->partition = ld16(body + 8);
-	out->attempts = ld16(body + 10);
-	out->len = ld32(body + 12);
+	out->sub_id = sl_bytes_get_be64(body);
+	out->partition = sl_bytes_get_be16(body + 8);
+	out->attempts = sl_bytes_get_be16(body + 10);
+	out->len = sl_bytes_get_be32(body + 12);
 	if ((size_t)out->len != len - SL_WIRE_MSG_HDR_LEN)
 		return -SL_E_MALFORMED;
-	out->msg_id = ld64(body + 16);
-	out->offset = ld64(body + 24);
-	out->timestamp_ns = ld64(body + 32);
-	out->trace_id = ld64(body + 40);
+	out->msg_id = sl_bytes_get_be64(body + 16);
+	out->offset = sl_bytes_get_be64(body + 24);
+	out->timestamp_ns = sl_bytes_get_be64(body + 32);
+	out->trace_id = sl_bytes_get_be64(body + 40);
 	out->data = body + SL_WIRE_MSG_HDR_LEN;
 	return 0;
 }
@@ -759,14 +719,14 @@ sl_wire_encode_msg(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 	if (n < 0)
 		return n;
 	p = buf + SL_WIRE_HDR_LEN;
-	st64(p, m->sub_id);
-	st16(p + 8, m->partition);
-	st16(p + 10, m->attempts);
-	st32(p + 12, m->len);
-	st64(p + 16, m->msg_id);
-	st64(p + 24, m->offset);
-	st64(p + 32, m->timestamp_ns);
-	st64(p + 40, m->trace_id);
+	sl_bytes_put_be64(p, m->sub_id);
+	sl_bytes_put_be16(p + 8, m->partition);
+	sl_bytes_put_be16(p + 10, m->attempts);
+	sl_bytes_put_be32(p + 12, m->len);
+	sl_bytes_put_be64(p + 16, m->msg_id);
+	sl_bytes_put_be64(p + 24, m->offset);
+	sl_bytes_put_be64(p + 32, m->timestamp_ns);
+	sl_bytes_put_be64(p + 40, m->trace_id);
 	if (m->len > 0)
 		memcpy(p + SL_WIRE_MSG_HDR_LEN, m->data, m->len);
 	return n;

@@ -22,6 +22,7 @@
 #include <rte_prefetch.h>
 #include <urcu-qsbr.h>
 
+#include "bytes.h"
 #include "err.h"
 #include "rlink.h"
 #include "wire.h"
@@ -715,7 +716,6 @@ static void
 handle_udp(struct sl_worker *w, struct req *r, int forwarded)
 {
 	const uint8_t *payload = rte_pktmbuf_mtod(r->m, uint8_t *) + r->info.payload_off;
-	uint64_t v[3];
 	int rc;
 
 	if (w->conf->repl_port != 0 && r->info.dst_port == w->conf->repl_port) {
@@ -739,12 +739,10 @@ handle_udp(struct sl_worker *w, struct req *r, int forwarded)
 		rte_pktmbuf_free(r->m);
 		return;
 	}
-	/* the payload sits at any alignment: copy before reading words */
-	memcpy(v, payload + 8, sizeof(v));
 	memset(&r->hdr, 0, sizeof(r->hdr));
-	r->hdr.session = rte_be_to_cpu_64(v[0]);
-	r->hdr.seq = rte_be_to_cpu_64(v[1]);
-	r->hdr.cookie = rte_be_to_cpu_64(v[2]);
+	r->hdr.session = sl_bytes_get_be64(payload + 8);
+	r->hdr.seq = sl_bytes_get_be64(payload + 16);
+	r->hdr.cookie = sl_bytes_get_be64(payload + 24);
 	r->hdr.opcode = payload[3];
 	reply_err(w, r, rc, 0, NULL);
 }

@@ -19,8 +19,8 @@
  *   24 u64   leader session
  *   32 u64   write epoch (leader: its current one; answers: echoed)
  *
- * A commit record ("crec", 56 bytes): u64 log_id, u64 epoch, u64 last_msg_log_id,
- *   u64 msg_offset, u64 msg_cnt, u64 timestamp_ns, u32 msg_size, u32 msg_num.
+ * A commit record ("crec", 56 bytes): the layout of dataplane/base/crec.h (the one codec,
+ *   shared with the disk log).
  *
  * Bodies, after the header (offsets from the end of the header):
  *   1 WRITE       leader -> ISR member: u64 commit, u64 prev_epoch (epoch of the record
@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "err.h"
 #include "repl.h"
 
@@ -71,7 +72,7 @@
 #define MAGIC2 0x52
 #define VERSION 1
 #define HDR_LEN 40
-#define CREC_LEN 56
+#define CREC_LEN SL_CREC_LEN
 
 enum { T_WRITE = 1, T_WRITE_ACK, T_HEARTBEAT, T_CHAN_SYNC, T_CHAN_ACK, T_CATCHUP_REQ,
 	T_CATCHUP_RESP, T_FETCH, T_FETCH_RESP, T_JOIN_REQ, T_VIEW, T_MAX };
@@ -179,61 +180,6 @@ struct sl_repl {
 
 /* ---- encoding ---- */
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-		(uint32_t)p[3] << 24;
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void
-put_crec(uint8_t *p, const struct sl_repl_crec *c)
-{
-	put64(p, c->log_id);
-	put64(p + 8, c->epoch);
-	put64(p + 16, c->last_msg_log_id);
-	put64(p + 24, c->msg_offset);
-	put64(p + 32, c->msg_cnt);
-	put64(p + 40, c->timestamp_ns);
-	put32(p + 48, c->msg_size);
-	put32(p + 52, c->msg_num);
-}
-
-static void
-get_crec(const uint8_t *p, struct sl_repl_crec *c)
-{
-	c->log_id = get64(p);
-	c->epoch = get64(p + 8);
-	c->last_msg_log_id = get64(p + 16);
-	c->msg_offset = get64(p + 24);
-	c->msg_cnt = get64(p + 32);
-	c->timestamp_ns = get64(p + 40);
-	c->msg_size = get32(p + 48);
-	c->msg_num = get32(p + 52);
-}
-
 /* header for a datagram of this leadership (sess/vepoch/wepoch given) */
 static uint8_t *
 hdr(struct sl_repl *r, int type, int status, int flags, uint32_t vepoch, uint64_t sess,
@@ -249,11 +195,11 @@ hdr(struct sl_repl *r, int type, int status, int flags, uint32_t vepoch, uint64_
 	p[5] = status;
 	p[6] = flags;
 	p[7] = 0;
-	put32(p + 8, r->conf.partition);
-	put32(p + 12, vepoch);
-	put64(p + 16, r->conf.topic_hash);
-	put64(p + 24, sess);
-	put64(p + 32, wepoch);
+	sl_bytes_put_le32(p + 8, r->conf.partition);
+	sl_bytes_put_le32(p + 12, vepoch);
+	sl_bytes_put_le64(p + 16, r->conf.topic_hash);
+	sl_bytes_put_le64(p + 24, sess);
+	sl_bytes_put_le64(p + 32, wepoch);
 	return p + HDR_LEN;
 }
 
@@ -277,7 +223,7 @@ tx(struct sl_repl *r, uint32_t node, uint32_t len)
 static void
 refresh_end(struct sl_repl *r)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 
 	memset(&c, 0, sizeof(c));
 	r->ops.last(r->ops.arg, &c);
@@ -290,7 +236,7 @@ refresh_end(struct sl_repl *r)
 static uint64_t
 epoch_at(struct sl_repl *r, uint64_t id)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 
 	if (id == 0)
 		return 0;
@@ -469,8 +415,8 @@ send_chan(struct sl_repl *r, struct chan_pend *p, uint32_t node)
 	uint8_t *b = vhdr(r, T_CHAN_SYNC, 0, p->flags);
 	size_t n = strlen(p->name);
 
-	put64(b, p->seq);
-	put64(b + 8, p->confirmed);
+	sl_bytes_put_le64(b, p->seq);
+	sl_bytes_put_le64(b + 8, p->confirmed);
 	b[16] = (uint8_t)n;
 	memcpy(b + 17, p->name, n);
 	tx(r, node, HDR_LEN + 17 + n);
@@ -523,7 +469,7 @@ join_try(struct sl_repl *r)
 static void
 send_from(struct sl_repl *r, struct member *m, uint64_t from)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t prev, id = from;
 	uint32_t n = 0, used = 0;
 	uint8_t *b = NULL;
@@ -536,8 +482,8 @@ send_from(struct sl_repl *r, struct member *m, uint64_t from)
 	while (id <= r->end && n < BURST) {
 		if (b == NULL) {
 			b = vhdr(r, T_WRITE, 0, 0);
-			put64(b, r->commit);
-			put64(b + 8, prev);
+			sl_bytes_put_le64(b, r->commit);
+			sl_bytes_put_le64(b + 8, prev);
 			used = 16;
 		}
 		/* the room left for this record's messages (none: send what is packed) */
@@ -556,7 +502,7 @@ send_from(struct sl_repl *r, struct member *m, uint64_t from)
 			b = NULL;
 			break;
 		}
-		put_crec(b + used, &c);
+		sl_crec_encode(b + used, &c);
 		used += CREC_LEN + c.msg_size;
 		prev = c.epoch;
 		id = c.last_msg_log_id + 1;
@@ -591,7 +537,7 @@ flush_writes(struct sl_repl *r)
 static void
 become_leader(struct sl_repl *r)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t id;
 	uint32_t i;
 
@@ -699,8 +645,8 @@ send_catchup_req(struct sl_repl *r)
 {
 	uint8_t *b = vhdr(r, T_CATCHUP_REQ, 0, 0);
 
-	put64(b, r->end_epoch);
-	put64(b + 8, r->end);
+	sl_bytes_put_le64(b, r->end_epoch);
+	sl_bytes_put_le64(b + 8, r->end);
 	tx(r, r->view.leader, HDR_LEN + 16);
 	r->req_ns = r->now;
 }
@@ -711,8 +657,8 @@ send_fetch(struct sl_repl *r)
 	/* a log that holds nothing uncommitted matches the leader's up to its end */
 	uint8_t *b = vhdr(r, T_FETCH, 0, r->empty || r->end <= r->commit ? F_EMPTY : 0);
 
-	put64(b, r->end + 1);
-	put64(b + 8, r->end_epoch);
+	sl_bytes_put_le64(b, r->end + 1);
+	sl_bytes_put_le64(b + 8, r->end_epoch);
 	tx(r, r->view.leader, HDR_LEN + 16);
 	r->req_ns = r->now;
 	r->st.fetches++;
@@ -762,7 +708,7 @@ cache_apply(struct sl_repl *r)
 
 /* MPUB / PUB argument checks of a record from the leader */
 static int
-pub_args_ok(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs)
+pub_args_ok(struct sl_repl *r, const struct sl_crec *c, const void *msgs)
 {
 	uint64_t first, last;
 	uint32_t num;
@@ -781,10 +727,10 @@ pub_args_ok(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs)
 /* a record from the current leader, to append at our end; prev_epoch: the leader's
  * record ending at log_id - 1. Returns ST_* */
 static int
-apply_record(struct sl_repl *r, const struct sl_repl_crec *c, const void *msgs,
+apply_record(struct sl_repl *r, const struct sl_crec *c, const void *msgs,
 	     uint64_t prev_epoch)
 {
-	struct sl_repl_crec h;
+	struct sl_crec h;
 	int rc;
 
 	if (!pub_args_ok(r, c, msgs))
@@ -862,9 +808,9 @@ send_ack(struct sl_repl *r, uint32_t to, int status, uint32_t vepoch, uint64_t s
 		r->vend = r->commit;
 		e = epoch_at(r, r->vend);
 	}
-	put64(b, r->vend);
-	put64(b + 8, e);
-	put64(b + 16, r->commit);
+	sl_bytes_put_le64(b, r->vend);
+	sl_bytes_put_le64(b + 8, e);
+	sl_bytes_put_le64(b + 16, r->commit);
 	tx(r, to, HDR_LEN + 24);
 }
 
@@ -886,7 +832,7 @@ struct din {
 static void
 in_write(struct sl_repl *r, struct din *d)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t prev;
 	uint32_t pos = 16;
 	int st;
@@ -903,10 +849,10 @@ in_write(struct sl_repl *r, struct din *d)
 	if (stale_gen(r, d->wepoch))
 		return;
 	/* one or more consecutive records; stop at the first that is not applied */
-	prev = get64(d->p + 8);
+	prev = sl_bytes_get_le64(d->p + 8);
 	st = ST_OK;
 	while (pos + CREC_LEN <= d->blen) {
-		get_crec(d->p + pos, &c);
+		sl_crec_decode(d->p + pos, &c);
 		if (c.msg_size > d->blen - pos - CREC_LEN) {
 			r->st.bad_dgrams++;
 			break;
@@ -917,8 +863,8 @@ in_write(struct sl_repl *r, struct din *d)
 		prev = c.epoch;
 		pos += CREC_LEN + c.msg_size;
 	}
-	if (get64(d->p) > r->lcommit)
-		r->lcommit = get64(d->p);
+	if (sl_bytes_get_le64(d->p) > r->lcommit)
+		r->lcommit = sl_bytes_get_le64(d->p);
 	replica_commit(r);
 	cache_apply(r);
 	send_ack(r, d->from, st, d->vepoch, d->sess, d->wepoch);
@@ -940,10 +886,10 @@ in_heartbeat(struct sl_repl *r, struct din *d)
 	if (!st && stale_gen(r, d->wepoch))
 		return;
 	if (!st) {
-		if (get64(d->p) > r->lcommit)
-			r->lcommit = get64(d->p);
+		if (sl_bytes_get_le64(d->p) > r->lcommit)
+			r->lcommit = sl_bytes_get_le64(d->p);
 		replica_commit(r);
-		if (r->vend < get64(d->p + 8))
+		if (r->vend < sl_bytes_get_le64(d->p + 8))
 			st = ST_GAP;
 	}
 	send_ack(r, d->from, st, d->vepoch, d->sess, d->wepoch);
@@ -989,8 +935,8 @@ in_write_ack(struct sl_repl *r, struct din *d)
 	r->st.acks_in++;
 	if (d->status != ST_OK && d->status != ST_DUP && d->status != ST_GAP)
 		return;
-	end = get64(d->p);
-	e = get64(d->p + 8);
+	end = sl_bytes_get_le64(d->p);
+	e = sl_bytes_get_le64(d->p + 8);
 	if (!valid_end(r, end, e)) {
 		if (d->status == ST_GAP && m->next > m->acked + 1)
 			m->next = m->acked + 1;
@@ -1030,8 +976,8 @@ in_chan_sync(struct sl_repl *r, struct din *d)
 		r->st.bad_dgrams++;
 		return;
 	}
-	seq = get64(d->p);
-	pos = get64(d->p + 8);
+	seq = sl_bytes_get_le64(d->p);
+	pos = sl_bytes_get_le64(d->p + 8);
 	memcpy(name, d->p + 17, n);
 	name[n] = 0;
 	st = fence(r, d->from, d->vepoch, d->sess, 1);
@@ -1059,7 +1005,7 @@ in_chan_sync(struct sl_repl *r, struct din *d)
 	if (!(d->flags & F_ACK))
 		return;
 	b = hdr(r, T_CHAN_ACK, st, 0, d->vepoch, d->sess, d->wepoch);
-	put64(b, seq);
+	sl_bytes_put_le64(b, seq);
 	tx(r, d->from, HDR_LEN + 8);
 }
 
@@ -1076,7 +1022,7 @@ in_chan_ack(struct sl_repl *r, struct din *d)
 	}
 	if (!m || d->status != ST_OK)
 		return;
-	seq = get64(d->p);
+	seq = sl_bytes_get_le64(d->p);
 	for (i = 0; i < CHAN_PEND; i++) {
 		struct chan_pend *p = &r->cp[i];
 
@@ -1102,24 +1048,24 @@ in_catchup_req(struct sl_repl *r, struct din *d)
 	}
 	if (!m)
 		return;
-	req = get64(d->p);
+	req = sl_bytes_get_le64(d->p);
 	end = r->ops.epoch_end(r->ops.arg, req);
 	if (end > r->end)
 		end = r->end;
 	b = vhdr(r, T_CATCHUP_RESP, 0, 0);
-	put64(b, req);
-	put64(b + 8, end);
-	put64(b + 16, epoch_at(r, end));
-	put64(b + 24, r->end);
-	put64(b + 32, r->end_epoch);
-	put64(b + 40, r->commit);
+	sl_bytes_put_le64(b, req);
+	sl_bytes_put_le64(b + 8, end);
+	sl_bytes_put_le64(b + 16, epoch_at(r, end));
+	sl_bytes_put_le64(b + 24, r->end);
+	sl_bytes_put_le64(b + 32, r->end_epoch);
+	sl_bytes_put_le64(b + 40, r->commit);
 	tx(r, d->from, HDR_LEN + 48);
 }
 
 static void
 in_catchup_resp(struct sl_repl *r, struct din *d)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t lend, lep, t, mine;
 
 	if (d->blen < 48) {
@@ -1127,10 +1073,10 @@ in_catchup_resp(struct sl_repl *r, struct din *d)
 		return;
 	}
 	if (fence(r, d->from, d->vepoch, d->sess, 0) || r->mode != M_PROBE ||
-	    get64(d->p) != r->end_epoch)
+	    sl_bytes_get_le64(d->p) != r->end_epoch)
 		return;
-	lend = get64(d->p + 8);
-	lep = get64(d->p + 16);
+	lend = sl_bytes_get_le64(d->p + 8);
+	lep = sl_bytes_get_le64(d->p + 16);
 	if (lep == UINT64_MAX)
 		return;
 	mine = r->ops.epoch_end(r->ops.arg, lep);
@@ -1147,8 +1093,8 @@ in_catchup_resp(struct sl_repl *r, struct din *d)
 		r->st.truncated_on_catchup += r->end - t;
 		truncate_to(r, t);
 	}
-	if (get64(d->p + 40) > r->lcommit)
-		r->lcommit = get64(d->p + 40);
+	if (sl_bytes_get_le64(d->p + 40) > r->lcommit)
+		r->lcommit = sl_bytes_get_le64(d->p + 40);
 	if (r->empty || r->end_epoch == lep || r->end <= r->commit) {
 		/* our log is a prefix of the leader's */
 		r->vend = r->end;
@@ -1165,7 +1111,7 @@ static void
 in_fetch(struct sl_repl *r, struct din *d)
 {
 	struct member *m = leader_member(r, d);
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t from, prev, id, first, foff;
 	uint32_t off, nrec = 0;
 	uint8_t *b;
@@ -1177,8 +1123,8 @@ in_fetch(struct sl_repl *r, struct din *d)
 	}
 	if (!m)
 		return;
-	from = get64(d->p);
-	prev = get64(d->p + 8);
+	from = sl_bytes_get_le64(d->p);
+	prev = sl_bytes_get_le64(d->p + 8);
 	r->st.fetches++;
 	if (r->ops.first == NULL || r->ops.first(r->ops.arg, &first, NULL) != 0)
 		first = 1;
@@ -1191,13 +1137,13 @@ in_fetch(struct sl_repl *r, struct din *d)
 			return;
 		}
 		b = vhdr(r, T_FETCH_RESP, ST_RESET, 0);
-		put64(b, from);
-		put64(b + 8, r->commit);
-		put64(b + 16, r->end);
-		put32(b + 24, 0);
-		put32(b + 28, 0);
-		put64(b + 32, first);
-		put64(b + 40, foff);
+		sl_bytes_put_le64(b, from);
+		sl_bytes_put_le64(b + 8, r->commit);
+		sl_bytes_put_le64(b + 16, r->end);
+		sl_bytes_put_le32(b + 24, 0);
+		sl_bytes_put_le32(b + 28, 0);
+		sl_bytes_put_le64(b + 32, first);
+		sl_bytes_put_le64(b + 40, foff);
 		tx(r, d->from, HDR_LEN + 48);
 		r->st.resets++;
 		return;
@@ -1207,9 +1153,9 @@ in_fetch(struct sl_repl *r, struct din *d)
 	if (from == 0 || from - 1 > r->end || (!empty_ok && epoch_at(r, from - 1) != prev))
 		st = ST_MISMATCH;
 	b = vhdr(r, T_FETCH_RESP, st, 0);
-	put64(b, from);
-	put64(b + 8, r->commit);
-	put64(b + 16, r->end);
+	sl_bytes_put_le64(b, from);
+	sl_bytes_put_le64(b + 8, r->commit);
+	sl_bytes_put_le64(b + 16, r->end);
 	off = HDR_LEN + 32;
 	for (id = from; st == ST_OK && id <= r->end; id = c.last_msg_log_id + 1) {
 		if (off + CREC_LEN >= r->maxd)
@@ -1217,12 +1163,12 @@ in_fetch(struct sl_repl *r, struct din *d)
 		if (r->ops.read(r->ops.arg, id, &c, r->tx + off + CREC_LEN,
 				r->maxd - off - CREC_LEN) != 0 || c.log_id != id)
 			break;
-		put_crec(r->tx + off, &c);
+		sl_crec_encode(r->tx + off, &c);
 		off += CREC_LEN + c.msg_size;
 		nrec++;
 	}
-	put32(b + 24, nrec);
-	put32(b + 28, 0);
+	sl_bytes_put_le32(b + 24, nrec);
+	sl_bytes_put_le32(b + 28, 0);
 	tx(r, d->from, off);
 	if (st != ST_OK)
 		return;
@@ -1247,8 +1193,8 @@ reset_to(struct sl_repl *r, struct din *d)
 		r->st.bad_dgrams++;
 		return;
 	}
-	first = get64(d->p + 32);
-	foff = get64(d->p + 40);
+	first = sl_bytes_get_le64(d->p + 32);
+	foff = sl_bytes_get_le64(d->p + 40);
 	if (first <= r->end + 1 || r->ops.reset == NULL)
 		return;
 	if (r->ops.reset(r->ops.arg, first, foff) != 0)
@@ -1272,7 +1218,7 @@ reset_to(struct sl_repl *r, struct din *d)
 static void
 in_fetch_resp(struct sl_repl *r, struct din *d)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t prev, lend;
 	uint32_t nrec, i, off;
 	int st, more;
@@ -1289,20 +1235,20 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		send_catchup_req(r);
 		return;
 	}
-	if (get64(d->p) != r->end + 1)
+	if (sl_bytes_get_le64(d->p) != r->end + 1)
 		return;		/* late answer */
 	if (d->status == ST_RESET) {
 		reset_to(r, d);
 		return;
 	}
 	prev = r->end_epoch;
-	lend = get64(d->p + 16);
-	nrec = get32(d->p + 24);
+	lend = sl_bytes_get_le64(d->p + 16);
+	nrec = sl_bytes_get_le32(d->p + 24);
 	off = 32;
 	for (i = 0; i < nrec; i++) {
 		if (off + CREC_LEN > d->blen)
 			break;
-		get_crec(d->p + off, &c);
+		sl_crec_decode(d->p + off, &c);
 		if (c.msg_size > d->blen - off - CREC_LEN)
 			break;
 		st = apply_record(r, &c, d->p + off + CREC_LEN, prev);
@@ -1311,8 +1257,8 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		prev = c.epoch;
 		off += CREC_LEN + c.msg_size;
 	}
-	if (get64(d->p + 8) > r->lcommit)
-		r->lcommit = get64(d->p + 8);
+	if (sl_bytes_get_le64(d->p + 8) > r->lcommit)
+		r->lcommit = sl_bytes_get_le64(d->p + 8);
 	replica_commit(r);
 	cache_apply(r);
 	more = r->end < lend;
@@ -1320,7 +1266,7 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 	    (!r->joining || r->now - r->join_ns >= r->conf.retransmit_ns * 4)) {
 		uint8_t *b = vhdr(r, T_JOIN_REQ, 0, 0);
 
-		put64(b, r->end);
+		sl_bytes_put_le64(b, r->end);
 		tx(r, r->view.leader, HDR_LEN + 8);
 		r->joining = 1;
 		r->join_ns = r->now;
@@ -1395,7 +1341,7 @@ send_view(struct sl_repl *r)
 		b[0] = (uint8_t)n;
 		b[1] = b[2] = b[3] = 0;
 		for (uint32_t k = 0; k < n; k++)
-			put32(b + 4 + 4 * k, r->view.isr[k]);
+			sl_bytes_put_le32(b + 4 + 4 * k, r->view.isr[k]);
 		tx(r, r->view.replicas[i], HDR_LEN + 4 + 4 * n);
 	}
 	r->view_ns = r->now;
@@ -1416,7 +1362,7 @@ in_view(struct sl_repl *r, struct din *d)
 		return;
 	same = n == r->view.nisr;
 	for (i = 0; i < n; i++) {
-		isr[i] = get32(d->p + 4 + 4 * i);
+		isr[i] = sl_bytes_get_le32(d->p + 4 + 4 * i);
 		same = same && in_list(r->view.isr, r->view.nisr, isr[i]);
 	}
 	if (!same)
@@ -1446,8 +1392,8 @@ sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, u
 
 	r->now = now_ns;
 	if (len < HDR_LEN || p[0] != MAGIC0 || p[1] != MAGIC1 || p[2] != MAGIC2 ||
-	    p[3] != VERSION || p[4] == 0 || p[4] >= T_MAX || get32(p + 8) != r->conf.partition ||
-	    get64(p + 16) != r->conf.topic_hash || len > SL_REPL_MAX_DGRAM) {
+	    p[3] != VERSION || p[4] == 0 || p[4] >= T_MAX || sl_bytes_get_le32(p + 8) != r->conf.partition ||
+	    sl_bytes_get_le64(p + 16) != r->conf.topic_hash || len > SL_REPL_MAX_DGRAM) {
 		r->st.bad_dgrams++;
 		return;
 	}
@@ -1458,9 +1404,9 @@ sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, u
 	d.type = p[4];
 	d.status = p[5];
 	d.flags = p[6];
-	d.vepoch = get32(p + 12);
-	d.sess = get64(p + 24);
-	d.wepoch = get64(p + 32);
+	d.vepoch = sl_bytes_get_le32(p + 12);
+	d.sess = sl_bytes_get_le64(p + 24);
+	d.wepoch = sl_bytes_get_le64(p + 32);
 	if (!r->is_leader && r->have_view && d.from == r->view.leader)
 		r->heard_ns = now_ns;
 	handlers[d.type](r, &d);
@@ -1587,7 +1533,7 @@ sl_repl_epoch(const struct sl_repl *r)
 }
 
 int
-sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns)
+sl_repl_write(struct sl_repl *r, struct sl_crec *c, const void *msgs, uint64_t now_ns)
 {
 	uint32_t i;
 	int rc;
@@ -1714,8 +1660,8 @@ leader_poll(struct sl_repl *r)
 		} else if (now - m->last_send_ns >= rt * 4) {
 			uint8_t *b = vhdr(r, T_HEARTBEAT, 0, 0);
 
-			put64(b, r->commit);
-			put64(b + 8, r->end);
+			sl_bytes_put_le64(b, r->commit);
+			sl_bytes_put_le64(b + 8, r->end);
 			tx(r, m->node, HDR_LEN + 16);
 			m->last_send_ns = now;
 			done++;

@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crec.h"
+
 #define SL_REPL_MAX_NODES 8
 #define SL_REPL_WINDOW 1024		/* commit records in flight per partition (leader) */
 #define SL_REPL_CHAN_NAME_MAX 64	/* bytes of a channel name, without the NUL */
@@ -47,21 +49,6 @@ struct sl_repl_view {
 	uint32_t isr[SL_REPL_MAX_NODES];
 };
 
-/* A commit record (the brief's CommitLogData; same fields as the disk log's). */
-struct sl_repl_crec {
-	uint64_t log_id;
-	uint64_t epoch;			/* write epoch: view epoch << 32 | the leader's rollback
-					 * generation in that epoch (sl_repl_epoch). A rollback
-					 * bumps the generation, so (epoch, id) names one record
-					 * for ever: the log-matching rule catch-up relies on */
-	uint64_t last_msg_log_id;
-	uint64_t msg_offset;
-	uint64_t msg_cnt;
-	uint64_t timestamp_ns;
-	uint32_t msg_size;		/* bytes of encoded message records (disk log format) */
-	uint32_t msg_num;
-};
-
 /* The caller's side. Every callback runs synchronously on the owner thread. */
 struct sl_repl_ops {
 	void *arg;
@@ -71,15 +58,15 @@ struct sl_repl_ops {
 	/* the local log: commit records and their encoded message records */
 	/* append at the end: c->log_id == last end + 1, c->msg_offset == end offset. 0 or
 	 * a negative errno (the write then failed: nothing appended) */
-	int (*append)(void *arg, const struct sl_repl_crec *c, const void *msgs);
+	int (*append)(void *arg, const struct sl_crec *c, const void *msgs);
 	/* remove every record with an id > end_id (rollback, divergent tail) */
 	int (*truncate)(void *arg, uint64_t end_id);
 	/* the record containing id, its messages copied to buf (cap bytes): 0, -ENOENT
 	 * (not in the log: older than retained or past the end), -ENOBUFS */
-	int (*read)(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap);
+	int (*read)(void *arg, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap);
 	/* the last record; an empty log: log_id 0 and last_msg_log_id the id before its
 	 * first (0, unless the log was reset to start later: see reset) */
-	void (*last)(void *arg, struct sl_repl_crec *c);
+	void (*last)(void *arg, struct sl_crec *c);
 	/* KIP-101: the end (last id) of the last record whose epoch <= epoch; 0 if none */
 	uint64_t (*epoch_end)(void *arg, uint64_t epoch);
 
@@ -229,7 +216,7 @@ sl_repl_epoch(const struct sl_repl *r);
  * max_dgram - 128); on an error the caller must truncate its append. Owner.
  */
 int
-sl_repl_write(struct sl_repl *r, struct sl_repl_crec *c, const void *msgs, uint64_t now_ns);
+sl_repl_write(struct sl_repl *r, struct sl_crec *c, const void *msgs, uint64_t now_ns);
 
 /**
  * Leader: sync a channel position the caller has already applied locally. ordered:

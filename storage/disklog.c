@@ -47,6 +47,7 @@
 #include <rte_hash_crc.h>
 #include <rte_log.h>
 
+#include "bytes.h"
 #include "disklog.h"
 
 RTE_LOG_REGISTER_SUFFIX(sl_disklog_logtype, disklog, INFO);
@@ -123,39 +124,6 @@ struct sl_disklog {
 	int stray;
 };
 
-/* Little-endian fields. */
-static inline void
-put32(uint8_t *p, uint32_t v)
-{
-	v = rte_cpu_to_le_32(v);
-	memcpy(p, &v, 4);
-}
-
-static inline void
-put64(uint8_t *p, uint64_t v)
-{
-	v = rte_cpu_to_le_64(v);
-	memcpy(p, &v, 8);
-}
-
-static inline uint32_t
-get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return rte_le_to_cpu_32(v);
-}
-
-static inline uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return rte_le_to_cpu_64(v);
-}
-
 /*
  * CRC32C (Castagnoli, init and final xor ~0) through DPDK's rte_hash_crc primitives.
  * rte_hash_crc() itself dereferences the buffer as uint64_t, which is undefined for the
@@ -208,14 +176,14 @@ hdr_encode(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
 {
 	memset(p, 0, HDR);
 	memcpy(p, magic, 8);
-	put32(p + 8, SL_DISKLOG_VERSION);
-	put32(p + 12, HDR);
-	put64(p + 16, base_off);
-	put64(p + 24, base_id);
-	put64(p + 32, now_ns());
-	put32(p + 40, partition);
-	put32(p + 44, count);
-	put32(p + 60, crc32c(p, 60));
+	sl_bytes_put_le32(p + 8, SL_DISKLOG_VERSION);
+	sl_bytes_put_le32(p + 12, HDR);
+	sl_bytes_put_le64(p + 16, base_off);
+	sl_bytes_put_le64(p + 24, base_id);
+	sl_bytes_put_le64(p + 32, now_ns());
+	sl_bytes_put_le32(p + 40, partition);
+	sl_bytes_put_le32(p + 44, count);
+	sl_bytes_put_le32(p + 60, crc32c(p, 60));
 }
 
 enum { HDR_OK = 0, HDR_TORN = 1, HDR_FOREIGN = 2 };
@@ -233,48 +201,30 @@ hdr_check(const uint8_t *p, const char magic[8])
 		return HDR_TORN;
 	if (memcmp(p, magic, 8) != 0)
 		return HDR_FOREIGN;
-	if (get32(p + 60) != crc32c(p, 60))
+	if (sl_bytes_get_le32(p + 60) != crc32c(p, 60))
 		return HDR_TORN;
-	if (get32(p + 8) != SL_DISKLOG_VERSION || get32(p + 12) != HDR)
+	if (sl_bytes_get_le32(p + 8) != SL_DISKLOG_VERSION || sl_bytes_get_le32(p + 12) != HDR)
 		return HDR_FOREIGN;
 	return HDR_OK;
 }
 
 /* Commit record. */
 static void
-crec_encode(uint8_t *p, const struct sl_disklog_crec *c)
+crec_encode(uint8_t *p, const struct sl_crec *c)
 {
-	put64(p, c->log_id);
-	put64(p + 8, c->epoch);
-	put64(p + 16, c->last_msg_log_id);
-	put64(p + 24, c->msg_offset);
-	put64(p + 32, c->msg_cnt);
-	put64(p + 40, c->timestamp_ns);
-	put32(p + 48, c->msg_size);
-	put32(p + 52, c->msg_num);
-	put32(p + 56, CREC_MAGIC);
-	put32(p + 60, crc32c(p, 60));
+	sl_crec_encode(p, c);
+	sl_bytes_put_le32(p + SL_CREC_LEN, CREC_MAGIC);
+	sl_bytes_put_le32(p + 60, crc32c(p, 60));
 }
 
 /* Decode and check CRC, magic and the record's own consistency. Returns 0 or -EBADMSG. */
 static int
-crec_decode(const uint8_t *p, struct sl_disklog_crec *c)
+crec_decode(const uint8_t *p, struct sl_crec *c)
 {
-	if (get32(p + 56) != CREC_MAGIC || get32(p + 60) != crc32c(p, 60))
+	if (sl_bytes_get_le32(p + SL_CREC_LEN) != CREC_MAGIC || sl_bytes_get_le32(p + 60) != crc32c(p, 60))
 		return -EBADMSG;
-	c->log_id = get64(p);
-	c->epoch = get64(p + 8);
-	c->last_msg_log_id = get64(p + 16);
-	c->msg_offset = get64(p + 24);
-	c->msg_cnt = get64(p + 32);
-	c->timestamp_ns = get64(p + 40);
-	c->msg_size = get32(p + 48);
-	c->msg_num = get32(p + 52);
-	if (c->last_msg_log_id < c->log_id || c->msg_cnt != c->last_msg_log_id ||
-	    c->msg_num != c->last_msg_log_id - c->log_id + 1 ||
-	    (uint64_t)c->msg_size < (uint64_t)c->msg_num * MHDR || (c->msg_size & 7) != 0)
-		return -EBADMSG;
-	return 0;
+	sl_crec_decode(p, c);
+	return sl_crec_check(c, MHDR);
 }
 
 /* CRC of a message record: bytes 0..3 and 8..(32 + len - 1). */
@@ -290,7 +240,7 @@ mrec_crc(const uint8_t *rec, uint32_t len)
 static inline int
 mrec_len(const uint8_t *rec, uint32_t *len)
 {
-	uint32_t ml = get32(rec);
+	uint32_t ml = sl_bytes_get_le32(rec);
 
 	if ((ml >> 24) != MREC_MAGIC && (ml >> 24) != MREC_MAGIC_MORE)
 		return -EBADMSG;
@@ -302,7 +252,7 @@ mrec_len(const uint8_t *rec, uint32_t *len)
 static inline int
 mrec_last(const uint8_t *rec)
 {
-	return (get32(rec) >> 24) == MREC_MAGIC;
+	return (sl_bytes_get_le32(rec) >> 24) == MREC_MAGIC;
 }
 
 /* Calling context: any thread. */
@@ -316,14 +266,14 @@ sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
 	if (len > MREC_LEN_MAX)
 		return 0;
 	size = (uint32_t)SL_DISKLOG_MREC_SIZE(len);
-	put32(p, (last ? MREC_MAGIC : MREC_MAGIC_MORE) << 24 | len);
-	put64(p + 8, id);
-	put64(p + 16, ts_ns);
-	put64(p + 24, trace_id);
+	sl_bytes_put_le32(p, (last ? MREC_MAGIC : MREC_MAGIC_MORE) << 24 | len);
+	sl_bytes_put_le64(p + 8, id);
+	sl_bytes_put_le64(p + 16, ts_ns);
+	sl_bytes_put_le64(p + 24, trace_id);
 	if (len > 0)
 		memcpy(p + MHDR, data, len);
 	memset(p + MHDR + len, 0, size - MHDR - len);
-	put32(p + 4, mrec_crc(p, len));
+	sl_bytes_put_le32(p + 4, mrec_crc(p, len));
 	return size;
 }
 
@@ -418,7 +368,7 @@ seg_bytes_on_disk(const struct seg *s)
 }
 
 static int
-read_crec(const struct sl_disklog *dl, const struct seg *s, uint64_t i, struct sl_disklog_crec *c)
+read_crec(const struct sl_disklog *dl, const struct seg *s, uint64_t i, struct sl_crec *c)
 {
 	uint8_t b[CREC];
 	int rc = read_exact(dl, s->clog_fd, b, CREC, HDR + CREC * i);
@@ -701,10 +651,10 @@ seg_search(const struct sl_disklog *dl, enum crec_key key, uint64_t value)
  */
 static int
 crec_search(const struct sl_disklog *dl, const struct seg *s, uint64_t nrec, enum crec_key key,
-	    uint64_t value, uint64_t *idx, struct sl_disklog_crec *c)
+	    uint64_t value, uint64_t *idx, struct sl_crec *c)
 {
 	uint64_t lo = 0, hi = nrec, k;
-	struct sl_disklog_crec m;
+	struct sl_crec m;
 	int found = 0, rc;
 
 	/* Invariant: records below lo qualify, records at hi and above do not. */
@@ -741,15 +691,15 @@ read_mhdr(const struct sl_disklog *dl, const struct seg *s, uint64_t pos, uint32
 		return rc;
 	if (mrec_len(h, len) != 0)
 		return -EBADMSG;
-	*id = get64(h + 8);
-	*ts = get64(h + 16);
+	*id = sl_bytes_get_le64(h + 8);
+	*ts = sl_bytes_get_le64(h + 16);
 	return 0;
 }
 
 /* Timestamp of the last message of commit record c (a walk over its message headers). */
 static int
 last_msg_ts_disk(const struct sl_disklog *dl, const struct seg *s,
-		 const struct sl_disklog_crec *c, uint64_t *ts)
+		 const struct sl_crec *c, uint64_t *ts)
 {
 	uint64_t pos = HDR + c->msg_offset - s->base_offset, id;
 	uint32_t k, len;
@@ -826,12 +776,12 @@ verify_mrec(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos, uint64_t
 	if (rc != V_OK)
 		return rc;
 	if (mrec_len(p, &len) != 0 || SL_DISKLOG_MREC_SIZE(len) > lim - pos ||
-	    get64(p + 8) != id)
+	    sl_bytes_get_le64(p + 8) != id)
 		return V_BAD;
 	if (pos + SL_DISKLOG_MREC_SIZE(len) > rb->fsize)
 		return V_TORN;		/* the padding is part of the record */
-	stored = get32(p + 4);
-	*ts = get64(p + 16);
+	stored = sl_bytes_get_le32(p + 4);
+	*ts = sl_bytes_get_le64(p + 16);
 	*last = mrec_last(p);
 	*size = SL_DISKLOG_MREC_SIZE(len);
 	crc = crc_upd(p, 4, ~0u);
@@ -850,7 +800,7 @@ verify_mrec(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos, uint64_t
  * for the last one, 0xA5). */
 static int
 verify_msgs(const struct sl_disklog *dl, struct rbuf *rb, uint64_t pos,
-	    const struct sl_disklog_crec *c, uint64_t *last_ts)
+	    const struct sl_crec *c, uint64_t *last_ts)
 {
 	uint64_t end = pos + c->msg_size, size;
 	uint32_t k;
@@ -888,7 +838,7 @@ verify_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 {
 	uint64_t n = (sc->clog_fsize - HDR) / CREC, r, id = s->base_id, off = s->base_offset;
 	uint64_t got = 0, ts = 0;
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	ssize_t rd;
 	int rc = V_OK;
 
@@ -961,7 +911,7 @@ rebuild_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc, uint64_
 {
 	uint64_t pos = s->msg_size, gpos = pos, id = s->end_id + 1, gid = id, gts = 0;
 	uint64_t nrec = s->nrec, size, ts, last_ts = s->last_ts;
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	uint32_t k = 0, cnt = 0;
 	int rc = V_OK, last, cut = 0;
 
@@ -983,7 +933,7 @@ rebuild_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc, uint64_
 		}
 		if (!last)
 			continue;
-		c = (struct sl_disklog_crec){
+		c = (struct sl_crec){
 			.log_id = gid,
 			.epoch = sc->epoch,
 			.last_msg_log_id = id - 1,
@@ -1035,7 +985,7 @@ rebuild_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc, uint64_
 static int
 quick_load(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 {
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	uint64_t n, ts = 0;
 
 	if (sc->clog_fsize < HDR + CREC || (sc->clog_fsize - HDR) % CREC != 0)
@@ -1187,10 +1137,10 @@ open_seg(const struct sl_disklog *dl, const struct seg_ent *e, struct seg *s,
 		return -EBADMSG;
 	if (tm == HDR_TORN || tc == HDR_TORN)
 		return HDR_TORN;
-	if (get64(hm + 16) != e->base || get64(hc + 16) != e->base ||
-	    get64(hm + 24) != get64(hc + 24) || get64(hm + 24) == 0)
+	if (sl_bytes_get_le64(hm + 16) != e->base || sl_bytes_get_le64(hc + 16) != e->base ||
+	    sl_bytes_get_le64(hm + 24) != sl_bytes_get_le64(hc + 24) || sl_bytes_get_le64(hm + 24) == 0)
 		return -EBADMSG;
-	s->base_id = get64(hm + 24);
+	s->base_id = sl_bytes_get_le64(hm + 24);
 	s->end_id = s->base_id - 1;
 	s->msg_size = HDR;
 	return HDR_OK;
@@ -1213,8 +1163,8 @@ read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id)
 		return 0;
 	if (rc != 0)
 		return rc;
-	*off = get64(h + 16);
-	*id = get64(h + 24);
+	*off = sl_bytes_get_le64(h + 16);
+	*id = sl_bytes_get_le64(h + 24);
 	return *id > 0;
 }
 
@@ -1572,7 +1522,7 @@ sl_disklog_close(struct sl_disklog *dl)
  * timestamp.
  */
 static int
-check_msgs(const uint8_t *p, const struct sl_disklog_crec *c, uint64_t *ts)
+check_msgs(const uint8_t *p, const struct sl_crec *c, uint64_t *ts)
 {
 	uint64_t pos = 0, sz;
 	uint32_t k, ml, want;
@@ -1580,13 +1530,13 @@ check_msgs(const uint8_t *p, const struct sl_disklog_crec *c, uint64_t *ts)
 	for (k = 0; k < c->msg_num; k++) {
 		if (c->msg_size - pos < MHDR)
 			return -EINVAL;
-		ml = get32(p + pos);
+		ml = sl_bytes_get_le32(p + pos);
 		want = k + 1 == c->msg_num ? MREC_MAGIC : MREC_MAGIC_MORE;
 		sz = SL_DISKLOG_MREC_SIZE(ml & MREC_LEN_MAX);
 		if ((ml >> 24) != want || sz > c->msg_size - pos ||
-		    get64(p + pos + 8) != c->log_id + k)
+		    sl_bytes_get_le64(p + pos + 8) != c->log_id + k)
 			return -EINVAL;
-		*ts = RTE_MAX(*ts, get64(p + pos + 16));
+		*ts = RTE_MAX(*ts, sl_bytes_get_le64(p + pos + 16));
 		pos += sz;
 	}
 	return pos == c->msg_size ? 0 : -EINVAL;
@@ -1594,7 +1544,7 @@ check_msgs(const uint8_t *p, const struct sl_disklog_crec *c, uint64_t *ts)
 
 /* Calling context: the appender. */
 int
-sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_disklog_crec *crecs,
+sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *crecs,
 		 uint32_t ncrec)
 {
 	const uint8_t *p = msgs;
@@ -1609,7 +1559,7 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_disklo
 		return -EINVAL;
 	/* Check everything first: -EINVAL writes nothing. */
 	for (i = 0; i < ncrec; i++) {
-		const struct sl_disklog_crec *c = &crecs[i];
+		const struct sl_crec *c = &crecs[i];
 
 		ts = 0;
 		if (c->log_id != id || c->msg_offset != off || c->last_msg_log_id < c->log_id ||
@@ -1697,7 +1647,7 @@ sl_disklog_checkpoint(struct sl_disklog *dl)
 static int
 cut_to(struct sl_disklog *dl, uint64_t end_id)
 {
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	uint64_t msg_size = HDR, nrec = 0, r;
 	struct seg *s;
 	uint32_t t, k;
@@ -2034,7 +1984,7 @@ static int
 locate_id(const struct sl_disklog *dl, const struct seg *s, uint64_t nrec, uint64_t id,
 	  uint64_t *pos)
 {
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	uint64_t r, p, mid, ts;
 	uint32_t len;
 	int rc;
@@ -2060,9 +2010,9 @@ locate_id(const struct sl_disklog *dl, const struct seg *s, uint64_t nrec, uint6
 /* Calling context: any thread (one reader besides the appender). */
 int
 sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *buf, size_t len,
-		     struct sl_disklog_crec *crecs, uint32_t max_recs, uint32_t *n)
+		     struct sl_crec *crecs, uint32_t max_recs, uint32_t *n)
 {
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	const struct seg *s;
 	uint64_t r, nrec, end;
 	uint32_t si, used = 0;
@@ -2158,7 +2108,7 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 		while (cnt < max_msgs && qend - q >= MHDR) {
 			struct sl_disklog_msg *m = &msgs[cnt];
 
-			if (mrec_len(q, &rlen) != 0 || get64(q + 8) != expect) {
+			if (mrec_len(q, &rlen) != 0 || sl_bytes_get_le64(q + 8) != expect) {
 				rc = -EBADMSG;
 				break;
 			}
@@ -2168,14 +2118,14 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 			}
 			if (SL_DISKLOG_MREC_SIZE(rlen) > (uint64_t)(qend - q))
 				break;
-			if (mrec_crc(q, rlen) != get32(q + 4)) {
+			if (mrec_crc(q, rlen) != sl_bytes_get_le32(q + 4)) {
 				rc = -EBADMSG;
 				break;
 			}
 			m->id = expect++;
 			m->offset = s->base_offset + pos + (uint64_t)(q - (b + used)) - HDR;
-			m->timestamp_ns = get64(q + 16);
-			m->trace_id = get64(q + 24);
+			m->timestamp_ns = sl_bytes_get_le64(q + 16);
+			m->trace_id = sl_bytes_get_le64(q + 24);
 			m->len = rlen;
 			m->data = q + MHDR;
 			cnt++;
@@ -2200,7 +2150,7 @@ find_time(const struct sl_disklog *dl, uint32_t si, uint32_t nseg, uint64_t valu
 {
 	const struct seg *s = &dl->segs[si];
 	uint64_t nrec = LD(s->nrec), r, pos, mid, ts;
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	uint32_t k, len;
 	int rc;
 
@@ -2231,7 +2181,7 @@ find_time(const struct sl_disklog *dl, uint32_t si, uint32_t nseg, uint64_t valu
 
 /* Calling context: any thread (one reader besides the appender). */
 int
-sl_disklog_last(struct sl_disklog *dl, struct sl_disklog_crec *c)
+sl_disklog_last(struct sl_disklog *dl, struct sl_crec *c)
 {
 	const struct seg *s;
 	int rc = -ENOENT;
@@ -2270,7 +2220,7 @@ epoch_push(uint64_t *epoch, uint64_t *start_id, uint32_t max, uint32_t *n, uint6
 int
 sl_disklog_epochs(struct sl_disklog *dl, uint64_t *epoch, uint64_t *start_id, uint32_t max)
 {
-	struct sl_disklog_crec c, last;
+	struct sl_crec c, last;
 	uint64_t nrec, a, b, m, cur;
 	const struct seg *s;
 	uint32_t si, n = 0;
@@ -2319,7 +2269,7 @@ int
 sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t value,
 		uint64_t *id)
 {
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	uint64_t end, first, nrec, r, pos, mid, ts;
 	const struct seg *s;
 	uint32_t si, nseg, len;
@@ -2447,9 +2397,9 @@ sl_disklog_chan_save(struct sl_disklog *dl, const struct sl_disklog_chan *c, uin
 	for (i = 0; i < n; i++) {
 		e = b + HDR + (size_t)i * CHAN_ENT;
 		memcpy(e, c[i].name, strnlen(c[i].name, SL_DISKLOG_CHAN_NAME_MAX));
-		put32(e + 72, c[i].flags);
-		put64(e + 80, c[i].confirmed_id);
-		put32(e + 92, crc32c(e, 92));
+		sl_bytes_put_le32(e + 72, c[i].flags);
+		sl_bytes_put_le64(e + 80, c[i].confirmed_id);
+		sl_bytes_put_le32(e + 92, crc32c(e, 92));
 	}
 	rc = write_file_atomic(dl, "channels", b, sz);
 	free(b);
@@ -2474,22 +2424,22 @@ sl_disklog_chan_load(struct sl_disklog *dl, struct sl_disklog_chan *c, uint32_t 
 	rc = read_exact(dl, fd, h, HDR, 0);
 	if (rc == 0 && hdr_check(h, MAGIC_CHAN) != HDR_OK)
 		rc = -EBADMSG;
-	count = rc == 0 ? get32(h + 44) : 0;
+	count = rc == 0 ? sl_bytes_get_le32(h + 44) : 0;
 	for (i = 0; rc == 0 && i < count; i++) {
 		rc = read_exact(dl, fd, e, CHAN_ENT, HDR + (uint64_t)i * CHAN_ENT);
 		if (rc != 0)
 			break;
 		for (j = 0; j <= SL_DISKLOG_CHAN_NAME_MAX && e[j] != 0; j++)
 			;
-		if (get32(e + 92) != crc32c(e, 92) || j > SL_DISKLOG_CHAN_NAME_MAX) {
+		if (sl_bytes_get_le32(e + 92) != crc32c(e, 92) || j > SL_DISKLOG_CHAN_NAME_MAX) {
 			rc = -EBADMSG;
 			break;
 		}
 		if (i < max) {
 			memset(&c[i], 0, sizeof(c[i]));
 			memcpy(c[i].name, e, j);
-			c[i].flags = get32(e + 72);
-			c[i].confirmed_id = get64(e + 80);
+			c[i].flags = sl_bytes_get_le32(e + 72);
+			c[i].confirmed_id = sl_bytes_get_le64(e + 80);
 		}
 	}
 	dl->ops->close(fd);

@@ -92,6 +92,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crec.h"
 #include "sio.h"
 
 #define SL_DISKLOG_VERSION 1
@@ -122,18 +123,6 @@ struct sl_disklog_recovery {
 	uint64_t rebuilt_commit_records; /* commit records rebuilt from the message log */
 	uint32_t removed_segments;	/* empty or wholly invalid tail segments removed */
 	char what[160];			/* one line for an operator: "clean", or what was cut */
-};
-
-/* A commit record as the appender hands it in (the CRC and magic are filled in). */
-struct sl_disklog_crec {
-	uint64_t log_id;
-	uint64_t epoch;
-	uint64_t last_msg_log_id;
-	uint64_t msg_offset;
-	uint64_t msg_cnt;
-	uint64_t timestamp_ns;
-	uint32_t msg_size;
-	uint32_t msg_num;
 };
 
 /* A message read back. data points into the caller's buffer. */
@@ -219,7 +208,7 @@ sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
  * Returns 0 or the (sticky) negative errno. Calling context: the appender only.
  */
 int
-sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_disklog_crec *crecs,
+sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *crecs,
 		 uint32_t ncrec);
 
 /** fdatasync the active segment's message log (and both files of any segment closed or
@@ -304,7 +293,7 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
  */
 int
 sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *buf, size_t len,
-		     struct sl_disklog_crec *crecs, uint32_t max_recs, uint32_t *n);
+		     struct sl_crec *crecs, uint32_t max_recs, uint32_t *n);
 
 /**
  * Find a message through the commit-log index (binary search over segments, then over
@@ -321,7 +310,7 @@ sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t 
 /** The last commit record: 0, -ENOENT (empty log) or a read error. Any thread (same rule
  * as sl_disklog_read). */
 int
-sl_disklog_last(struct sl_disklog *dl, struct sl_disklog_crec *c);
+sl_disklog_last(struct sl_disklog *dl, struct sl_crec *c);
 
 /**
  * The log's epoch history (KIP-101's leader-epoch cache), rebuilt from the commit records,

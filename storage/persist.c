@@ -36,7 +36,6 @@ extern volatile int sl_broker_quit;
 #define PERIODIC_NS (100ull * 1000 * 1000)
 #define CKPT_NS (1000ull * 1000 * 1000)
 #define RETAIN_NS (1000ull * 1000 * 1000)
-#define MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
 #define STORE_IDLE_US 50u	/* longest idle sleep while partitions are attached */
 
 /*
@@ -91,7 +90,7 @@ struct sl_persist {
 	uint32_t run_ncrec;
 	uint64_t run_last_id;
 	uint64_t run_msgs;
-	struct sl_disklog_crec crecs[MAX_CRECS];
+	struct sl_crec crecs[MAX_CRECS];
 
 	uint32_t nstores;
 	struct sl_pstore *stores[MAX_STORES];
@@ -380,7 +379,7 @@ static void
 take_desc(struct sl_persist *p, const struct desc *d)
 {
 	struct sl_pstore *ps = d->ps;
-	struct sl_disklog_crec *c;
+	struct sl_crec *c;
 	struct sl_memlog_rec r;
 	uint32_t i, size = 0;
 
@@ -434,21 +433,6 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	ps->next_id = c->last_msg_log_id + 1;
 }
 
-static int
-sync_due(const struct sl_pstore *ps, uint64_t now)
-{
-	uint64_t since = now - ps->last_sync_ns;
-
-	switch (ps->pol.sync) {
-	case SL_PERSIST_SYNC_EVERY:
-		return ps->unsynced >= ps->pol.every || since >= MAX_UNSYNCED_NS;
-	case SL_PERSIST_SYNC_INTERVAL:
-		return since >= (uint64_t)ps->pol.interval_ms * 1000000ull;
-	default:
-		return 1;
-	}
-}
-
 static void
 sync_store(struct sl_persist *p, struct sl_pstore *ps, uint64_t now)
 {
@@ -477,7 +461,7 @@ sync_pass(struct sl_persist *p, uint64_t now, int all)
 	while (i < p->ndirty) {
 		struct sl_pstore *ps = p->dirty[i];
 
-		if (ps->error == 0 && !all && !sync_due(ps, now)) {
+		if (ps->error == 0 && !all && !sl_persist_sync_due(&ps->pol, ps->unsynced, now - ps->last_sync_ns)) {
 			i++;
 			continue;
 		}

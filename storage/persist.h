@@ -75,6 +75,27 @@ struct sl_persist_policy {
 					 * consumed even past the limits */
 };
 
+/* The longest a partition with sync `every:N` stays unsynced while it writes less. */
+#define SL_PERSIST_MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
+
+/*
+ * The one sync-due rule: with `unsynced` messages written since the last sync, `since_ns`
+ * ago, is a sync due under pol? always: yes; every:N: N messages, or a second at most;
+ * ms:T: T milliseconds. Any thread (used by the persistence lcore and the disk bench).
+ */
+static inline int
+sl_persist_sync_due(const struct sl_persist_policy *pol, uint64_t unsynced, uint64_t since_ns)
+{
+	switch (pol->sync) {
+	case SL_PERSIST_SYNC_EVERY:
+		return unsynced >= pol->every || since_ns >= SL_PERSIST_MAX_UNSYNCED_NS;
+	case SL_PERSIST_SYNC_INTERVAL:
+		return since_ns >= (uint64_t)pol->interval_ms * 1000000ull;
+	default:
+		return 1;
+	}
+}
+
 /* A channel's persisted position, written by the worker under a sequence lock. */
 struct sl_pchan {
 	uint32_t seq;			/* odd while the worker writes */
@@ -123,7 +144,7 @@ struct sl_prread {
 	uint64_t from_id;
 	uint64_t max_id;
 	uint32_t n;
-	struct sl_disklog_crec *crecs;	/* [SL_PERSIST_RREAD_RECS] */
+	struct sl_crec *crecs;	/* [SL_PERSIST_RREAD_RECS] */
 	uint8_t *buf;			/* [SL_PERSIST_FETCH_BYTES] */
 };
 

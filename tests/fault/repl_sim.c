@@ -124,7 +124,7 @@ fail(const char *fmt, ...)
 
 /* ---- records and disks ---- */
 struct rec {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint8_t *msgs;
 };
 
@@ -150,7 +150,7 @@ disk_bytes(const struct disk *d)
 }
 
 static void
-disk_push(struct disk *d, const struct sl_repl_crec *c, const void *msgs)
+disk_push(struct disk *d, const struct sl_crec *c, const void *msgs)
 {
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 64;
@@ -200,7 +200,7 @@ disk_find(const struct disk *d, uint64_t id)
 
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
-		const struct sl_repl_crec *c = &d->r[mid].c;
+		const struct sl_crec *c = &d->r[mid].c;
 
 		if (id < c->log_id)
 			hi = mid - 1;
@@ -502,7 +502,7 @@ op_send(void *arg, uint32_t node, const void *buf, uint32_t len)
 }
 
 static int
-op_append(void *arg, const struct sl_repl_crec *c, const void *msgs)
+op_append(void *arg, const struct sl_crec *c, const void *msgs)
 {
 	struct node *n = arg;
 
@@ -556,7 +556,7 @@ op_truncate(void *arg, uint64_t end_id)
 }
 
 static int
-op_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+op_read(void *arg, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap)
 {
 	struct node *n = arg;
 	int i = disk_find(&n->d, id);
@@ -571,7 +571,7 @@ op_read(void *arg, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
 }
 
 static void
-op_last(void *arg, struct sl_repl_crec *c)
+op_last(void *arg, struct sl_crec *c)
 {
 	struct node *n = arg;
 
@@ -1066,7 +1066,7 @@ node_pub(struct node *n, uint32_t ci, uint32_t attempt)
 {
 	struct client *c = &clients[ci];
 	uint8_t msgs[4 * MSGREC], *p = msgs;
-	struct sl_repl_crec rc;
+	struct sl_crec rc;
 	uint64_t end = disk_end(&n->d);
 	uint32_t k;
 	int err;

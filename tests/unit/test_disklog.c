@@ -118,7 +118,7 @@ static uint64_t ts_step = 1000;		/* timestamp of id = T0 + id * ts_step (default
 static uint8_t wbuf[1 << 20];
 static uint8_t rbuf[1 << 20];
 static struct sl_disklog_msg rmsgs[4096];
-static struct sl_disklog_crec crecs[256];
+static struct sl_crec crecs[256];
 
 static uint32_t
 len_of(uint64_t id)
@@ -174,7 +174,7 @@ app(struct sl_disklog *dl, uint32_t nrec, const uint32_t *per, uint32_t nper)
 	int rc;
 
 	for (i = 0; i < nrec; i++) {
-		struct sl_disklog_crec *c = &crecs[i];
+		struct sl_crec *c = &crecs[i];
 		uint32_t n = per[i % nper];
 
 		memset(c, 0, sizeof(*c));
@@ -463,7 +463,7 @@ test_roundtrip(void)
 	bad = 0;
 	for (id = 1; id <= m_end_id; id++) {
 		static uint8_t rb[1 << 16];
-		struct sl_disklog_crec rc[8];
+		struct sl_crec rc[8];
 		uint32_t n = 0, k, pos = 0;
 
 		if (sl_disklog_read_recs(dl, id, UINT64_MAX, rb, sizeof(rb), rc, 8, &n) != 0 ||
@@ -483,7 +483,7 @@ test_roundtrip(void)
 	}
 	CHECK(bad == 0, "read whole records from every id, with their messages: %d bad", bad);
 	{
-		struct sl_disklog_crec rc[1];
+		struct sl_crec rc[1];
 		uint32_t n;
 		static uint8_t rb[64];
 
@@ -794,7 +794,7 @@ test_lazy_clog(void)
 {
 	char dir[DLEN];
 	struct sl_disklog_recovery rep;
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	struct sl_disklog *dl;
 	uint32_t sz;
 	int rc;
@@ -1479,7 +1479,7 @@ test_reset(void)
 	struct sl_disklog_chan ch, cl[2];
 	struct sl_disklog_recovery rep;
 	struct sl_disklog_stats st;
-	struct sl_disklog_crec c;
+	struct sl_crec c;
 	struct sl_disklog *dl;
 	uint64_t b[64], e[4], sid[4], id, v, base, nid, coff, cid, last;
 	uint32_t n, nb;

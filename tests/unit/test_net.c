@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 
+#include "bytes.h"
 #include "net.h"
 
 static int n_pass;
@@ -65,19 +66,6 @@ fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-static uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void
-wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* 1 if the IPv4 header at frame + 14 has a valid checksum. */
 static int
 ip_cksum_ok(const uint8_t *frame)
@@ -97,7 +85,7 @@ pseudo_sum(const uint8_t *frame)
 
 	sum = sum_bytes(ip + 12, 8, sum);		/* src, dst */
 	sum += ip[9];					/* zero, protocol */
-	sum += (uint32_t)(rd16(ip + 2) - ihl);		/* L4 length */
+	sum += (uint32_t)(sl_bytes_get_be16(ip + 2) - ihl);		/* L4 length */
 	return sum;
 }
 
@@ -109,7 +97,7 @@ udp_cksum_ok(const uint8_t *frame)
 	size_t ihl = (size_t)(ip[0] & 0xf) * 4;
 	const uint8_t *udp = ip + ihl;
 
-	return fold(sum_bytes(udp, rd16(udp + 4), pseudo_sum(frame))) == 0xffff;
+	return fold(sum_bytes(udp, sl_bytes_get_be16(udp + 4), pseudo_sum(frame))) == 0xffff;
 }
 
 static void
@@ -117,8 +105,8 @@ fix_ip_cksum(uint8_t *frame)
 {
 	size_t ihl = (size_t)(frame[OFF_IP] & 0xf) * 4;
 
-	wr16(frame + OFF_IP + 10, 0);
-	wr16(frame + OFF_IP + 10, (uint16_t)~fold(sum_bytes(frame + OFF_IP, ihl, 0)));
+	sl_bytes_put_be16(frame + OFF_IP + 10, 0);
+	sl_bytes_put_be16(frame + OFF_IP + 10, (uint16_t)~fold(sum_bytes(frame + OFF_IP, ihl, 0)));
 }
 
 static void
@@ -128,9 +116,9 @@ fix_udp_cksum(uint8_t *frame)
 	uint8_t *udp = frame + OFF_IP + ihl;
 	uint16_t c;
 
-	wr16(udp + 6, 0);
-	c = (uint16_t)~fold(sum_bytes(udp, rd16(udp + 4), pseudo_sum(frame)));
-	wr16(udp + 6, c == 0 ? 0xffff : c);
+	sl_bytes_put_be16(udp + 6, 0);
+	c = (uint16_t)~fold(sum_bytes(udp, sl_bytes_get_be16(udp + 4), pseudo_sum(frame)));
+	sl_bytes_put_be16(udp + 6, c == 0 ? 0xffff : c);
 }
 
 /* A valid UDP frame from peer to us (port 5150) with payload_len pattern bytes. */
@@ -172,15 +160,15 @@ test_build_parse(void)
 		      len, pl);
 		CHECK(ip_cksum_ok(frame), "payload %u: IPv4 checksum verifies (full)", pl);
 		CHECK(udp_cksum_ok(frame), "payload %u: UDP checksum verifies (full)", pl);
-		CHECK(rd16(frame + OFF_UDP + 6) != 0, "payload %u: UDP checksum present", pl);
+		CHECK(sl_bytes_get_be16(frame + OFF_UDP + 6) != 0, "payload %u: UDP checksum present", pl);
 		CHECK(frame[OFF_IP] == 0x45 && frame[OFF_IP + 8] == 64 &&
-		      rd16(frame + OFF_IP + 6) == 0x4000 && rd16(frame + OFF_IP + 4) == 0 &&
+		      sl_bytes_get_be16(frame + OFF_IP + 6) == 0x4000 && sl_bytes_get_be16(frame + OFF_IP + 4) == 0 &&
 		      frame[OFF_IP + 9] == 17,
 		      "payload %u: IHL 5, TTL 64, DF, id 0, proto UDP", pl);
-		CHECK(rd16(frame + OFF_IP + 2) == 28 + pl && rd16(frame + OFF_UDP + 4) == 8 + pl,
+		CHECK(sl_bytes_get_be16(frame + OFF_IP + 2) == 28 + pl && sl_bytes_get_be16(frame + OFF_UDP + 4) == 8 + pl,
 		      "payload %u: IP total and UDP lengths", pl);
 		CHECK(memcmp(frame, our_mac, 6) == 0 && memcmp(frame + 6, peer_mac, 6) == 0 &&
-		      rd16(frame + 12) == 0x0800, "payload %u: Ethernet header", pl);
+		      sl_bytes_get_be16(frame + 12) == 0x0800, "payload %u: Ethernet header", pl);
 
 		CHECK(sl_net_parse(frame, len, &our_if, 0, &info) == SL_NET_UDP &&
 		      info.kind == SL_NET_UDP, "payload %u: parses as udp", pl);
@@ -239,10 +227,10 @@ test_offload_flags(void)
 		frame[SL_NET_HDRS_LEN + i] = (uint8_t)i;
 	len = sl_net_udp_build(frame, &peer_if, our_mac, our_if.ip, 40000, 5150, 30,
 			       SL_NET_TX_IP_CKSUM | SL_NET_TX_UDP_CKSUM);
-	CHECK(rd16(frame + OFF_IP + 10) == 0, "TX_IP_CKSUM: IPv4 checksum left 0");
-	CHECK(rd16(frame + OFF_UDP + 6) == fold(pseudo_sum(frame)),
+	CHECK(sl_bytes_get_be16(frame + OFF_IP + 10) == 0, "TX_IP_CKSUM: IPv4 checksum left 0");
+	CHECK(sl_bytes_get_be16(frame + OFF_UDP + 6) == fold(pseudo_sum(frame)),
 	      "TX_UDP_CKSUM: UDP checksum = pseudo-header sum (0x%04x)",
-	      rd16(frame + OFF_UDP + 6));
+	      sl_bytes_get_be16(frame + OFF_UDP + 6));
 	CHECK(sl_net_parse(frame, len, &our_if, 0, &info) == SL_NET_DROP_IP_CKSUM,
 	      "offload frame without hints: drop_ip_cksum");
 	CHECK(sl_net_parse(frame, len, &our_if, SL_NET_RX_IP_CKSUM_GOOD, &info) ==
@@ -278,11 +266,11 @@ test_drops(void)
 	CHECK(parse(frame, len - 1) == SL_NET_DROP_SHORT, "last byte cut: drop_short");
 
 	memcpy(f, frame, len);
-	wr16(f + 12, 0x86dd);
+	sl_bytes_put_be16(f + 12, 0x86dd);
 	CHECK(parse(f, len) == SL_NET_DROP_ETHERTYPE, "IPv6 ethertype: drop_ethertype");
-	wr16(f + 12, 0x8100);
+	sl_bytes_put_be16(f + 12, 0x8100);
 	CHECK(parse(f, len) == SL_NET_DROP_ETHERTYPE, "VLAN ethertype: drop_ethertype");
-	wr16(f + 12, 0x0040);
+	sl_bytes_put_be16(f + 12, 0x0040);
 	CHECK(parse(f, len) == SL_NET_DROP_ETHERTYPE, "802.3 length field: drop_ethertype");
 
 	memcpy(f, frame, len);
@@ -304,11 +292,11 @@ test_drops(void)
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_IP_HDR, "IHL 4: drop_ip_hdr");
 	memcpy(f, frame, len);
-	wr16(f + OFF_IP + 2, 19);
+	sl_bytes_put_be16(f + OFF_IP + 2, 19);
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_IP_HDR, "total length < IHL*4: drop_ip_hdr");
 	memcpy(f, frame, len);
-	wr16(f + OFF_IP + 2, (uint16_t)(len - 14 + 1));
+	sl_bytes_put_be16(f + OFF_IP + 2, (uint16_t)(len - 14 + 1));
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_SHORT, "total length > frame: drop_short");
 	memcpy(f, frame, len);
@@ -322,13 +310,13 @@ test_drops(void)
 	      "bad IP checksum with RX_IP_CKSUM_GOOD: udp");
 
 	memcpy(f, frame, len);
-	wr16(f + OFF_IP + 6, 0x2000);
+	sl_bytes_put_be16(f + OFF_IP + 6, 0x2000);
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_FRAGMENT, "MF set: drop_fragment");
-	wr16(f + OFF_IP + 6, 0x4001);
+	sl_bytes_put_be16(f + OFF_IP + 6, 0x4001);
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_FRAGMENT, "offset 1 with DF: drop_fragment");
-	wr16(f + OFF_IP + 6, 0x0000);
+	sl_bytes_put_be16(f + OFF_IP + 6, 0x0000);
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_UDP, "no DF, offset 0: udp");
 
@@ -349,15 +337,15 @@ test_drops(void)
 
 	len = peer_udp(frame, 40, 5150);
 	memcpy(f, frame, len);
-	wr16(f + OFF_UDP + 4, 47);
+	sl_bytes_put_be16(f + OFF_UDP + 4, 47);
 	fix_udp_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_UDP_LEN, "UDP length < IP payload: drop_udp_len");
-	wr16(f + OFF_UDP + 4, 49);
+	sl_bytes_put_be16(f + OFF_UDP + 4, 49);
 	CHECK(parse(f, len) == SL_NET_DROP_UDP_LEN, "UDP length > IP payload: drop_udp_len");
-	wr16(f + OFF_UDP + 4, 7);
+	sl_bytes_put_be16(f + OFF_UDP + 4, 7);
 	CHECK(parse(f, len) == SL_NET_DROP_UDP_LEN, "UDP length 7: drop_udp_len");
 	memcpy(f, frame, len);
-	wr16(f + OFF_IP + 2, 20 + 4);	/* IP payload shorter than a UDP header */
+	sl_bytes_put_be16(f + OFF_IP + 2, 20 + 4);	/* IP payload shorter than a UDP header */
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_UDP_LEN, "IP payload of 4 bytes: drop_udp_len");
 
@@ -366,9 +354,9 @@ test_drops(void)
 	CHECK(parse(f, len) == SL_NET_DROP_UDP_CKSUM, "corrupted payload: drop_udp_cksum");
 	CHECK(sl_net_parse(f, len, &our_if, SL_NET_RX_L4_CKSUM_GOOD, &info) == SL_NET_UDP,
 	      "corrupted payload with RX_L4_CKSUM_GOOD: udp");
-	wr16(f + OFF_UDP + 6, 0);
+	sl_bytes_put_be16(f + OFF_UDP + 6, 0);
 	CHECK(parse(f, len) == SL_NET_UDP, "UDP checksum 0 (none): udp");
-	wr16(f + OFF_UDP + 6, 0xffff);
+	sl_bytes_put_be16(f + OFF_UDP + 6, 0xffff);
 	CHECK(parse(f, len) == SL_NET_DROP_UDP_CKSUM, "UDP checksum 0xffff wrong: drop");
 
 	/* Port range of one port. */
@@ -396,7 +384,7 @@ udp_with_options(uint8_t *frame, uint16_t payload_len)
 	memset(frame + 34, 1, 4);
 	memcpy(frame + 42, tmp + 34, len - 34);
 	frame[OFF_IP] = 0x47;
-	wr16(frame + OFF_IP + 2, (uint16_t)(rd16(frame + OFF_IP + 2) + 8));
+	sl_bytes_put_be16(frame + OFF_IP + 2, (uint16_t)(sl_bytes_get_be16(frame + OFF_IP + 2) + 8));
 	fix_ip_cksum(frame);
 	fix_udp_cksum(frame);
 	return len + 8;
@@ -421,8 +409,8 @@ test_udp_reply(void)
 	CHECK(memcmp(frame, peer_mac, 6) == 0 && memcmp(frame + 6, our_mac, 6) == 0,
 	      "reply MACs swapped");
 	CHECK(ip_cksum_ok(frame) && udp_cksum_ok(frame), "reply checksums verify (full)");
-	CHECK(frame[OFF_IP + 8] == 64 && rd16(frame + OFF_IP + 6) == 0x4000 &&
-	      rd16(frame + OFF_IP + 2) == 228, "reply TTL 64, DF, total length 228");
+	CHECK(frame[OFF_IP + 8] == 64 && sl_bytes_get_be16(frame + OFF_IP + 6) == 0x4000 &&
+	      sl_bytes_get_be16(frame + OFF_IP + 2) == 228, "reply TTL 64, DF, total length 228");
 	CHECK(sl_net_parse(frame, rlen, &peer_if, 0, &rinfo) == SL_NET_UDP,
 	      "reply parses at the peer as udp");
 	CHECK(rinfo.src_ip == our_if.ip && rinfo.dst_ip == peer_if.ip &&
@@ -437,8 +425,8 @@ test_udp_reply(void)
 	len = peer_udp(frame, 64, 5150);
 	sl_net_parse(frame, len, &our_if, 0, &info);
 	rlen = sl_net_udp_reply(frame, &info, 3, SL_NET_TX_IP_CKSUM | SL_NET_TX_UDP_CKSUM);
-	CHECK(rlen == SL_NET_HDRS_LEN + 3 && rd16(frame + OFF_IP + 10) == 0 &&
-	      rd16(frame + OFF_UDP + 6) == fold(pseudo_sum(frame)),
+	CHECK(rlen == SL_NET_HDRS_LEN + 3 && sl_bytes_get_be16(frame + OFF_IP + 10) == 0 &&
+	      sl_bytes_get_be16(frame + OFF_UDP + 6) == fold(pseudo_sum(frame)),
 	      "offloaded reply: IP cksum 0, UDP pseudo-header sum");
 	CHECK(sl_net_parse(frame, rlen, &peer_if, SL_NET_RX_IP_CKSUM_GOOD |
 			   SL_NET_RX_L4_CKSUM_GOOD, &rinfo) == SL_NET_UDP &&
@@ -502,14 +490,14 @@ peer_icmp_echo(uint8_t *frame, uint16_t data_len)
 	/* Same layout as UDP: 8-byte ICMP header in place of the UDP header. */
 	len = sl_net_udp_build(frame, &peer_if, our_mac, our_if.ip, 1, 2, data_len, 0);
 	frame[OFF_IP + 9] = 1;
-	wr16(frame + OFF_IP + 4, 0x1234);
+	sl_bytes_put_be16(frame + OFF_IP + 4, 0x1234);
 	fix_ip_cksum(frame);
 	icmp[0] = 8;
 	icmp[1] = 0;
-	wr16(icmp + 2, 0);
-	wr16(icmp + 4, 0xbeef);
-	wr16(icmp + 6, 7);
-	wr16(icmp + 2, (uint16_t)~fold(sum_bytes(icmp, 8u + data_len, 0)));
+	sl_bytes_put_be16(icmp + 2, 0);
+	sl_bytes_put_be16(icmp + 4, 0xbeef);
+	sl_bytes_put_be16(icmp + 6, 7);
+	sl_bytes_put_be16(icmp + 2, (uint16_t)~fold(sum_bytes(icmp, 8u + data_len, 0)));
 	return len;
 }
 
@@ -555,9 +543,9 @@ test_arp(void)
 		zero &= frame[i] == 0;
 	CHECK(zero, "ARP request padding zeroed");
 	CHECK(memcmp(frame, bcast_mac, 6) == 0 && memcmp(frame + 6, peer_mac, 6) == 0 &&
-	      rd16(frame + 12) == 0x0806, "ARP request: broadcast from sender");
-	CHECK(rd16(frame + 14) == 1 && rd16(frame + 16) == 0x0800 && frame[18] == 6 &&
-	      frame[19] == 4 && rd16(frame + 20) == 1, "ARP request: htype/ptype/hlen/plen/op");
+	      sl_bytes_get_be16(frame + 12) == 0x0806, "ARP request: broadcast from sender");
+	CHECK(sl_bytes_get_be16(frame + 14) == 1 && sl_bytes_get_be16(frame + 16) == 0x0800 && frame[18] == 6 &&
+	      frame[19] == 4 && sl_bytes_get_be16(frame + 20) == 1, "ARP request: htype/ptype/hlen/plen/op");
 	CHECK(memcmp(frame + 22, peer_mac, 6) == 0 &&
 	      memcmp(frame + 28, &peer_if.ip, 4) == 0 &&
 	      memcmp(frame + 32, "\0\0\0\0\0\0", 6) == 0 &&
@@ -574,7 +562,7 @@ test_arp(void)
 	rlen = sl_net_arp_reply(frame, &our_if);
 	CHECK(rlen == 42, "ARP reply length 42 (%u)", rlen);
 	CHECK(memcmp(frame, peer_mac, 6) == 0 && memcmp(frame + 6, our_mac, 6) == 0 &&
-	      rd16(frame + 12) == 0x0806 && rd16(frame + 20) == 2,
+	      sl_bytes_get_be16(frame + 12) == 0x0806 && sl_bytes_get_be16(frame + 20) == 2,
 	      "ARP reply: Ethernet to requester, op 2");
 	CHECK(memcmp(frame + 22, our_mac, 6) == 0 && memcmp(frame + 28, &our_if.ip, 4) == 0 &&
 	      memcmp(frame + 32, peer_mac, 6) == 0 && memcmp(frame + 38, &peer_if.ip, 4) == 0,
@@ -597,10 +585,10 @@ test_arp(void)
 	memset(f + 28, 0, 4);
 	CHECK(parse(f, len) == SL_NET_ARP_REQUEST, "ARP probe (sender IP 0): arp_request");
 	memcpy(f, frame, len);
-	wr16(f + 14, 6);
+	sl_bytes_put_be16(f + 14, 6);
 	CHECK(parse(f, len) == SL_NET_DROP_ARP, "htype 6: drop_arp");
 	memcpy(f, frame, len);
-	wr16(f + 16, 0x86dd);
+	sl_bytes_put_be16(f + 16, 0x86dd);
 	CHECK(parse(f, len) == SL_NET_DROP_ARP, "ptype IPv6: drop_arp");
 	memcpy(f, frame, len);
 	f[18] = 8;
@@ -609,7 +597,7 @@ test_arp(void)
 	f[19] = 16;
 	CHECK(parse(f, len) == SL_NET_DROP_ARP, "plen 16: drop_arp");
 	memcpy(f, frame, len);
-	wr16(f + 20, 3);
+	sl_bytes_put_be16(f + 20, 3);
 	CHECK(parse(f, len) == SL_NET_DROP_ARP, "op 3 (RARP): drop_arp");
 	memcpy(f, frame, len);
 	memset(f + 22, 0xff, 6);
@@ -621,7 +609,7 @@ test_arp(void)
 
 	/* Gratuitous reply (sender = target = peer), broadcast. */
 	len = sl_net_arp_request(frame, &peer_if, peer_if.ip);
-	wr16(frame + 20, 2);
+	sl_bytes_put_be16(frame + 20, 2);
 	CHECK(parse(frame, len) == SL_NET_DROP_NOT_US, "gratuitous reply: drop_not_us");
 }
 
@@ -645,8 +633,8 @@ test_icmp(void)
 		      "echo request data %u: icmp_echo", dl);
 		rlen = sl_net_icmp_reply(frame, len + 8, &info, 0);
 		CHECK(rlen == len + 8, "echo reply length unchanged");
-		CHECK(icmp[0] == 0 && icmp[1] == 0 && rd16(icmp + 4) == 0xbeef &&
-		      rd16(icmp + 6) == 7, "echo reply: type 0, id/seq kept");
+		CHECK(icmp[0] == 0 && icmp[1] == 0 && sl_bytes_get_be16(icmp + 4) == 0xbeef &&
+		      sl_bytes_get_be16(icmp + 6) == 7, "echo reply: type 0, id/seq kept");
 		CHECK(fold(sum_bytes(icmp, 8u + dl, 0)) == 0xffff,
 		      "echo reply data %u: ICMP checksum valid (full)", dl);
 		CHECK(ip_cksum_ok(frame) && frame[OFF_IP + 8] == 64,
@@ -664,7 +652,7 @@ test_icmp(void)
 	len = peer_icmp_echo(frame, 20);
 	sl_net_parse(frame, len, &our_if, 0, &info);
 	sl_net_icmp_reply(frame, len, &info, SL_NET_TX_IP_CKSUM);
-	CHECK(rd16(frame + OFF_IP + 10) == 0 && fold(sum_bytes(frame + OFF_UDP, 28, 0)) == 0xffff,
+	CHECK(sl_bytes_get_be16(frame + OFF_IP + 10) == 0 && fold(sum_bytes(frame + OFF_UDP, 28, 0)) == 0xffff,
 	      "echo reply with TX_IP_CKSUM: IP cksum 0, ICMP valid");
 
 	len = peer_icmp_echo(frame, 20);
@@ -678,7 +666,7 @@ test_icmp(void)
 	f[OFF_UDP + 12] ^= 0x80;
 	CHECK(parse(f, len) == SL_NET_DROP_PROTO, "ICMP bad checksum: drop_proto");
 	memcpy(f, frame, len);
-	wr16(f + OFF_IP + 2, 20 + 7);
+	sl_bytes_put_be16(f + OFF_IP + 2, 20 + 7);
 	fix_ip_cksum(f);
 	CHECK(parse(f, len) == SL_NET_DROP_SHORT, "ICMP message of 7 bytes: drop_short");
 }

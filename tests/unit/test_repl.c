@@ -30,7 +30,7 @@ static int failures;
 
 /* ---- a fake node: log, captured datagrams and callbacks ---- */
 struct rec {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint8_t msgs[64];
 };
 
@@ -74,7 +74,7 @@ o_send(void *a, uint32_t node, const void *buf, uint32_t len)
 }
 
 static int
-o_append(void *a, const struct sl_repl_crec *c, const void *msgs)
+o_append(void *a, const struct sl_crec *c, const void *msgs)
 {
 	if (c->log_id != end_of() + 1 || f.n == 64)
 		return -EINVAL;
@@ -93,7 +93,7 @@ o_truncate(void *a, uint64_t end)
 }
 
 static int
-o_read(void *a, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
+o_read(void *a, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap)
 {
 	uint32_t i;
 
@@ -109,7 +109,7 @@ o_read(void *a, uint64_t id, struct sl_repl_crec *c, void *buf, uint32_t cap)
 }
 
 static void
-o_last(void *a, struct sl_repl_crec *c)
+o_last(void *a, struct sl_crec *c)
 {
 	if (f.n) {
 		*c = f.log[f.n - 1].c;
@@ -324,7 +324,7 @@ hdr(uint8_t *b, int type, int flags, uint32_t vepoch, uint64_t sess, uint64_t we
 }
 
 static void
-mkrec(struct sl_repl_crec *c, uint8_t *msgs, uint64_t first, uint32_t num, uint64_t epoch)
+mkrec(struct sl_crec *c, uint8_t *msgs, uint64_t first, uint32_t num, uint64_t epoch)
 {
 	memset(c, 0, sizeof(*c));
 	c->log_id = first;
@@ -341,7 +341,7 @@ mkrec(struct sl_repl_crec *c, uint8_t *msgs, uint64_t first, uint32_t num, uint6
 
 /* a commit record in the documented 56-byte layout (written here, not by repl.c) */
 static void
-p_crec(uint8_t *p, const struct sl_repl_crec *c)
+p_crec(uint8_t *p, const struct sl_crec *c)
 {
 	p64(p, c->log_id);
 	p64(p + 8, c->epoch);
@@ -355,7 +355,7 @@ p_crec(uint8_t *p, const struct sl_repl_crec *c)
 
 static uint32_t
 write_dgram(uint8_t *b, uint32_t vepoch, uint64_t sess, uint64_t commit, uint64_t prev,
-	    const struct sl_repl_crec *c, const uint8_t *msgs)
+	    const struct sl_crec *c, const uint8_t *msgs)
 {
 	uint8_t *p = b + hdr(b, 1, 0, vepoch, sess, c->epoch);
 
@@ -373,7 +373,7 @@ feed(struct sl_repl *r, uint32_t vepoch, uint64_t sess, uint64_t epoch, uint64_t
      uint32_t num, uint64_t prev, uint64_t commit, uint64_t *ack_end)
 {
 	uint8_t b[512], msgs[256];
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint32_t len;
 
 	mkrec(&c, msgs, first, num, epoch);
@@ -426,7 +426,7 @@ test_replica_dup_gap_mpub(void)
 	struct sl_repl_view v;
 	struct sl_repl *r = open_node(1);
 	uint8_t b[512], msgs[256];
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint64_t end;
 	uint32_t len;
 
@@ -493,7 +493,7 @@ leader3(void)
 static int
 lwrite(struct sl_repl *r, uint64_t now)
 {
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint8_t msgs[64];
 	int rc;
 
@@ -777,7 +777,7 @@ fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
 	   const uint64_t (*ids)[2], uint32_t n)
 {
 	uint8_t b[1024], msgs[64], *p = b + hdr(b, 9, 0, 2, 77, E2);
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint32_t i, off = 32;
 
 	p64(p, from);
@@ -803,7 +803,7 @@ test_catchup(void)
 	struct sl_repl_view v;
 	struct sl_repl *r;
 	uint8_t msgs[64];
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint32_t i;
 
 	/* a restarted node's log: ids 1, 2 of epoch 1, 3 of epoch 1 gen 1 (divergent) */
@@ -855,7 +855,7 @@ test_reset(void)
 	struct sl_repl_stats st;
 	struct sl_repl_view v;
 	struct sl_repl *r = leader3();
-	struct sl_repl_crec c;
+	struct sl_crec c;
 	uint8_t b[256], msgs[64], *p;
 	uint32_t i;
 	int k;

@@ -47,6 +47,7 @@
 #include <rte_pause.h>
 
 #include "client.h"
+#include "bytes.h"
 #include "err.h"
 #include "hist.h"
 #include "net.h"
@@ -614,7 +615,7 @@ run_reflect(const struct opts *o, const struct sl_client_conf *cc)
 		n = ops->recv(x, rx, sizeof(rx), 0);
 		t = sl_hist_now_ns();
 		if (n >= SL_WIRE_HDR_LEN) {
-			uint64_t s = rte_be_to_cpu_64(*(const unaligned_uint64_t *)(rx + 16));
+			uint64_t s = sl_bytes_get_be64(rx + 16);
 
 			last_rx = t;
 			if (s >= 1 && s <= seq && seq - s < REFLECT_RING &&

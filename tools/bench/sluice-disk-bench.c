@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "disklog.h"
+#include "persist.h"
 #include "hist.h"
 #include "report.h"
 
@@ -53,6 +54,7 @@ enum pol_kind { POL_ALWAYS, POL_EVERY, POL_MS, POL_NONE };
 struct policy {
 	enum pol_kind kind;
 	uint64_t arg;		/* every: messages; ms: nanoseconds */
+	struct sl_persist_policy pol;	/* the broker's policy for ALWAYS, EVERY, MS */
 	char name[32];
 };
 
@@ -99,7 +101,7 @@ struct sink {
 	int fd;			/* raw */
 	off_t off;
 	struct sl_disklog *dl;	/* disklog */
-	struct sl_disklog_crec *crecs;
+	struct sl_crec *crecs;
 	uint8_t *payload;
 	uint64_t next_id;
 	uint64_t next_offset;
@@ -231,7 +233,7 @@ static int
 log_write(struct sink *s)
 {
 	const struct run *r = s->r;
-	struct sl_disklog_crec *c = s->crecs;
+	struct sl_crec *c = s->crecs;
 	struct timespec ts;
 	uint64_t now, id = s->next_id;
 	uint8_t *p = s->buf;
@@ -247,7 +249,7 @@ log_write(struct sink *s)
 		/* PUB: one record per message; MPUB: one for the whole batch */
 		uint32_t n = r->ncrec == 1 ? r->batch : 1;
 
-		c[i] = (struct sl_disklog_crec){
+		c[i] = (struct sl_crec){
 			.log_id = id + i,
 			.epoch = 1,
 			.last_msg_log_id = id + i + n - 1,
@@ -290,20 +292,11 @@ static const struct sink_ops log_ops = {
 
 /* ---- one run ---- */
 
+/* The broker's rule (sl_persist_sync_due), so both sides sync at the same spacing. */
 static int
 sync_due(const struct policy *p, uint64_t since_msgs, uint64_t since_ns)
 {
-	switch (p->kind) {
-	case POL_ALWAYS:
-		return 1;
-	case POL_EVERY:
-		return since_msgs >= p->arg;
-	case POL_MS:
-		return since_ns >= p->arg;
-	case POL_NONE:
-		break;
-	}
-	return 0;
+	return p->kind != POL_NONE && sl_persist_sync_due(&p->pol, since_msgs, since_ns);
 }
 
 static int
@@ -443,8 +436,10 @@ parse_policy(const char *s, struct policy *p)
 	unsigned long long v;
 
 	snprintf(p->name, sizeof(p->name), "%s", s);
+	memset(&p->pol, 0, sizeof(p->pol));
 	if (strcmp(s, "always") == 0) {
 		p->kind = POL_ALWAYS;
+		p->pol.sync = SL_PERSIST_SYNC_ALWAYS;
 		return 0;
 	}
 	if (strcmp(s, "none") == 0) {
@@ -465,6 +460,9 @@ parse_policy(const char *s, struct policy *p)
 	if (errno != 0 || end == s || *end != '\0' || v == 0 || v > 1000000000ull)
 		return -1;
 	p->arg = p->kind == POL_MS ? v * 1000000ull : v;
+	p->pol.sync = p->kind == POL_MS ? SL_PERSIST_SYNC_INTERVAL : SL_PERSIST_SYNC_EVERY;
+	p->pol.every = (uint32_t)v;
+	p->pol.interval_ms = (uint32_t)v;
 	return 0;
 }
 
