@@ -21,8 +21,9 @@
  *       48    4 msg_size         bytes of the encoded message records (8-byte multiple)
  *       52    4 msg_num          messages in the record (= last - first + 1)
  *
- * On disk the record is 64 bytes: these 56, then u32 magic "CREC" (0x43455243) and a u32
- * CRC32C of bytes 0..59 (storage/disklog.c).
+ * On disk the record is 64 bytes: these 56, then u32 magic "CLOG" (0x474F4C43) and a u32
+ * CRC32C of bytes 0..59 (storage/disklog.c, docs/storage.md). In a replication datagram
+ * the 56 bytes are followed by msg_size bytes of message records (repl.c).
  */
 #ifndef SL_CREC_H
 #define SL_CREC_H
