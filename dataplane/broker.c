@@ -369,13 +369,13 @@ apply_viewreq(struct sl_broker *b, const struct sl_wviewreq *q)
 
 	if (sl_broker_part_get_view(b, q->topic, q->partition, &m) != 0)
 		return;
-	if (q->join == 2) {
+	if (q->kind == SL_VIEWREQ_LEADER_ISR) {
 		apply_leader_isr(b, q, &m);
 		return;
 	}
 	for (i = 0; i < m.nisr && m.isr[i] != q->node; i++)
 		;
-	if (q->join) {
+	if (q->kind == SL_VIEWREQ_ISR_JOIN) {
 		if (i < m.nisr || m.nisr == SL_COORD_MAX_REPLICAS)
 			return;
 		for (j = 0; j < m.nreplicas && m.replicas[j] != q->node; j++)
@@ -389,7 +389,7 @@ apply_viewreq(struct sl_broker *b, const struct sl_wviewreq *q)
 		m.isr[i] = m.isr[--m.nisr];
 	}
 	BLOG(NOTICE, "%s/%u: node %u %s the ISR (asked by the leader)", q->topic, q->partition,
-	     q->node, q->join ? "joins" : "leaves");
+	     q->node, q->kind == SL_VIEWREQ_ISR_JOIN ? "joins" : "leaves");
 	sl_broker_part_set_view(b, q->topic, q->partition, &m);
 }
 

@@ -74,18 +74,25 @@ struct sl_partition_repl_conf {
 
 #define SL_PARTITION_SCRATCH (SL_REPL_MAX_DGRAM + 256)
 
+/* What a view request asks the control thread for. */
+enum sl_viewreq_kind {
+	SL_VIEWREQ_ISR_LEAVE = 0,	/* leader: remove `node` from the ISR (it lags) */
+	SL_VIEWREQ_ISR_JOIN = 1,	/* leader: add `node` to the ISR (caught up) */
+	SL_VIEWREQ_LEADER_ISR = 2,	/* replica: take the ISR its leader `node` announced
+					 * (isr, nisr) for leadership (epoch, session) */
+};
+
 /* An ISR change a partition's leader (or a replica hearing its leader) asks the control
  * thread for: the membership seam. Allocated by the owner lcore, freed by the control
  * thread. */
 struct sl_wviewreq {
 	char topic[SL_COORD_NAME_MAX + 1];
 	uint16_t partition;
-	uint8_t join;			/* 1: add node to the ISR, 0: remove it, 2: take the
-					 * leader's ISR (isr, nisr) for (epoch, session) */
-	uint32_t node;			/* join 0/1; join 2: the leader */
-	uint32_t epoch;			/* join 2 */
-	uint64_t session;		/* join 2 */
-	uint8_t nisr;			/* join 2 */
+	uint8_t kind;			/* enum sl_viewreq_kind */
+	uint32_t node;			/* ISR_LEAVE/JOIN: the member; LEADER_ISR: the leader */
+	uint32_t epoch;			/* LEADER_ISR */
+	uint64_t session;		/* LEADER_ISR */
+	uint8_t nisr;			/* LEADER_ISR */
 	uint32_t isr[SL_COORD_MAX_REPLICAS];
 };
 

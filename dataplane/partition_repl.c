@@ -343,7 +343,7 @@ r_epoch_end(void *arg, uint64_t epoch)
 /* A view change request for the control thread about this partition (NULL: none now,
  * the ring is busy). Control rate: a membership change, so the allocation is fine. */
 static struct sl_wviewreq *
-viewreq_new(struct sl_partition *p, int join)
+viewreq_new(struct sl_partition *p, enum sl_viewreq_kind kind)
 {
 	const struct sl_topic *t = p->cp->topic;
 	struct sl_wviewreq *q;
@@ -356,7 +356,7 @@ viewreq_new(struct sl_partition *p, int join)
 	memcpy(q->topic, t->name, t->name_len);
 	q->topic[t->name_len] = '\0';
 	q->partition = p->conf.partid;
-	q->join = (uint8_t)join;
+	q->kind = (uint8_t)kind;
 	return q;
 }
 
@@ -368,9 +368,9 @@ viewreq_post(struct sl_partition *p, struct sl_wviewreq *q)
 }
 
 static void
-view_request(struct sl_partition *p, uint32_t node, int join)
+view_request(struct sl_partition *p, uint32_t node, enum sl_viewreq_kind kind)
 {
-	struct sl_wviewreq *q = viewreq_new(p, join);
+	struct sl_wviewreq *q = viewreq_new(p, kind);
 
 	if (q == NULL)
 		return;
@@ -385,7 +385,7 @@ r_leader_isr(void *arg, uint32_t epoch, uint64_t session, const uint32_t *isr, u
 	struct sl_partition *p = arg;
 	struct sl_wviewreq *q;
 
-	if (nisr > SL_COORD_MAX_REPLICAS || (q = viewreq_new(p, 2)) == NULL)
+	if (nisr > SL_COORD_MAX_REPLICAS || (q = viewreq_new(p, SL_VIEWREQ_LEADER_ISR)) == NULL)
 		return;
 	q->epoch = epoch;
 	q->session = session;
@@ -397,13 +397,13 @@ r_leader_isr(void *arg, uint32_t epoch, uint64_t session, const uint32_t *isr, u
 static void
 r_isr_leave(void *arg, uint32_t node)
 {
-	view_request(arg, node, 0);
+	view_request(arg, node, SL_VIEWREQ_ISR_LEAVE);
 }
 
 static void
 r_isr_join(void *arg, uint32_t node)
 {
-	view_request(arg, node, 1);
+	view_request(arg, node, SL_VIEWREQ_ISR_JOIN);
 }
 
 /* ---- callbacks: commits, rollbacks, channels ---- */
