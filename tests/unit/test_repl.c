@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "err.h"
 #include "repl.h"
 
@@ -275,36 +276,6 @@ view(struct sl_repl_view *v, uint64_t ver, uint32_t leader, uint32_t epoch, uint
 }
 
 /* ---- datagram building (the documented wire format) ---- */
-static void
-p32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = v >> (8 * i);
-}
-
-static void
-p64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = v >> (8 * i);
-}
-
-static uint64_t
-g64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t
-g32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static uint32_t
 hdr(uint8_t *b, int type, int flags, uint32_t vepoch, uint64_t sess, uint64_t wepoch)
 {
@@ -315,11 +286,11 @@ hdr(uint8_t *b, int type, int flags, uint32_t vepoch, uint64_t sess, uint64_t we
 	b[3] = 1;
 	b[4] = type;
 	b[6] = flags;
-	p32(b + 8, 3);
-	p32(b + 12, vepoch);
-	p64(b + 16, topic);
-	p64(b + 24, sess);
-	p64(b + 32, wepoch);
+	sl_bytes_put_le32(b + 8, 3);
+	sl_bytes_put_le32(b + 12, vepoch);
+	sl_bytes_put_le64(b + 16, topic);
+	sl_bytes_put_le64(b + 24, sess);
+	sl_bytes_put_le64(b + 32, wepoch);
 	return HDR;
 }
 
@@ -336,21 +307,7 @@ mkrec(struct sl_crec *c, uint8_t *msgs, uint64_t first, uint32_t num, uint64_t e
 	c->msg_num = num;
 	memset(msgs, 0, c->msg_size);
 	for (uint32_t i = 0; i < num; i++)
-		p64(msgs + i * MSGREC, first + i);
-}
-
-/* a commit record in the documented 56-byte layout (written here, not by repl.c) */
-static void
-p_crec(uint8_t *p, const struct sl_crec *c)
-{
-	p64(p, c->log_id);
-	p64(p + 8, c->epoch);
-	p64(p + 16, c->last_msg_log_id);
-	p64(p + 24, c->msg_offset);
-	p64(p + 32, c->msg_cnt);
-	p64(p + 40, c->timestamp_ns);
-	p32(p + 48, c->msg_size);
-	p32(p + 52, c->msg_num);
+		sl_bytes_put_le64(msgs + i * MSGREC, first + i);
 }
 
 static uint32_t
@@ -359,10 +316,10 @@ write_dgram(uint8_t *b, uint32_t vepoch, uint64_t sess, uint64_t commit, uint64_
 {
 	uint8_t *p = b + hdr(b, 1, 0, vepoch, sess, c->epoch);
 
-	p64(p, commit);
-	p64(p + 8, prev);
+	sl_bytes_put_le64(p, commit);
+	sl_bytes_put_le64(p + 8, prev);
 	p += 16;
-	p_crec(p, c);
+	sl_crec_encode(p, c);
 	memcpy(p + CREC, msgs, c->msg_size);
 	return HDR + 16 + CREC + c->msg_size;
 }
@@ -383,7 +340,7 @@ feed(struct sl_repl *r, uint32_t vepoch, uint64_t sess, uint64_t epoch, uint64_t
 	if (f.nout != 1 || f.out[0][4] != 2)
 		return -1;
 	if (ack_end)
-		*ack_end = g64(f.out[0] + HDR);
+		*ack_end = sl_bytes_get_le64(f.out[0] + HDR);
 	return f.out[0][5];
 }
 
@@ -409,7 +366,7 @@ test_replica_fencing(void)
 	f.nout = 0;
 	sl_repl_set_view(r, &v, 0);
 	CHECK(f.nout == 1 && f.out[0][4] == 6 && f.out_to[0] == 0);	/* CATCHUP_REQ */
-	CHECK(g64(f.out[0] + HDR) == E2 && g64(f.out[0] + HDR + 8) == 1);
+	CHECK(sl_bytes_get_le64(f.out[0] + HDR) == E2 && sl_bytes_get_le64(f.out[0] + HDR + 8) == 1);
 	CHECK(feed(r, 2, 77, E2, 2, 1, E2, 0, NULL) == 4);
 	CHECK(f.n == 1);
 	/* an older view is ignored */
@@ -458,7 +415,7 @@ test_replica_dup_gap_mpub(void)
 	sl_repl_input(r, 0, b, len, 0);
 	CHECK(f.nout == 1 && f.out[0][5] == 6);
 	mkrec(&c, msgs, 5, 3, E2);
-	p64(msgs, 9);
+	sl_bytes_put_le64(msgs, 9);
 	len = write_dgram(b, 2, 77, 1, E2, &c, msgs);
 	f.nout = 0;
 	sl_repl_input(r, 0, b, len, 0);
@@ -513,9 +470,9 @@ ack(struct sl_repl *r, uint32_t from, int status, uint64_t end, uint64_t epoch, 
 	uint8_t *p = b + hdr(b, 2, 0, 2, 77, E2);
 
 	b[5] = status;
-	p64(p, end);
-	p64(p + 8, epoch);
-	p64(p + 16, 0);
+	sl_bytes_put_le64(p, end);
+	sl_bytes_put_le64(p + 8, epoch);
+	sl_bytes_put_le64(p + 16, 0);
 	sl_repl_input(r, from, b, HDR + 24, now);
 }
 
@@ -550,7 +507,7 @@ test_leader_packing(void)
 	}
 	/* 20 records to a member in several datagrams of at most 600 bytes, from id 1 */
 	CHECK(big == 0 && n1 >= 2);
-	CHECK(g64(f.out[0] + HDR + 16) == 1);
+	CHECK(sl_bytes_get_le64(f.out[0] + HDR + 16) == 1);
 	sl_repl_close(r);
 	g_maxd = 0;
 }
@@ -584,8 +541,8 @@ test_leader_window_retransmit(void)
 	CHECK(count_out(1, 2) == 0);
 	sl_repl_poll(r, 3 * MS);
 	CHECK(count_out(1, 2) == 1 && count_out(1, 1) == 0);
-	CHECK(g64(f.out[0] + HDR + 16) == 3);		/* the record with id 3 */
-	CHECK(g64(f.out[0] + HDR + 8) == E2);		/* its previous record's epoch */
+	CHECK(sl_bytes_get_le64(f.out[0] + HDR + 16) == 3);		/* the record with id 3 */
+	CHECK(sl_bytes_get_le64(f.out[0] + HDR + 8) == E2);		/* its previous record's epoch */
 	ack(r, 2, 0, 3, E2, 3 * MS);
 	CHECK(f.committed == 3);
 	/* a GAP answer resends at once from its end + 1 */
@@ -678,7 +635,7 @@ test_chan_sync(void)
 	CHECK(f.out[0][6] & 1);		/* answer wanted */
 	for (i = 1; i <= 2; i++) {
 		p = b + hdr(b, 5, 0, 2, 77, E2);
-		p64(p, g64(f.out[0] + HDR));
+		sl_bytes_put_le64(p, sl_bytes_get_le64(f.out[0] + HDR));
 		sl_repl_input(r, i, b, HDR + 8, 0);
 		CHECK(f.ndone == (int)(i == 2));
 	}
@@ -723,8 +680,8 @@ test_chan_sync(void)
 	sl_repl_set_view(r, &v, 0);
 	CHECK(feed(r, 2, 77, E2, 1, 1, 0, 0, NULL) == 0);
 	p = b + hdr(b, 4, 1 | 2, 2, 77, E2);
-	p64(p, 1);
-	p64(p + 8, 4);		/* ids 1..3 finished: needs data up to 3 */
+	sl_bytes_put_le64(p, 1);
+	sl_bytes_put_le64(p + 8, 4);		/* ids 1..3 finished: needs data up to 3 */
 	p[16] = 3;
 	memcpy(p + 17, "ord", 3);
 	f.nout = 0;
@@ -735,17 +692,17 @@ test_chan_sync(void)
 	CHECK(feed(r, 2, 77, E2, 3, 1, E2, 0, NULL) == 0);
 	CHECK(f.nchan_set == 1 && f.chan_pos == 4 && strcmp(f.chan, "ord") == 0);
 	/* SET_OFFSET backwards, applied at once; an older seq is not applied again */
-	p64(p, 2);
-	p64(p + 8, 2);
+	sl_bytes_put_le64(p, 2);
+	sl_bytes_put_le64(p + 8, 2);
 	sl_repl_input(r, 0, b, HDR + 20, 0);
 	CHECK(f.nchan_set == 2 && f.chan_pos == 2);
-	p64(p, 1);
-	p64(p + 8, 3);
+	sl_bytes_put_le64(p, 1);
+	sl_bytes_put_le64(p + 8, 3);
 	sl_repl_input(r, 0, b, HDR + 20, 0);
 	CHECK(f.nchan_set == 2);
 	/* a channel name of the longest length (64 bytes) arrives whole */
-	p64(p, 3);
-	p64(p + 8, 1);
+	sl_bytes_put_le64(p, 3);
+	sl_bytes_put_le64(p + 8, 1);
 	p[16] = SL_REPL_CHAN_NAME_MAX;
 	memset(p + 17, 'c', SL_REPL_CHAN_NAME_MAX);
 	sl_repl_input(r, 0, b, HDR + 17 + SL_REPL_CHAN_NAME_MAX, 0);
@@ -761,12 +718,12 @@ catchup_resp(struct sl_repl *r, uint64_t req_epoch, uint64_t end, uint64_t end_e
 {
 	uint8_t b[128], *p = b + hdr(b, 7, 0, 2, 77, E2);
 
-	p64(p, req_epoch);
-	p64(p + 8, end);
-	p64(p + 16, end_epoch);
-	p64(p + 24, lend);
-	p64(p + 32, lepoch);
-	p64(p + 40, commit);
+	sl_bytes_put_le64(p, req_epoch);
+	sl_bytes_put_le64(p + 8, end);
+	sl_bytes_put_le64(p + 16, end_epoch);
+	sl_bytes_put_le64(p + 24, lend);
+	sl_bytes_put_le64(p + 32, lepoch);
+	sl_bytes_put_le64(p + 40, commit);
 	f.nout = 0;
 	sl_repl_input(r, 0, b, HDR + 48, 0);
 }
@@ -780,14 +737,14 @@ fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
 	struct sl_crec c;
 	uint32_t i, off = 32;
 
-	p64(p, from);
-	p64(p + 8, commit);
-	p64(p + 16, lend);
-	p32(p + 24, n);
-	p32(p + 28, 0);
+	sl_bytes_put_le64(p, from);
+	sl_bytes_put_le64(p + 8, commit);
+	sl_bytes_put_le64(p + 16, lend);
+	sl_bytes_put_le32(p + 24, n);
+	sl_bytes_put_le32(p + 28, 0);
 	for (i = 0; i < n; i++) {
 		mkrec(&c, msgs, ids[i][0], (uint32_t)ids[i][1], E2);
-		p_crec(p + off, &c);
+		sl_crec_encode(p + off, &c);
 		memcpy(p + off + CREC, msgs, c.msg_size);
 		off += CREC + c.msg_size;
 	}
@@ -817,11 +774,11 @@ test_catchup(void)
 	f.nout = 0;
 	sl_repl_set_view(r, &v, 0);
 	CHECK(count_out(6, 0) == 1);
-	CHECK(g64(f.out[0] + HDR) == ((1ull << 32) | 1));
+	CHECK(sl_bytes_get_le64(f.out[0] + HDR) == ((1ull << 32) | 1));
 	/* the leader has epoch 1 up to 2 only: we truncate 3, then fetch from 3 */
 	catchup_resp(r, (1ull << 32) | 1, 2, 1ull << 32, 5, E2, 4);
 	CHECK(f.n == 2 && end_of() == 2);
-	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
+	CHECK(count_out(8, 0) == 1 && sl_bytes_get_le64(f.out[0] + HDR) == 3);
 	/* FETCH_RESP with two records (3..4 MPUB, 5) */
 	fetch_resp(r, 3, 4, 5, rec345, 2);
 	CHECK(end_of() == 5 && f.n == 4);
@@ -870,21 +827,21 @@ test_reset(void)
 	f.n = 2;
 	/* a FETCH from 1: RESET to 5 at its offset */
 	p = b + hdr(b, 8, 0, 2, 77, 0);
-	p64(p, 1);
-	p64(p + 8, 0);
+	sl_bytes_put_le64(p, 1);
+	sl_bytes_put_le64(p + 8, 0);
 	f.nout = 0;
 	sl_repl_input(r, 1, b, HDR + 16, 0);
 	k = find_out(9, 1);
-	CHECK(k >= 0 && f.out[k][5] == 9 && g32(f.out[k] + HDR + 24) == 0 &&
-	      g64(f.out[k] + HDR + 32) == 5 && g64(f.out[k] + HDR + 40) == 4 * MSGREC);
+	CHECK(k >= 0 && f.out[k][5] == 9 && sl_bytes_get_le32(f.out[k] + HDR + 24) == 0 &&
+	      sl_bytes_get_le64(f.out[k] + HDR + 32) == 5 && sl_bytes_get_le64(f.out[k] + HDR + 40) == 4 * MSGREC);
 	/* from 5 of an empty log (F_EMPTY): served, no previous epoch needed */
 	p = b + hdr(b, 8, 4, 2, 77, 0);
-	p64(p, 5);
-	p64(p + 8, 0);
+	sl_bytes_put_le64(p, 5);
+	sl_bytes_put_le64(p + 8, 0);
 	f.nout = 0;
 	sl_repl_input(r, 1, b, HDR + 16, 0);
 	k = find_out(9, 1);
-	CHECK(k >= 0 && f.out[k][5] == 0 && g32(f.out[k] + HDR + 24) == 2);
+	CHECK(k >= 0 && f.out[k][5] == 0 && sl_bytes_get_le32(f.out[k] + HDR + 24) == 2);
 	/* from 5 with a previous epoch that is not ours, without F_EMPTY: mismatch */
 	b[6] = 0;
 	f.nout = 0;
@@ -896,8 +853,8 @@ test_reset(void)
 	memmove(f.log, f.log + 3, sizeof(f.log[0]));
 	f.n = 1;	/* only 8 left, 7 not committed */
 	p = b + hdr(b, 8, 0, 2, 77, 0);
-	p64(p, 1);
-	p64(p + 8, 0);
+	sl_bytes_put_le64(p, 1);
+	sl_bytes_put_le64(p + 8, 0);
 	f.nout = 0;
 	sl_repl_input(r, 1, b, HDR + 16, 0);
 	sl_repl_get_stats(r, &st);
@@ -916,17 +873,17 @@ test_reset(void)
 	sl_repl_set_view(r, &v, 0);
 	CHECK(count_out(6, 0) == 1);
 	catchup_resp(r, E2, 2, E2, 6, E2, 6);
-	CHECK(count_out(8, 0) == 1 && g64(f.out[0] + HDR) == 3);
+	CHECK(count_out(8, 0) == 1 && sl_bytes_get_le64(f.out[0] + HDR) == 3);
 	/* RESET: the first time the log is busy (asked again), then it resets */
 	p = b + hdr(b, 9, 0, 2, 77, E2);
 	b[5] = 9;
-	p64(p, 3);
-	p64(p + 8, 6);
-	p64(p + 16, 6);
-	p32(p + 24, 0);
-	p32(p + 28, 0);
-	p64(p + 32, 5);
-	p64(p + 40, 4 * MSGREC);
+	sl_bytes_put_le64(p, 3);
+	sl_bytes_put_le64(p + 8, 6);
+	sl_bytes_put_le64(p + 16, 6);
+	sl_bytes_put_le32(p + 24, 0);
+	sl_bytes_put_le32(p + 28, 0);
+	sl_bytes_put_le64(p + 32, 5);
+	sl_bytes_put_le64(p + 40, 4 * MSGREC);
 	f.reset_busy = 1;
 	f.nout = 0;
 	sl_repl_input(r, 0, b, HDR + 48, 0);
@@ -935,7 +892,7 @@ test_reset(void)
 	CHECK(f.nreset == 1 && f.n == 0 && f.base == 5 && f.base_off == 4 * MSGREC);
 	CHECK(sl_repl_committed(r) == 4);
 	k = find_out(8, 0);
-	CHECK(k >= 0 && g64(f.out[k] + HDR) == 5 && (f.out[k][6] & 4));
+	CHECK(k >= 0 && sl_bytes_get_le64(f.out[k] + HDR) == 5 && (f.out[k][6] & 4));
 	/* a late RESET for the old position changes nothing */
 	sl_repl_input(r, 0, b, HDR + 48, 0);
 	CHECK(f.nreset == 1);
@@ -964,8 +921,8 @@ test_view(void)
 	sl_repl_set_view(r, &v, 0);
 	CHECK(count_out(11, 1) == 1 && count_out(11, 2) == 1 && count_out(11, 0) == 0);
 	k = find_out(11, 1);
-	CHECK(k >= 0 && f.out[k][HDR] == 2 && g32(f.out[k] + HDR + 4) == 0 &&
-	      g32(f.out[k] + HDR + 8) == 2 && f.out_len[k] == HDR + 12);
+	CHECK(k >= 0 && f.out[k][HDR] == 2 && sl_bytes_get_le32(f.out[k] + HDR + 4) == 0 &&
+	      sl_bytes_get_le32(f.out[k] + HDR + 8) == 2 && f.out_len[k] == HDR + 12);
 	f.nout = 0;
 	sl_repl_poll(r, 60 * MS);	/* past the lag timeout (50 ms here): again */
 	CHECK(count_out(11, 1) == 1 && count_out(11, 2) == 1);
@@ -977,21 +934,21 @@ test_view(void)
 	sl_repl_set_view(r, &v, 0);
 	p = b + hdr(b, 11, 0, 2, 77, E2);
 	p[0] = 2;
-	p32(p + 4, 0);
-	p32(p + 8, 2);
+	sl_bytes_put_le32(p + 4, 0);
+	sl_bytes_put_le32(p + 8, 2);
 	sl_repl_input(r, 0, b, HDR + 12, 0);
 	CHECK(f.nlisr_calls == 1 && f.nlisr == 2 && f.lisr[0] == 0 && f.lisr[1] == 2 &&
 	      f.lisr_epoch == 2 && f.lisr_sess == 77);
 	/* the same ISR as the view: nothing to do */
 	p[0] = 3;
-	p32(p + 4, 2);
-	p32(p + 8, 0);
-	p32(p + 12, 1);
+	sl_bytes_put_le32(p + 4, 2);
+	sl_bytes_put_le32(p + 8, 0);
+	sl_bytes_put_le32(p + 12, 1);
 	sl_repl_input(r, 0, b, HDR + 16, 0);
 	CHECK(f.nlisr_calls == 1);
 	/* from another session, or not the leader: fenced */
 	p[0] = 1;
-	p32(p + 4, 0);
+	sl_bytes_put_le32(p + 4, 0);
 	hdr(b, 11, 0, 2, 78, E2);
 	sl_repl_input(r, 0, b, HDR + 8, 0);
 	hdr(b, 11, 0, 2, 77, E2);
@@ -1011,8 +968,8 @@ test_view(void)
 	view(&v, 1, 0, 2, 77, 3, isr012, 3);
 	sl_repl_set_view(r, &v, 0);
 	p = b + hdr(b, 3, 0, 2, 77, E2);	/* a heartbeat at t = 0 */
-	p64(p, 0);
-	p64(p + 8, 0);
+	sl_bytes_put_le64(p, 0);
+	sl_bytes_put_le64(p + 8, 0);
 	sl_repl_input(r, 0, b, HDR + 16, 0);
 	f.nout = 0;
 	sl_repl_poll(r, 10 * MS);	/* the lag timeout here is 50 ms */
