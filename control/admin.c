@@ -487,7 +487,8 @@ json_view(struct sl_json *out, const char *topic, uint16_t part, const struct sl
 static int
 cmd_partition(void *arg, int argc, char **argv, struct sl_json *out)
 {
-	struct sl_broker *b = arg;
+	struct sl_membership *ms = arg;
+	struct sl_broker *b = ms->broker;
 	struct sl_coord *c = sl_broker_coord(b);
 	struct sl_part_meta m;
 	char err[160];
@@ -558,20 +559,10 @@ cmd_partition(void *arg, int argc, char **argv, struct sl_json *out)
 				goto usage;
 			}
 		}
-		/* a new leader is a new leadership: next epoch and session unless given */
-		if (m.leader != cur.leader) {
-			if (m.epoch == cur.epoch)
-				m.epoch = cur.epoch + 1;
-			if (m.leader_session == cur.leader_session)
-				m.leader_session = cur.leader_session + 1;
-		}
-		if (sl_cluster_check_meta(&m, err, sizeof(err)) != 0) {
-			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, err);
-			return -SL_E_INVAL;
-		}
-		rc = sl_broker_part_set_view(b, argv[2], (uint16_t)part, &m);
+		/* the leadership rules, then the backend records and installs it */
+		rc = sl_membership_set_view(ms, argv[2], (uint16_t)part, &m, err, sizeof(err));
 		if (rc != 0) {
-			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, sl_strerror(rc));
+			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, err);
 			return rc;
 		}
 		sl_json_arr_open(out, "partitions");
@@ -1084,7 +1075,8 @@ sl_admin_unregister(void)
 }
 
 int
-sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p)
+sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
+		  struct sl_membership *ms)
 {
 	int rc = 0;
 
@@ -1108,7 +1100,7 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p)
 	rc |= sl_ctl_register(ctl, "stats", cmd_stats, b,
 			      "stats [all|ports|workers|partitions|channels]");
 	rc |= sl_ctl_register(ctl, "sessions", cmd_sessions, b, "sessions: live client sessions");
-	rc |= sl_ctl_register(ctl, "partition", cmd_partition, b,
+	rc |= sl_ctl_register(ctl, "partition", cmd_partition, ms,
 			      "partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
 			      "[session=N] [writes=on|off]: the replication view");

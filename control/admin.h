@@ -14,11 +14,14 @@
 
 #include "broker.h"
 #include "ctl.h"
+#include "membership.h"
 #include "persist.h"
 
-/** Register the control socket commands and the telemetry commands. Control thread. */
+/** Register the control socket commands and the telemetry commands; `partition set` goes
+ * through the membership seam m. Control thread. */
 int
-sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p);
+sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
+		  struct sl_membership *m);
 
 /** Refresh the telemetry snapshot when due. Control thread (online RCU reader). */
 void

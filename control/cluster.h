@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * cluster: static cluster membership from a file (--cluster). The membership seam: this
- * file now, the control socket (`sluicectl partition set`) at run time, an etcd-backed
- * controller later; all of them end in sl_broker_part_set_view. Text, one item per line,
+ * cluster: the cluster file's parser (--cluster), read by the membership seam's static
+ * backend (membership_static.c; the seam itself: membership.h). Text, one item per line,
  * '#' starts a comment:
  *
  *   node <id> <ipv4> [replica-udp-port]

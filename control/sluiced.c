@@ -29,7 +29,7 @@
 #include "ctl.h"
 #include "err.h"
 #include "idem.h"
-#include "cluster.h"
+#include "membership.h"
 #include "persist.h"
 #include "port.h"
 #include "wire.h"
@@ -412,76 +412,49 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
-/* Apply the cluster file: create the topics it names (enough partitions) and install every
- * partition's view. */
-static int
-apply_cluster(struct sl_broker *b, const struct sl_cluster *c, const char *path)
+/* Open the membership seam (before the ports: they serve the replica port too) and copy its
+ * node list into the broker's node table. */
+static struct sl_membership *
+open_membership(const struct opts *o, struct sl_broker_conf *bc)
 {
-	uint32_t i, j;
-	int rc = 0;
-
-	for (i = 0; i < c->nparts && rc == 0; i++) {
-		const struct sl_cluster_part *p = &c->parts[i];
-		uint16_t nparts = 0;
-
-		for (j = 0; j < c->nparts; j++)
-			if (strcmp(c->parts[j].topic, p->topic) == 0)
-				nparts = (uint16_t)RTE_MAX(nparts, c->parts[j].partition + 1);
-		rc = sl_broker_topic_create(b, p->topic, nparts, 0, NULL);
-		if (rc == -SL_E_EXISTS)
-			rc = 0;
-		if (rc == 0)
-			rc = sl_broker_part_set_view(b, p->topic, p->partition, &p->meta);
-		if (rc != 0)
-			MLOG(ERR, "--cluster %s: partition %s/%u: %s", path, p->topic, p->partition,
-			     sl_strerror(rc));
-	}
-	if (rc == 0)
-		MLOG(INFO, "cluster %s: %u nodes, %u partition views", path, c->nnodes, c->nparts);
-	return rc;
-}
-
-/* Load the cluster file (before the ports: they serve the replica port too) into the
- * broker's node table. */
-static struct sl_cluster *
-load_cluster(const struct opts *o, struct sl_broker_conf *bc)
-{
-	struct sl_cluster *c = malloc(sizeof(*c));
-	const struct sl_cluster_node *me;
-	char err[512];
+	char err[512] = "";
+	struct sl_membership_conf mc = {
+		.backend = "static",
+		.source = o->cluster,
+		.node_id = o->node_id,
+		.err = err,
+		.err_len = sizeof(err),
+	};
+	struct sl_membership *m = sl_membership_open(&mc);
+	const struct sl_membership_node *me;
 	uint32_t i;
 
-	if (c == NULL)
+	if (m == NULL) {
+		MLOG(ERR, "--cluster %s", err[0] != '\0' ? err : rte_strerror(rte_errno));
 		return NULL;
-	if (sl_cluster_load(o->cluster, c, err, sizeof(err)) != 0) {
-		MLOG(ERR, "--cluster %s", err);
-		goto fail;
 	}
-	me = sl_cluster_node(c, o->node_id);
-	if (me == NULL) {
-		MLOG(ERR, "--cluster %s: this node (--node-id %u) is not declared in it",
-		     o->cluster, o->node_id);
-		goto fail;
-	}
+	if (o->cluster == NULL)
+		return m;
+	me = sl_membership_node(m, o->node_id);
 	if (me->port != o->udp_port + 1) {
 		MLOG(ERR, "--cluster %s: node %u's replica port must be the client port + 1 (%u)",
 		     o->cluster, o->node_id, o->udp_port + 1);
 		goto fail;
 	}
-	if (c->nnodes > SL_BROKER_MAX_NODES) {
+	if (m->nnodes > SL_BROKER_MAX_NODES) {
 		MLOG(ERR, "--cluster %s: more than %d nodes", o->cluster, SL_BROKER_MAX_NODES);
 		goto fail;
 	}
-	for (i = 0; i < c->nnodes; i++) {
-		bc->nodes[i].id = c->nodes[i].id;
-		bc->nodes[i].ip = rte_cpu_to_be_32(c->nodes[i].ip);
-		bc->nodes[i].port = c->nodes[i].port;
+	for (i = 0; i < m->nnodes; i++) {
+		bc->nodes[i].id = m->nodes[i].id;
+		bc->nodes[i].ip = rte_cpu_to_be_32(m->nodes[i].ip);
+		bc->nodes[i].port = m->nodes[i].port;
 	}
-	bc->nnodes = c->nnodes;
+	bc->nnodes = m->nnodes;
 	bc->repl_port = me->port;
-	return c;
+	return m;
 fail:
-	free(c);
+	sl_membership_close(m);
 	return NULL;
 }
 
@@ -532,7 +505,7 @@ main(int argc, char **argv)
 	struct sl_broker *b = NULL;
 	struct sl_persist *persist = NULL;
 	struct sl_persist_conf pc;
-	struct sl_cluster *cluster = NULL;
+	struct sl_membership *mship = NULL;
 	struct sl_ctl *ctl = NULL;
 	struct sl_ctl_conf cc;
 	struct rte_mempool *pool = NULL;
@@ -586,11 +559,9 @@ main(int argc, char **argv)
 	}
 
 	memset(&bc, 0, sizeof(bc));
-	if (o.cluster != NULL) {
-		cluster = load_cluster(&o, &bc);
-		if (cluster == NULL)
-			goto out_rcu;
-	}
+	mship = open_membership(&o, &bc);
+	if (mship == NULL)
+		goto out_rcu;
 	for (i = 0; i < o.nports; i++) {
 		struct sl_port_conf p = {
 			.devargs = o.ports[i],
@@ -685,8 +656,10 @@ main(int argc, char **argv)
 	for (i = 0; i < o.ntopics; i++)
 		if (create_topic_arg(b, o.topics[i], &o.policy) != 0)
 			goto out_broker;
-	if (cluster != NULL && apply_cluster(b, cluster, o.cluster) != 0)
+	if (sl_membership_start(mship, b) != 0) {
+		MLOG(ERR, "--cluster %s: the partition views cannot be installed", o.cluster);
 		goto out_broker;
+	}
 	memset(&cc, 0, sizeof(cc));
 	cc.path = o.control;
 	cc.strerror = sl_strerror;
@@ -695,7 +668,7 @@ main(int argc, char **argv)
 		MLOG(ERR, "control socket %s: %s", o.control, strerror(errno));
 		goto out_broker;
 	}
-	if (sl_admin_register(ctl, b, persist) != 0)
+	if (sl_admin_register(ctl, b, persist, mship) != 0)
 		goto out_broker;
 	if (sl_persist_start(persist) != 0 || sl_broker_start(b) != 0)
 		goto out_stop;
@@ -716,6 +689,7 @@ main(int argc, char **argv)
 		sl_ctl_poll(ctl, 50);
 		rcu_thread_online();
 		sl_broker_tick(b);
+		sl_membership_poll(mship);
 		sl_admin_tick(b);
 		rcu_quiescent_state();
 	}
@@ -733,7 +707,7 @@ out_ports:
 		sl_port_close(&bc.ports[i]);
 	rte_mempool_free(pool);
 out_rcu:
-	free(cluster);
+	sl_membership_close(mship);
 	rcu_unregister_thread();
 out:
 	if (o.ready_file != NULL)

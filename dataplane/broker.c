@@ -330,67 +330,16 @@ run_cmd_free(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 	return rc;
 }
 
-/* A replica heard its leader's ISR: take it into this node's view if the view is still
- * that leadership (same epoch and session, that leader, not us) and it is a valid ISR
- * (replicas only, with the leader). */
-static void
-apply_leader_isr(struct sl_broker *b, const struct sl_wviewreq *q, struct sl_part_meta *m)
+int
+sl_broker_viewreq_take(struct sl_broker *b, struct sl_wviewreq *out)
 {
-	uint8_t i, j, same = q->nisr == m->nisr, lead = 0;
+	void *obj;
 
-	if (q->epoch != m->epoch || q->session != m->leader_session ||
-	    m->leader == b->conf.node_id || q->nisr == 0 || q->nisr > m->nreplicas)
-		return;
-	for (i = 0; i < q->nisr; i++) {
-		for (j = 0; j < m->nreplicas && m->replicas[j] != q->isr[i]; j++)
-			;
-		if (j == m->nreplicas)
-			return;
-		lead |= q->isr[i] == m->leader;
-		for (j = 0; same && j < m->nisr && m->isr[j] != q->isr[i]; j++)
-			;
-		same = same && j < m->nisr;
-	}
-	if (!lead || same)
-		return;
-	m->nisr = q->nisr;
-	memcpy(m->isr, q->isr, q->nisr * sizeof(q->isr[0]));
-	BLOG(NOTICE, "%s/%u: ISR of %u members from leader %u", q->topic, q->partition,
-	     q->nisr, m->leader);
-	sl_broker_part_set_view(b, q->topic, q->partition, m);
-}
-
-/* A partition leader asked for an ISR change: apply it to the view (same epoch). */
-static void
-apply_viewreq(struct sl_broker *b, const struct sl_wviewreq *q)
-{
-	struct sl_part_meta m;
-	uint8_t i, j;
-
-	if (sl_broker_part_get_view(b, q->topic, q->partition, &m) != 0)
-		return;
-	if (q->kind == SL_VIEWREQ_LEADER_ISR) {
-		apply_leader_isr(b, q, &m);
-		return;
-	}
-	for (i = 0; i < m.nisr && m.isr[i] != q->node; i++)
-		;
-	if (q->kind == SL_VIEWREQ_ISR_JOIN) {
-		if (i < m.nisr || m.nisr == SL_COORD_MAX_REPLICAS)
-			return;
-		for (j = 0; j < m.nreplicas && m.replicas[j] != q->node; j++)
-			;
-		if (j == m.nreplicas)
-			return;
-		m.isr[m.nisr++] = q->node;
-	} else {
-		if (i == m.nisr || q->node == m.leader)
-			return;
-		m.isr[i] = m.isr[--m.nisr];
-	}
-	BLOG(NOTICE, "%s/%u: node %u %s the ISR (asked by the leader)", q->topic, q->partition,
-	     q->node, q->kind == SL_VIEWREQ_ISR_JOIN ? "joins" : "leaves");
-	sl_broker_part_set_view(b, q->topic, q->partition, &m);
+	if (rte_ring_sc_dequeue(b->viewreq, &obj) != 0)
+		return 0;
+	memcpy(out, obj, sizeof(*out));
+	rte_free(obj);
+	return 1;
 }
 
 int
@@ -398,12 +347,6 @@ sl_broker_tick(struct sl_broker *b)
 {
 	int n = (int)sl_session_expire(b->sessions, rte_get_tsc_cycles());
 	void *obj;
-
-	while (rte_ring_sc_dequeue(b->viewreq, &obj) == 0) {
-		apply_viewreq(b, obj);
-		rte_free(obj);
-		n++;
-	}
 
 	while (rte_ring_sc_dequeue(b->autocreate, &obj) == 0) {
 		char *name = obj;

@@ -196,9 +196,17 @@ void
 sl_broker_close(struct sl_broker *b);
 
 /** Periodic control work: session expiry, auto-creation requests. Call every <= 100 ms.
- * Returns the number of things done. */
+ * Returns the number of things done. Control thread. */
 int
 sl_broker_tick(struct sl_broker *b);
+
+struct sl_wviewreq;
+
+/** Take one ISR change request the workers posted (the membership seam reads them:
+ * control/membership.h) into *out and free the ring's copy. 1 if one was taken, 0 if none
+ * waits. Control thread (the ring's single consumer). */
+int
+sl_broker_viewreq_take(struct sl_broker *b, struct sl_wviewreq *out);
 
 const struct sl_broker_conf *
 sl_broker_get_conf(const struct sl_broker *b);
@@ -227,7 +235,7 @@ sl_broker_topics_load(struct sl_broker *b);
 
 /**
  * Install a partition's replication view (leader, epoch, leader session, replicas, ISR,
- * writes disabled): the membership seam (cluster file, control socket, later etcd).
+ * writes disabled). Called by the membership seam (control/membership.h) only.
  * A new leader needs a higher epoch and a new session; the epoch never goes back.
  * Workers read the view under RCU: this node takes publishes for the partition only as
  * its leader, with writes enabled and an ISR larger than half the replicas. 0,

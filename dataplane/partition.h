@@ -89,7 +89,7 @@ struct sl_wviewreq {
 	char topic[SL_COORD_NAME_MAX + 1];
 	uint16_t partition;
 	uint8_t kind;			/* enum sl_viewreq_kind */
-	uint32_t node;			/* ISR_LEAVE/JOIN: the member; LEADER_ISR: the leader */
+	uint32_t node;			/* ISR_LEAVE/JOIN: the member */
 	uint32_t epoch;			/* LEADER_ISR */
 	uint64_t session;		/* LEADER_ISR */
 	uint8_t nisr;			/* LEADER_ISR */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * membership: the membership seam. The one interface through which a node learns who is in
+ * its cluster (the node list) and what each partition's view is (leader, epoch, leader
+ * session, replicas, ISR, writes), and through which every change to a view goes:
+ *
+ *   - ISR change requests from the data path: a partition leader asks to drop a lagging
+ *     member (SL_VIEWREQ_ISR_LEAVE) or to take back one that caught up
+ *     (SL_VIEWREQ_ISR_JOIN); a replica reports the ISR its leader announced
+ *     (SL_VIEWREQ_LEADER_ISR). Workers post them to the broker's ring (partition_repl.c);
+ *     sl_membership_poll() takes them (sl_broker_viewreq_take) and hands them to the
+ *     backend, which decides and installs the new view (sl_broker_part_set_view);
+ *   - leader changes and other operator edits (`sluicectl partition set`):
+ *     sl_membership_set_view().
+ *
+ * A backend is a table of operations (struct sl_membership_ops). The first is "static": the
+ * cluster file given by --cluster (control/cluster.h; no file: a single node with no
+ * replicated partitions), whose decisions are taken and applied on this node alone. The
+ * etcd-backed controller plugs in as a second backend: it writes a request to etcd (compare
+ * and swap on the partition key) before it applies it, and learns other nodes' changes by
+ * watch from poll(). The data path does not change with the backend.
+ *
+ * The policy that decides whether a request changes a view (sl_membership_isr_next) and the
+ * rules an operator edit must follow (sl_membership_view_next) are pure functions: no EAL,
+ * no broker, unit-tested on their own.
+ *
+ * Calling context: everything here runs on the control thread (an online RCU QSBR reader
+ * where it touches the broker), except the two pure functions (any thread).
+ */
+#ifndef SL_MEMBERSHIP_H
+#define SL_MEMBERSHIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker.h"
+#include "coord.h"
+#include "partition.h"
+
+#define SL_MEMBERSHIP_MAX_NODES 64
+
+/* A member node. */
+struct sl_membership_node {
+	uint32_t id;
+	uint32_t ip;			/* host byte order */
+	uint16_t port;			/* replica UDP port */
+};
+
+struct sl_membership_conf {
+	const char *backend;		/* "static" (NULL: "static") */
+	const char *source;		/* static: the cluster file (NULL: single node) */
+	uint32_t node_id;		/* this node */
+	char *err;			/* open: what is wrong, "FILE:LINE: ..." (may be NULL) */
+	size_t err_len;
+};
+
+struct sl_membership;
+
+/* A backend. Every operation runs on the control thread. */
+struct sl_membership_ops {
+	const char *name;
+	/* Read the configuration (conf->source); fill m->nodes. 0 or a negative errno with
+	 * conf->err set. */
+	int (*open)(struct sl_membership *m, const struct sl_membership_conf *conf);
+	/* Install the views known at start into the broker (creating their topics). */
+	int (*start)(struct sl_membership *m);
+	/* A request from the data path: decide, record where the backend keeps views, and
+	 * install the result. 1 if the view changed, 0 if not, or a negative error. */
+	int (*request)(struct sl_membership *m, const struct sl_wviewreq *q);
+	/* An operator's new view (already checked by sl_membership_view_next). 0 or a
+	 * negative error. */
+	int (*set_view)(struct sl_membership *m, const char *topic, uint16_t part,
+			const struct sl_part_meta *next);
+	/* Periodic work (watches, lease keep-alive): may be NULL. */
+	void (*poll)(struct sl_membership *m);
+	/* Free the backend's state: may be NULL. */
+	void (*close)(struct sl_membership *m);
+};
+
+/* The handle: the backend's operations, the node list, the broker once attached. */
+struct sl_membership {
+	const struct sl_membership_ops *ops;
+	uint32_t node_id;
+	uint32_t nnodes;
+	struct sl_membership_node nodes[SL_MEMBERSHIP_MAX_NODES];
+	struct sl_broker *broker;	/* set by sl_membership_start */
+	void *priv;			/* the backend's own state */
+	uint64_t requests;		/* requests taken from the data path */
+	uint64_t changes;		/* views changed by them */
+};
+
+/** The static backend: the --cluster file (control/membership_static.c). */
+extern const struct sl_membership_ops sl_membership_static_ops;
+
+/**
+ * Open the membership backend named in conf and read its node list. No EAL needed.
+ * Returns NULL with rte_errno set (EINVAL: bad conf or file, ENOENT: unknown backend,
+ * ENOMEM) and, where it can, conf->err saying what is wrong. Control thread.
+ */
+struct sl_membership *
+sl_membership_open(const struct sl_membership_conf *conf);
+
+/** The node with this id, or NULL. Control thread. */
+const struct sl_membership_node *
+sl_membership_node(const struct sl_membership *m, uint32_t id);
+
+/** Attach the broker and install the views the backend knows (creating their topics).
+ * 0 or a negative error (logged, naming the partition). Control thread. */
+int
+sl_membership_start(struct sl_membership *m, struct sl_broker *b);
+
+/** Take every ISR change request the workers posted and hand each to the backend; then the
+ * backend's periodic work. Returns the number of requests taken. Control thread, online
+ * RCU reader. */
+int
+sl_membership_poll(struct sl_membership *m);
+
+/**
+ * An operator's edit of a partition's view: `next` starts as a copy of the current view
+ * with the operator's changes; sl_membership_view_next applies the leadership rules, then
+ * the backend records and installs it. On success *next holds the view installed. 0, or
+ * -SL_E_INVAL with err set (a view that breaks the rules), or the broker's error
+ * (-SL_E_TOPIC, -SL_E_PARTITION, -SL_E_EPOCH). Control thread, online RCU reader.
+ */
+int
+sl_membership_set_view(struct sl_membership *m, const char *topic, uint16_t part,
+		       struct sl_part_meta *next, char *err, size_t err_len);
+
+/** Close the backend and free the handle (NULL is fine). Control thread. */
+void
+sl_membership_close(struct sl_membership *m);
+
+/**
+ * The policy for a request from the data path: given the partition's current view `cur`,
+ * the request `q` and this node's id, compute the next view. Returns 1 with *next set when
+ * the view changes, 0 when the request changes nothing or must be ignored:
+ *   ISR_LEAVE: the member is in the ISR and is not the leader -> removed;
+ *   ISR_JOIN: the member is a replica not yet in the ISR -> added;
+ *   LEADER_ISR: this node is a replica (not the leader) of the same leadership (epoch and
+ *   session), the announced ISR holds the leader, only replicas, and differs from ours ->
+ *   taken.
+ * Any thread (pure).
+ */
+int
+sl_membership_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq *q,
+		       uint32_t self, struct sl_part_meta *next);
+
+/**
+ * The rules for an operator's edit: a new leader is a new leadership, so unless the edit
+ * names them the epoch becomes cur's + 1 and the leader session cur's + 1; the view must be
+ * valid (sl_cluster_check_meta: the leader and ISR members are replicas, no duplicates, the
+ * ISR holds the leader). Adjusts *next; 0 or -SL_E_INVAL with err set. That the epoch never
+ * goes back is the broker's rule (sl_broker_part_set_view: -SL_E_EPOCH). Any thread (pure).
+ */
+int
+sl_membership_view_next(const struct sl_part_meta *cur, struct sl_part_meta *next, char *err,
+			size_t err_len);
+
+#endif /* SL_MEMBERSHIP_H */

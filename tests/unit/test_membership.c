@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * Unit test of the membership seam (control/membership.h) without an EAL or a broker: the
+ * ISR change policy for each named request kind, the rules of an operator's edit, and the
+ * static backend's reading of a cluster file (node list, errors that name the file).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include "check.h"
+#include "cluster.h"
+#include "err.h"
+#include "membership.h"
+
+static struct sl_part_meta
+view(uint32_t leader, uint32_t epoch, uint64_t session, const char *replicas,
+     const char *isr)
+{
+	struct sl_part_meta m;
+
+	memset(&m, 0, sizeof(m));
+	m.leader = leader;
+	m.epoch = epoch;
+	m.leader_session = session;
+	m.nreplicas = (uint8_t)sl_cluster_parse_ids(replicas, m.replicas, SL_COORD_MAX_REPLICAS);
+	m.nisr = (uint8_t)sl_cluster_parse_ids(isr, m.isr, SL_COORD_MAX_REPLICAS);
+	return m;
+}
+
+static struct sl_wviewreq
+req(enum sl_viewreq_kind kind, uint32_t node)
+{
+	struct sl_wviewreq q;
+
+	memset(&q, 0, sizeof(q));
+	snprintf(q.topic, sizeof(q.topic), "t");
+	q.kind = (uint8_t)kind;
+	q.node = node;
+	return q;
+}
+
+static int
+isr_has(const struct sl_part_meta *m, uint32_t id)
+{
+	uint8_t i;
+
+	for (i = 0; i < m->nisr; i++)
+		if (m->isr[i] == id)
+			return 1;
+	return 0;
+}
+
+static void
+test_leave_join(void)
+{
+	struct sl_part_meta cur = view(1, 3, 7, "1,2,3", "1,2,3"), next;
+	struct sl_wviewreq q = req(SL_VIEWREQ_ISR_LEAVE, 3);
+
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 1 && next.nisr == 2 &&
+		      !isr_has(&next, 3) && isr_has(&next, 1) && isr_has(&next, 2),
+	      "ISR_LEAVE: the lagging member leaves the ISR");
+	CHECK(next.epoch == 3 && next.leader_session == 7 && next.leader == 1 &&
+		      next.nreplicas == 3,
+	      "ISR_LEAVE: leadership and replicas unchanged");
+	q = req(SL_VIEWREQ_ISR_LEAVE, 1);
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 0,
+	      "ISR_LEAVE: the leader never leaves its own ISR");
+	cur = view(1, 3, 7, "1,2,3", "1,2");
+	q = req(SL_VIEWREQ_ISR_LEAVE, 3);
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 0,
+	      "ISR_LEAVE: a member already out changes nothing");
+
+	q = req(SL_VIEWREQ_ISR_JOIN, 3);
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 1 && next.nisr == 3 &&
+		      isr_has(&next, 3),
+	      "ISR_JOIN: a caught-up replica joins the ISR");
+	q = req(SL_VIEWREQ_ISR_JOIN, 2);
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 0,
+	      "ISR_JOIN: a member already in changes nothing");
+	q = req(SL_VIEWREQ_ISR_JOIN, 9);
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 0,
+	      "ISR_JOIN: a node that is not a replica never joins");
+	q = req(SL_VIEWREQ_ISR_JOIN, 3);
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "ISR_JOIN/LEAVE: only the leader's view changes (this node is a follower)");
+	q.kind = 77;
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 0, "an unknown kind is ignored");
+}
+
+static void
+test_leader_isr(void)
+{
+	struct sl_part_meta cur = view(1, 4, 9, "1,2,3", "1,2,3"), next;
+	struct sl_wviewreq q = req(SL_VIEWREQ_LEADER_ISR, 0);
+
+	q.epoch = 4;
+	q.session = 9;
+	q.nisr = (uint8_t)sl_cluster_parse_ids("1,2", q.isr, SL_COORD_MAX_REPLICAS);
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 1 && next.nisr == 2 &&
+		      !isr_has(&next, 3),
+	      "LEADER_ISR: a follower takes the ISR its leader announced");
+	CHECK(sl_membership_isr_next(&cur, &q, 1, &next) == 0,
+	      "LEADER_ISR: the leader itself ignores it");
+	q.epoch = 3;
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: an older epoch is ignored");
+	q.epoch = 4;
+	q.session = 8;
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: another leader session is ignored");
+	q.session = 9;
+	q.nisr = (uint8_t)sl_cluster_parse_ids("2,3", q.isr, SL_COORD_MAX_REPLICAS);
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: an ISR without the leader is refused");
+	q.nisr = (uint8_t)sl_cluster_parse_ids("1,5", q.isr, SL_COORD_MAX_REPLICAS);
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: an ISR with a non-replica is refused");
+	q.nisr = (uint8_t)sl_cluster_parse_ids("1,2,2", q.isr, SL_COORD_MAX_REPLICAS);
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: an ISR that lists a member twice is refused");
+	q.nisr = (uint8_t)sl_cluster_parse_ids("3,2,1", q.isr, SL_COORD_MAX_REPLICAS);
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: the same ISR in another order changes nothing");
+	q.nisr = 0;
+	CHECK(sl_membership_isr_next(&cur, &q, 2, &next) == 0,
+	      "LEADER_ISR: an empty ISR is refused");
+}
+
+static void
+test_view_next(void)
+{
+	struct sl_part_meta cur = view(1, 4, 9, "1,2,3", "1,2,3"), next;
+	char err[160];
+
+	next = cur;
+	next.leader = 2;
+	CHECK(sl_membership_view_next(&cur, &next, err, sizeof(err)) == 0 && next.epoch == 5 &&
+		      next.leader_session == 10,
+	      "a new leader gets the next epoch and session");
+	next = cur;
+	next.leader = 2;
+	next.epoch = 20;
+	next.leader_session = 40;
+	CHECK(sl_membership_view_next(&cur, &next, err, sizeof(err)) == 0 && next.epoch == 20 &&
+		      next.leader_session == 40,
+	      "an epoch and session the operator names are kept");
+	next = cur;
+	next.writes_disabled = 1;
+	CHECK(sl_membership_view_next(&cur, &next, err, sizeof(err)) == 0 && next.epoch == 4 &&
+		      next.leader_session == 9,
+	      "the same leader keeps its leadership");
+	next = cur;
+	next.leader = 7;
+	CHECK(sl_membership_view_next(&cur, &next, err, sizeof(err)) == -SL_E_INVAL &&
+		      strstr(err, "leader 7") != NULL,
+	      "a leader that is not a replica is refused: %s", err);
+	next = view(1, 4, 9, "1,2,3", "2,3");
+	CHECK(sl_membership_view_next(&cur, &next, err, sizeof(err)) == -SL_E_INVAL,
+	      "an ISR without the leader is refused: %s", err);
+}
+
+static int
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static void
+test_static_backend(void)
+{
+	char dir[] = "/tmp/sl-membership-XXXXXX", path[64], err[512];
+	struct sl_membership_conf mc = {.node_id = 2, .err = err, .err_len = sizeof(err)};
+	const struct sl_membership_node *n;
+	struct sl_membership *m;
+
+	if (mkdtemp(dir) == NULL) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cluster", dir);
+	write_file(path, "# three nodes\n"
+			 "node 1 10.0.0.1\n"
+			 "node 2 10.0.0.2 6001\n"
+			 "node 3 10.0.0.3\n"
+			 "partition t 0 replicas=1,2,3 leader=1 isr=1,2,3\n");
+	mc.source = path;
+	m = sl_membership_open(&mc);
+	CHECK(m != NULL && m->nnodes == 3 && strcmp(m->ops->name, "static") == 0,
+	      "static: the cluster file's three nodes");
+	n = m != NULL ? sl_membership_node(m, 2) : NULL;
+	CHECK(n != NULL && n->ip == 0x0a000002 && n->port == 6001,
+	      "static: a node's address and replica port");
+	n = m != NULL ? sl_membership_node(m, 1) : NULL;
+	CHECK(n != NULL && n->port == SL_CLUSTER_REPL_PORT, "static: the default replica port");
+	CHECK(m != NULL && sl_membership_node(m, 9) == NULL, "static: no such node");
+	sl_membership_close(m);
+
+	mc.node_id = 4;
+	err[0] = '\0';
+	m = sl_membership_open(&mc);
+	CHECK(m == NULL && rte_errno == EINVAL && strstr(err, "not declared") != NULL,
+	      "static: a node that is not in the file is refused: %s", err);
+
+	mc.node_id = 1;
+	write_file(path, "node 1 10.0.0.1\npartition t 0 replicas=1,2 leader=1 isr=1\n");
+	err[0] = '\0';
+	m = sl_membership_open(&mc);
+	CHECK(m == NULL && strstr(err, path) != NULL,
+	      "static: an undeclared replica is refused, naming the file: %s", err);
+
+	mc.source = NULL;
+	m = sl_membership_open(&mc);
+	CHECK(m != NULL && m->nnodes == 0, "static without a file: a single node, no views");
+	sl_membership_close(m);
+
+	mc.backend = "zookeeper";
+	err[0] = '\0';
+	m = sl_membership_open(&mc);
+	CHECK(m == NULL && rte_errno == ENOENT && strstr(err, "zookeeper") != NULL,
+	      "an unknown backend is refused: %s", err);
+	unlink(path);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	test_leave_join();
+	test_leader_isr();
+	test_view_next();
+	test_static_backend();
+	return check_report();
+}
