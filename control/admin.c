@@ -816,6 +816,10 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "repl_out", s->repl_out);
 	sl_json_u64(out, "repl_drops", s->repl_drops);
 	sl_json_u64(out, "repl_no_arp", s->repl_no_arp);
+	sl_json_u64(out, "repl_rejected_malformed", s->repl_rej_malformed);
+	sl_json_u64(out, "repl_rejected_not_member", s->repl_rej_not_member);
+	sl_json_u64(out, "repl_rejected_bad_mac", s->repl_rej_bad_mac);
+	sl_json_u64(out, "repl_rejected_replay", s->repl_rej_replay);
 	sl_json_u64(out, "forwarded_in", s->fwd_in);
 	sl_json_u64(out, "arp_replies", s->arp_replies);
 	sl_json_u64(out, "icmp_replies", s->icmp_replies);

@@ -3,9 +3,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
 
 #include "cluster.h"
 
@@ -307,4 +312,86 @@ sl_cluster_load(const char *path, struct sl_cluster *c, char *err, size_t err_le
 	}
 	fclose(f);
 	return rc;
+}
+
+/* One key line: 64 hex digits, surrounding blanks allowed. 0 or -EINVAL. */
+static int
+key_line(const char *line, uint8_t key[SL_CLUSTER_KEY_LEN])
+{
+	size_t n;
+	const char *end;
+
+	if (sodium_hex2bin(key, SL_CLUSTER_KEY_LEN, line, strlen(line), " \t", &n, &end) != 0 ||
+	    n != SL_CLUSTER_KEY_LEN)
+		return -EINVAL;
+	while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+		end++;
+	return *end == '\0' ? 0 : -EINVAL;
+}
+
+int
+sl_cluster_key_load(const char *path, uint8_t keys[][SL_CLUSTER_KEY_LEN], int max, char *err,
+		    size_t err_len)
+{
+	char line[256];
+	struct stat st;
+	int fd, n = 0, rc = 0, lineno = 0;
+	FILE *f = NULL;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		snprintf(err, err_len, "%s: not a regular file", path);
+		goto out;
+	}
+	if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
+		rc = -EPERM;
+		snprintf(err, err_len, "%s: must be owned by this user and readable by no one "
+			 "else (chmod 600 %s)", path, path);
+		goto out;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		rc = -errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line;
+
+		lineno++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+			continue;
+		if (n == max) {
+			rc = -EINVAL;
+			snprintf(err, err_len, "%s:%d: more than %d keys", path, lineno, max);
+			goto out;
+		}
+		if (key_line(p, keys[n]) != 0) {
+			rc = -EINVAL;
+			snprintf(err, err_len, "%s:%d: a key is 64 hex digits (32 bytes)", path,
+				 lineno);
+			goto out;
+		}
+		n++;
+	}
+	if (n == 0) {
+		rc = -EINVAL;
+		snprintf(err, err_len, "%s: no key in it", path);
+	}
+out:
+	sodium_memzero(line, sizeof(line));
+	if (f != NULL)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	return rc != 0 ? rc : n;
 }

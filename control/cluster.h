@@ -61,6 +61,21 @@ sl_cluster_parse_ids(const char *s, uint32_t *ids, int max);
 int
 sl_cluster_check_meta(const struct sl_part_meta *m, char *err, size_t err_len);
 
+#define SL_CLUSTER_KEY_LEN 32
+#define SL_CLUSTER_MAX_KEYS 2
+
+/**
+ * Read the cluster key file (--cluster-key): one or two keys, each 64 hex digits on a line
+ * of its own ('#' comments and blank lines allowed; `sluicectl keygen FILE` writes one).
+ * The first key tags what this node sends, either is accepted (rotation:
+ * docs/operations.md). The file must be a regular file owned by this user and readable by
+ * no one else (mode 0600 or 0400). Returns the number of keys, or a negative errno with
+ * `err` holding "FILE: what is wrong". Control thread.
+ */
+int
+sl_cluster_key_load(const char *path, uint8_t keys[][SL_CLUSTER_KEY_LEN], int max, char *err,
+		    size_t err_len);
+
 /** The node with this id, or NULL. */
 const struct sl_cluster_node *
 sl_cluster_node(const struct sl_cluster *c, uint32_t id);

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -26,6 +28,7 @@
 
 #include "admin.h"
 #include "broker.h"
+#include "cluster.h"
 #include "ctl.h"
 #include "err.h"
 #include "idem.h"
@@ -70,6 +73,8 @@ struct opts {
 	const char *ready_file;
 	const char *data_dir;
 	const char *cluster;
+	const char *cluster_key;
+	int insecure_cluster;
 	uint32_t segment_mb;
 	struct sl_persist_policy policy;
 };
@@ -115,6 +120,11 @@ usage(const char *prog)
 	       "  --ready-file PATH      write PATH once serving (for scripts)\n"
 	       "  --cluster FILE         static cluster membership: nodes, and per partition\n"
 	       "                         its replicas, leader, ISR and epoch (docs/operations.md)\n"
+	       "  --cluster-key FILE     authenticate replica traffic with the key(s) in FILE\n"
+	       "                         (mode 0600; make one with `sluicectl keygen FILE`);\n"
+	       "                         needed with a cluster of more than one node\n"
+	       "  --insecure-cluster     run a multi-node cluster without a key: anyone who can\n"
+	       "                         reach the replica port can forge replica datagrams\n"
 	       "  --data-dir DIR         keep topics on disk in DIR (default: memory only);\n"
 	       "                         topics saved there are recreated at start\n"
 	       "  --durability memory|disk  default for new topics (default memory): disk\n"
@@ -157,7 +167,7 @@ enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
-	O_ANON, O_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC, O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_HELP
+	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC, O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -188,6 +198,8 @@ static const struct option long_opts[] = {
 	{"anon-publish", no_argument, NULL, O_ANON},
 	{"data-dir", required_argument, NULL, O_DATA_DIR},
 	{"cluster", required_argument, NULL, O_CLUSTER},
+	{"cluster-key", required_argument, NULL, O_CLUSTER_KEY},
+	{"insecure-cluster", no_argument, NULL, O_INSECURE_CLUSTER},
 	{"durability", required_argument, NULL, O_DURABILITY},
 	{"sync", required_argument, NULL, O_SYNC},
 	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
@@ -282,6 +294,8 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_ANON: o->anon_publish = 1; return 0;
 	case O_DATA_DIR: o->data_dir = arg; return 0;
 	case O_CLUSTER: o->cluster = arg; return 0;
+	case O_CLUSTER_KEY: o->cluster_key = arg; return 0;
+	case O_INSECURE_CLUSTER: o->insecure_cluster = 1; return 0;
 	case O_DURABILITY:
 		if (strcmp(arg, "disk") == 0)
 			o->policy.durability = SL_PERSIST_DISK;
@@ -412,6 +426,37 @@ rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* The cluster key(s) for replica authentication: required with more than one node, unless
+ * the operator says --insecure-cluster. */
+static int
+load_cluster_key(const struct opts *o, struct sl_broker_conf *bc, uint32_t nnodes)
+{
+	char err[512];
+	int n;
+
+	if (o->cluster_key == NULL) {
+		if (nnodes > 1 && !o->insecure_cluster) {
+			MLOG(ERR, "--cluster %s has %u nodes: replica traffic needs a key "
+				  "(--cluster-key FILE, made by `sluicectl keygen FILE`), or "
+				  "--insecure-cluster to run without one", o->cluster, nnodes);
+			return -EINVAL;
+		}
+		if (nnodes > 1)
+			MLOG(WARNING, "--insecure-cluster: replica traffic is not authenticated; "
+				      "anyone who reaches the replica port can forge it");
+		return 0;
+	}
+	n = sl_cluster_key_load(o->cluster_key, bc->cluster_keys, SL_BROKER_MAX_KEYS, err,
+				sizeof(err));
+	if (n < 0) {
+		MLOG(ERR, "--cluster-key %s", err);
+		return n;
+	}
+	bc->ncluster_keys = (uint8_t)n;
+	MLOG(INFO, "replica traffic authenticated with %d cluster key(s)", n);
+	return 0;
+}
+
 /* Open the membership seam (before the ports: they serve the replica port too) and copy its
  * node list into the broker's node table. */
 static struct sl_membership *
@@ -452,6 +497,8 @@ open_membership(const struct opts *o, struct sl_broker_conf *bc)
 	}
 	bc->nnodes = m->nnodes;
 	bc->repl_port = me->port;
+	if (load_cluster_key(o, bc, m->nnodes) != 0)
+		goto fail;
 	return m;
 fail:
 	sl_membership_close(m);
@@ -708,6 +755,7 @@ out_ports:
 	rte_mempool_free(pool);
 out_rcu:
 	sl_membership_close(mship);
+	sodium_memzero(bc.cluster_keys, sizeof(bc.cluster_keys));
 	rcu_unregister_thread();
 out:
 	if (o.ready_file != NULL)

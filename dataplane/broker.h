@@ -25,6 +25,7 @@
 #include "net.h"
 #include "persist.h"
 #include "repl.h"
+#include "rlink.h"
 #include "session.h"
 #include "wire.h"
 
@@ -32,6 +33,7 @@
 #define SL_BROKER_MAX_PORTS 4
 #define SL_BROKER_MAX_CHANNELS 32	/* per partition */
 #define SL_BROKER_MAX_NODES 64
+#define SL_BROKER_MAX_KEYS 2		/* cluster keys at once (rotation) */
 
 /* A cluster node (for replica traffic). */
 struct sl_broker_node {
@@ -93,6 +95,11 @@ struct sl_broker_conf {
 	uint32_t nnodes;
 	struct sl_broker_node nodes[SL_BROKER_MAX_NODES];
 	uint16_t repl_port;		/* 0: no replication */
+	/* replica authentication (rlink.h): the first key tags what this node sends, a
+	 * datagram tagged with either is accepted (key rotation); none: datagrams carry no
+	 * tag and none is checked (sluiced --insecure-cluster) */
+	uint8_t ncluster_keys;
+	uint8_t cluster_keys[SL_BROKER_MAX_KEYS][SL_RLINK_KEY_LEN];
 };
 
 /* Per-worker counters: written by the owner lcore only, read racily by the control
@@ -131,6 +138,10 @@ struct sl_worker_stats {
 	uint64_t repl_out;
 	uint64_t repl_drops;		/* malformed, not for us, unknown partition */
 	uint64_t repl_no_arp;		/* not sent: peer's MAC unknown yet (ARP asked) */
+	uint64_t repl_rej_malformed;	/* replica datagrams refused: not an envelope */
+	uint64_t repl_rej_not_member;	/* ... not for us / not from a member's address */
+	uint64_t repl_rej_bad_mac;	/* ... tag wrong or key unknown */
+	uint64_t repl_rej_replay;	/* ... sequence seen before (replay) */
 };
 
 /* Snapshot of one channel, filled by its owner worker on request. */

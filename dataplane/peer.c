@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -16,7 +17,34 @@ struct sl_peer {
 	struct sl_net_arp *arp[SL_BROKER_MAX_PORTS];	/* neighbours, per port */
 	uint64_t asked_tsc[SL_BROKER_MAX_NODES];	/* last ARP request per node */
 	struct sl_peer_stats st;
+	uint8_t nkeys;					/* 0: no tags (insecure) */
+	uint64_t tx_seq[SL_BROKER_MAX_NODES];		/* next sequence, per receiver */
+	/* link keys by node index: this node -> node (first cluster key), node -> this
+	 * node (every cluster key) */
+	struct sl_rlink_key tx_key[SL_BROKER_MAX_NODES];
+	struct sl_rlink_key rx_key[SL_BROKER_MAX_KEYS][SL_BROKER_MAX_NODES];
+	struct sl_rlink_replay win[SL_BROKER_MAX_NODES][SL_BROKER_MAX_WORKERS];
 };
+
+/* Every link key of this node: tags for what it sends, checks for what it receives. */
+static void
+derive_keys(struct sl_peer *pr)
+{
+	const struct sl_broker_conf *bc = pr->conf.bconf;
+	uint32_t i, k;
+
+	pr->nkeys = bc->ncluster_keys;
+	for (i = 0; i < bc->nnodes; i++) {
+		pr->tx_seq[i] = pr->conf.seq0;
+		if (pr->nkeys == 0)
+			continue;
+		sl_rlink_key_derive(&pr->tx_key[i], bc->cluster_keys[0], bc->node_id,
+				    bc->nodes[i].id);
+		for (k = 0; k < pr->nkeys; k++)
+			sl_rlink_key_derive(&pr->rx_key[k][i], bc->cluster_keys[k],
+					    bc->nodes[i].id, bc->node_id);
+	}
+}
 
 struct sl_peer *
 sl_peer_open(const struct sl_peer_conf *conf)
@@ -26,7 +54,8 @@ sl_peer_open(const struct sl_peer_conf *conf)
 	uint16_t j;
 
 	if (bc == NULL || conf->tx == NULL || bc->nports > SL_BROKER_MAX_PORTS ||
-	    bc->nnodes > SL_BROKER_MAX_NODES) {
+	    bc->nnodes > SL_BROKER_MAX_NODES || conf->lane >= SL_BROKER_MAX_WORKERS ||
+	    bc->ncluster_keys > SL_BROKER_MAX_KEYS || sodium_init() < 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -40,6 +69,7 @@ sl_peer_open(const struct sl_peer_conf *conf)
 		if (pr->arp[j] == NULL)
 			goto nomem;
 	}
+	derive_keys(pr);
 	return pr;
 nomem:
 	sl_peer_close(pr);
@@ -56,6 +86,7 @@ sl_peer_close(struct sl_peer *pr)
 		return;
 	for (j = 0; j < SL_BROKER_MAX_PORTS; j++)
 		rte_free(pr->arp[j]);
+	sodium_memzero(pr, sizeof(*pr));
 	rte_free(pr);
 }
 
@@ -124,16 +155,20 @@ sl_peer_send(struct sl_peer *pr, uint32_t to, const char *topic, uint8_t topic_l
 		.partition = partition,
 		.name = topic,
 		.name_len = topic_len,
+		.lane = pr->conf.lane,
 	};
 	uint8_t mac[6], *frame;
 	struct rte_mbuf *m;
-	uint32_t flen;
+	uint32_t flen, ni, room;
 	int elen;
 
 	if (n == NULL) {
 		pr->st.drops++;
 		return;
 	}
+	ni = (uint32_t)(n - bc->nodes);
+	env.key_id = pr->nkeys ? pr->tx_key[ni].id : 0;
+	env.seq = pr->tx_seq[ni];
 	port = &bc->ports[n->pi];
 	if (sl_net_arp_lookup(pr->arp[n->pi], n->ip, mac) != 0) {
 		pr->st.no_arp++;
@@ -146,21 +181,41 @@ sl_peer_send(struct sl_peer *pr, uint32_t to, const char *topic, uint8_t topic_l
 		return;
 	}
 	frame = rte_pktmbuf_mtod(m, uint8_t *);
-	elen = sl_rlink_encode(frame + SL_NET_HDRS_LEN,
-			       rte_pktmbuf_tailroom(m) - SL_NET_HDRS_LEN, &env);
-	if (elen < 0 || (uint32_t)elen + len + SL_NET_HDRS_LEN > rte_pktmbuf_tailroom(m) ||
-	    (uint32_t)elen + len + 28 > port->mtu) {
+	room = RTE_MIN((uint32_t)rte_pktmbuf_tailroom(m) - SL_NET_HDRS_LEN,
+		       (uint32_t)port->mtu - 28);
+	elen = sl_rlink_encode(frame + SL_NET_HDRS_LEN, room, &env);
+	if (elen < 0 || (uint32_t)elen + len > room) {
 		pr->st.drops++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	memcpy(frame + SL_NET_HDRS_LEN + elen, buf, len);
+	elen = sl_rlink_seal(frame + SL_NET_HDRS_LEN, (uint32_t)elen + len, room,
+			     pr->nkeys ? &pr->tx_key[ni] : NULL);
+	if (elen < 0) {
+		pr->st.drops++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	pr->tx_seq[ni]++;
 	flen = sl_net_udp_build(frame, &port->nif, mac, n->ip, bc->repl_port, n->port,
-				(uint16_t)(elen + len), port->tx_flags);
+				(uint16_t)elen, port->tx_flags);
 	m->data_len = (uint16_t)flen;
 	m->pkt_len = flen;
 	pr->conf.tx(pr->conf.tx_arg, n->pi, m, 1);
 	pr->st.out++;
+}
+
+/* The link key a datagram from node index ni says it was tagged with, or NULL. */
+static const struct sl_rlink_key *
+rx_key_of(const struct sl_peer *pr, uint32_t ni, uint8_t key_id)
+{
+	uint8_t k;
+
+	for (k = 0; k < pr->nkeys; k++)
+		if (pr->rx_key[k][ni].id == key_id)
+			return &pr->rx_key[k][ni];
+	return NULL;
 }
 
 int
@@ -168,11 +223,39 @@ sl_peer_input(struct sl_peer *pr, uint16_t pi, const struct sl_net_info *info,
 	      const uint8_t *payload, uint32_t len, uint64_t now_tsc,
 	      struct sl_rlink_env *env)
 {
-	if (sl_rlink_decode(payload, len, env) != 0 || env->to != pr->conf.bconf->node_id ||
-	    node_of(pr, env->from) == NULL) {
-		pr->st.drops++;
+	const struct sl_broker_conf *bc = pr->conf.bconf;
+	const struct sl_broker_node *n;
+	const struct sl_rlink_key *k = NULL;
+	struct sl_rlink_replay *win;
+	uint32_t ni;
+
+	if (sl_rlink_decode(payload, len, env) != 0 || env->lane >= SL_BROKER_MAX_WORKERS) {
+		pr->st.rx_malformed++;
 		return -EBADMSG;
 	}
+	n = node_of(pr, env->from);
+	if (env->to != bc->node_id || n == NULL || n->id == bc->node_id ||
+	    info->src_ip != n->ip || info->src_port != n->port) {
+		pr->st.rx_not_member++;
+		return -EBADMSG;
+	}
+	ni = (uint32_t)(n - bc->nodes);
+	if (pr->nkeys != 0) {
+		k = rx_key_of(pr, ni, env->key_id);
+		if (k == NULL || sl_rlink_verify(payload, len, k) != 0) {
+			pr->st.rx_bad_mac++;
+			return -EBADMSG;
+		}
+	} else if (env->key_id != 0) {
+		pr->st.rx_bad_mac++;
+		return -EBADMSG;
+	}
+	win = &pr->win[ni][env->lane];
+	if (sl_rlink_replay_check(win, env->seq) != 0) {
+		pr->st.rx_replay++;
+		return -EBADMSG;
+	}
+	sl_rlink_replay_mark(win, env->seq);
 	sl_net_arp_learn(pr->arp[pi], info->src_ip, info->src_mac, now_tsc);
 	return 0;
 }

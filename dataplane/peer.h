@@ -4,9 +4,11 @@
  * peer: how one worker lcore reaches the other nodes of the cluster. It knows the member
  * nodes (sl_broker_conf.nodes) and the port each is routed through, resolves their MAC
  * addresses by ARP (ahead of need, once per tick, and again when a send finds none),
- * wraps replication datagrams in the replica envelope (rlink.h) and UDP/IPv4, and checks
- * the envelope of what arrives on the replica port: addressed to this node, from a
- * member. Frames leave through the worker's TX batch (the tx callback).
+ * wraps replication datagrams in the replica envelope (rlink.h: numbered per lane and
+ * tagged with the link key) and UDP/IPv4, and checks what arrives on the replica port
+ * before anything else reads it: a well-formed envelope addressed to this node, from a
+ * member's address and replica port, with a good tag and a sequence not seen before.
+ * Frames leave through the worker's TX batch (the tx callback).
  *
  * One per worker lcore; every call runs on that lcore (the ARP tables have one writer,
  * and lock-free readers anywhere). No allocation but one mbuf per datagram sent.
@@ -27,7 +29,10 @@
 typedef void (*sl_peer_tx_fn)(void *arg, uint16_t pi, struct rte_mbuf *m, int offload);
 
 struct sl_peer_conf {
-	const struct sl_broker_conf *bconf;	/* nodes, ports, pool, node id, repl port */
+	const struct sl_broker_conf *bconf;	/* nodes, ports, pool, node id, repl port,
+						 * cluster keys */
+	uint8_t lane;				/* this worker's index (< MAX_WORKERS) */
+	uint64_t seq0;				/* first sequence: wall clock ns now */
 	uint64_t arp_retry_tsc;			/* at most one ARP request per node per */
 	sl_peer_tx_fn tx;
 	void *tx_arg;
@@ -36,9 +41,14 @@ struct sl_peer_conf {
 struct sl_peer_stats {
 	uint64_t out;		/* datagrams sent */
 	uint64_t no_arp;	/* not sent: the peer's MAC unknown yet (ARP asked) */
-	uint64_t drops;		/* not sent: unknown node, too big; or received: malformed,
-				 * not for us, not from a member */
+	uint64_t drops;		/* not sent: unknown node, too big */
 	uint64_t no_mbuf;
+	/* received and refused, by cause (each also makes -EBADMSG) */
+	uint64_t rx_malformed;	/* not an envelope of this version, or a bad lane */
+	uint64_t rx_not_member;	/* not for this node, or not from a member's address and
+				 * replica port */
+	uint64_t rx_bad_mac;	/* tag wrong, or made with a key this node does not hold */
+	uint64_t rx_replay;	/* sequence seen before or older than the window */
 };
 
 struct sl_peer;
@@ -63,8 +73,10 @@ sl_peer_tick(struct sl_peer *pr, uint64_t now_tsc);
 
 /**
  * A datagram to the replica port (payload of len bytes, received on port index pi):
- * 0 and *env when it is a replica envelope addressed to this node from a member (the
- * sender's MAC is learned), else -EBADMSG (counted as a drop). Owner lcore.
+ * 0 and *env when it is a replica envelope addressed to this node from a member's address
+ * and replica port, with a good tag and a new sequence (the sender's MAC is learned),
+ * else -EBADMSG, counted by cause. Nothing past the fixed header is read before the tag
+ * is checked. Owner lcore; the caller keeps the buffer.
  */
 int
 sl_peer_input(struct sl_peer *pr, uint16_t pi, const struct sl_net_info *info,

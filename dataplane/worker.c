@@ -890,12 +890,17 @@ tick(struct sl_worker *w)
 
 	for (i = 0; i < w->nparts; i++)
 		sl_partition_tick(w->parts[i], w->now_ns);
-	if (w->peer == NULL || w->nparts == 0)
+	if (w->peer == NULL)
 		return;
-	sl_peer_tick(w->peer, w->now_tsc);
+	if (w->nparts != 0)
+		sl_peer_tick(w->peer, w->now_tsc);
 	ps = sl_peer_stats(w->peer);
 	w->st.repl_out = ps->out;
 	w->st.repl_no_arp = ps->no_arp;
+	w->st.repl_rej_malformed = ps->rx_malformed;
+	w->st.repl_rej_not_member = ps->rx_not_member;
+	w->st.repl_rej_bad_mac = ps->rx_bad_mac;
+	w->st.repl_rej_replay = ps->rx_replay;
 	w->st.repl_drops = w->repl_drops + ps->drops;
 	w->st.drop_no_mbuf += ps->no_mbuf - w->peer_no_mbuf;
 	w->peer_no_mbuf = ps->no_mbuf;
@@ -1113,8 +1118,15 @@ sl_worker_setup(struct sl_worker *w)
 		.arp_retry_tsc = rte_get_tsc_hz() / 1000 * ARP_RETRY_MS,
 		.tx = peer_tx,
 		.tx_arg = w,
+		.lane = (uint8_t)w->idx,
 	};
+	struct timespec now;
 	uint32_t i;
+
+	/* replica sequences start at the wall clock: a restarted node numbers past
+	 * everything it sent before (rlink.h) */
+	clock_gettime(CLOCK_REALTIME, &now);
+	pc.seq0 = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 
 	w->held = rte_zmalloc_socket("sl_held", sizeof(*w->held) * SL_WORKER_HELD,
 				     RTE_CACHE_LINE_SIZE, c->socket_id);
@@ -1176,6 +1188,6 @@ sl_worker_partition_replicate(struct sl_worker *w, struct sl_partition *p, const
 	for (i = 0; i < c->nports; i++)
 		mtu = RTE_MIN(mtu, c->ports[i].mtu);
 	rc.max_dgram = RTE_MIN((uint32_t)SL_REPL_MAX_DGRAM,
-			       (uint32_t)mtu - 28 - SL_RLINK_HDR_LEN - SL_RLINK_NAME_MAX);
+			       (uint32_t)mtu - 28 - SL_RLINK_OVERHEAD);
 	return sl_partition_replicate(p, &rc);
 }

@@ -8,7 +8,7 @@
 SLUICE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SLUICE_DEPS=(build-essential pkg-config meson ninja-build libdpdk-dev dpdk liburcu-dev
 	libhugetlbfs-dev libhugetlbfs-bin libnuma-dev libpcap-dev clang libclang-rt-14-dev
-	iproute2 iputils-ping python3 kmod
+	iproute2 iputils-ping python3 kmod libsodium-dev
 	libnats-dev libhiredis-dev nats-server redis-server gnuplot-nox)
 
 sl_say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

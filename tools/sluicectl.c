@@ -10,6 +10,7 @@
  * daemon could not be reached / did not answer.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #define DEFAULT_SOCKET "/run/sluice/sluiced.sock"
 #define REQ_MAX 4096		/* request line limit of the server, "\n" included */
@@ -32,14 +35,50 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: %s [-s SOCKET] [--json] COMMAND [ARGS...]\n"
 		"       %s -h\n"
+		"       %s keygen FILE\n"
 		"Send one command to the sluiced control socket and print its JSON reply.\n"
+		"keygen writes a new cluster key for --cluster-key to FILE (mode 0600; it\n"
+		"refuses to overwrite; append a second key line to rotate, docs/operations.md).\n"
 		"  -s, --socket SOCKET  control socket (default: $SLUICE_CTL if set, else\n"
 		"                       " DEFAULT_SOCKET ")\n"
 		"  --json               print the raw one-line JSON reply\n"
 		"  -h, --help           this text; '%s help' lists the daemon's commands\n"
 		"Exit status: 0 success, 1 the daemon replied with an error,\n"
 		"             2 usage error or daemon unreachable.\n",
-		prog, prog, prog);
+		prog, prog, prog, prog);
+}
+
+/* sluicectl keygen FILE: a new random cluster key, 64 hex digits, in a file only its owner
+ * can read, created exclusively (an existing key is never overwritten). */
+static int
+keygen(const char *path)
+{
+	uint8_t key[32];
+	char hex[65], line[80];
+	int fd, len, rc = 0;
+
+	if (sodium_init() < 0) {
+		fprintf(stderr, "%s: keygen: libsodium cannot start\n", prog);
+		return EXIT_UNREACHABLE;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "%s: keygen %s: %s\n", prog, path, strerror(errno));
+		return EXIT_UNREACHABLE;
+	}
+	randombytes_buf(key, sizeof(key));
+	sodium_bin2hex(hex, sizeof(hex), key, sizeof(key));
+	len = snprintf(line, sizeof(line), "%s\n", hex);
+	if (write(fd, line, (size_t)len) != len || fsync(fd) != 0) {
+		fprintf(stderr, "%s: keygen %s: %s\n", prog, path, strerror(errno));
+		unlink(path);
+		rc = EXIT_UNREACHABLE;
+	}
+	close(fd);
+	sodium_memzero(key, sizeof(key));
+	sodium_memzero(hex, sizeof(hex));
+	sodium_memzero(line, sizeof(line));
+	return rc;
 }
 
 static int
@@ -383,6 +422,13 @@ main(int argc, char **argv)
 	if (i == argc) {
 		usage(stderr);
 		return EXIT_UNREACHABLE;
+	}
+	if (strcmp(argv[i], "keygen") == 0) {
+		if (i + 2 != argc) {
+			usage(stderr);
+			return EXIT_UNREACHABLE;
+		}
+		return keygen(argv[i + 1]);
 	}
 	for (; i < argc; i++) {
 		if (strchr(argv[i], '\n') != NULL) {

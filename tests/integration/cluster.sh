@@ -16,6 +16,8 @@ make_bridge() {
 	node 3 $SUBNET.13
 	partition r 0 replicas=1,2,3 leader=1 isr=1,2,3
 	CONF
+	rm -f "$TMP/cluster.key"
+	"$CTL" keygen "$TMP/cluster.key" || fail "sluicectl keygen"
 	make_netns "$NS"
 	in_ns "$NS" ip link add slbr0 type bridge || fail "bridge"
 	in_ns "$NS" ip addr add "$SUBNET.1/24" dev slbr0 || fail "bridge address"
@@ -23,14 +25,14 @@ make_bridge() {
 }
 
 # boot ID [SLUICED_ARGS...]: start sluiced node ID on tap slr<ID>$$ (attached to the
-# bridge) with the cluster file $TMP/cluster.conf; NODE_PID[ID] is its PID
+# bridge) with the cluster file $TMP/cluster.conf and key $TMP/cluster.key; NODE_PID[ID] is its PID
 declare -A NODE_PID
 boot() {
 	local id=$1 IF=slr$1$$ i
 	shift
 	IF=${IF:0:15}
 	start_sluiced "n$id" "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$SUBNET.1$id" \
-		--node-id "$id" --cluster "$TMP/cluster.conf" "$@"
+		--node-id "$id" --cluster "$TMP/cluster.conf" --cluster-key "$TMP/cluster.key" "$@"
 	NODE_PID[$id]=$SLUICED_PID
 	for i in $(seq 50); do
 		in_ns "$NS" ip link show "$IF" > /dev/null 2>&1 && break

@@ -36,9 +36,29 @@ partition m 1 replicas=1,2 leader=2 isr=2,1 epoch=2 session=7
 partition m 2 replicas=1,2,3 leader=1 isr=1
 partition m 3 replicas=1 leader=1 isr=1 writes=off
 CONF
+log "a multi-node cluster without a cluster key is refused, naming the way out"
+# shellcheck disable=SC2086
+"$SLUICED" $SLUICE_EAL --file-prefix "sl-membkey-$$" -- --port "net_null0" --ip 10.0.0.1 \
+	--control "$TMP/bad.sock" --cluster "$TMP/cluster.conf" > "$TMP/nokey.log" 2>&1 &&
+	fail "sluiced started a 3-node cluster without a key"
+grep -q "needs a key (--cluster-key FILE" "$TMP/nokey.log" ||
+	fail "no clear error: $(tail -3 "$TMP/nokey.log")"
+log "a key file others can read is refused"
+"$CTL" keygen "$TMP/cluster.key" || fail "sluicectl keygen"
+"$CTL" keygen "$TMP/cluster.key" 2> /dev/null && fail "keygen overwrote an existing key"
+[ "$(stat -c %a "$TMP/cluster.key")" = 600 ] || fail "keygen: mode $(stat -c %a "$TMP/cluster.key")"
+cp "$TMP/cluster.key" "$TMP/open.key"
+chmod 644 "$TMP/open.key"
+# shellcheck disable=SC2086
+"$SLUICED" $SLUICE_EAL --file-prefix "sl-membkey-$$" -- --port "net_null0" --ip 10.0.0.1 \
+	--control "$TMP/bad.sock" --cluster "$TMP/cluster.conf" --cluster-key "$TMP/open.key" \
+	> "$TMP/openkey.log" 2>&1 && fail "sluiced took a key file others can read"
+grep -q "readable by no one else" "$TMP/openkey.log" ||
+	fail "no clear error: $(tail -3 "$TMP/openkey.log")"
+
 make_netns "$NS"
 start_sluiced memb "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" --node-id 1 \
-	--cluster "$TMP/cluster.conf"
+	--cluster "$TMP/cluster.conf" --cluster-key "$TMP/cluster.key"
 in_ns "$NS" ip addr add "$HOST/24" dev "$IF" || fail "address"
 in_ns "$NS" ip link set "$IF" up || fail "link up"
 

@@ -31,15 +31,17 @@ node 1 $REP.1
 node 2 $REP.2
 partition r 0 replicas=1,2 leader=1 isr=1,2
 CONF
+"$CTL" keygen "$TMP/cluster.key" || fail "sluicectl keygen"
 make_netns "$NS"
 start_sluiced n1 "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$NET.2/24" \
 	--port "net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no" --ip "$REP.1/24" \
-	--node-id 1 --cluster "$TMP/cluster.conf" --data-dir "$TMP/data1"
+	--node-id 1 --cluster "$TMP/cluster.conf" --cluster-key "$TMP/cluster.key" --data-dir "$TMP/data1"
 P1=$SLUICED_PID
 in_ns "$NS" ip addr add "$NET.1/24" dev "$IF" || fail "address"
 in_ns "$NS" ip link set "$IF" up || fail "link up"
 start_sluiced n2 "" "" -- --port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
-	--ip "$REP.2/24" --node-id 2 --cluster "$TMP/cluster.conf" --data-dir "$TMP/data2"
+	--ip "$REP.2/24" --node-id 2 --cluster "$TMP/cluster.conf" \
+	--cluster-key "$TMP/cluster.key" --data-dir "$TMP/data2"
 P2=$SLUICED_PID
 
 ctl n1 status > "$TMP/status.json" || fail "status"
