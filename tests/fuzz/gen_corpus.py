@@ -58,6 +58,12 @@ def eth(payload, dport=5150):
     return dst_mac + src_mac + b"\x08\x00" + ip + udp
 
 
+def rlink(topic, dgram, key_id=0x5A, seq=1767225600000000000, lane=0):
+    """A replica link payload, version 2 (dataplane/rlink.h), with a zero tag."""
+    return (struct.pack(">IBBHIIBBHQ", 0x534C5250, 2, len(topic), 0, 1, 2, lane, key_id, 0,
+                        seq) + topic + dgram + bytes(16))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -89,6 +95,16 @@ def main():
     for name in ("hello", "pub", "mpub", "sub", "fin", "cls", "set_offset", "nop"):
         with open(os.path.join(out, "eth_" + name + ".bin"), "wb") as fp:
             fp.write(eth(f[name]))
+    # replica link payloads: a WRITE (header of docs/replication.md, one empty record) and
+    # a HEARTBEAT, each in a version-2 envelope
+    write = (b"SLR" + bytes([1, 1, 0, 0, 0]) + struct.pack("<IIQQQ", 0, 1, 0, 1, 1 << 32)
+             + struct.pack("<QQ", 0, 0) + bytes(56))
+    beat = (b"SLR" + bytes([1, 3, 0, 0, 0]) + struct.pack("<IIQQQ", 0, 1, 0, 1, 1 << 32)
+            + struct.pack("<QQ", 0, 0))
+    for name, data in (("rlink_write", rlink(b"r", write)),
+                       ("rlink_heartbeat", rlink(b"orders", beat, lane=3))):
+        with open(os.path.join(out, name + ".raw"), "wb") as fp:
+            fp.write(data)
     garbage = {
         "garbage_bad_magic": b"\x4c\x53" + f["pub"][2:],
         "garbage_truncated_pub": f["pub"][:-1],

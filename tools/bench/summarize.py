@@ -155,6 +155,13 @@ def ratios(rows):
              ">= 0.5", q >= 0.5)
         line("replication factor 3, p99 us", f"{rf3['p99_us']:.1f}", f"{rf1['p99_us']:.1f}",
              "replication factor 1", "-", "-", None)
+    rf3n = pick(rows, system="sluice-rf3-nomac", workload="pub")
+    if rf3 and rf3n and rf3n["acked_per_s"] > 0:
+        q = rf3["acked_per_s"] / rf3n["acked_per_s"]
+        line("replication factor 3 with the replica MAC, acked/s", fmt_rate(rf3["acked_per_s"]),
+             fmt_rate(rf3n["acked_per_s"]),
+             "replication factor 3 without it (--insecure-cluster), same nodes, kernel UDP, "
+             "PUB of 1", f"{q:.2f}", ">= 0.9", q >= 0.9)
     opn = pick(rows, system="sluice", workload="pub", mode="open")
     ropn = pick(rows, system="reflector", workload="reflect", mode="open")
     if opn and ropn and ropn["p99_us"] > 0:
