@@ -687,9 +687,11 @@ handle_replica(struct sl_worker *w, struct req *r, int forwarded)
 	struct sl_topic *t;
 	struct sl_partition *p;
 
+	/* the receiving worker checked it (address, tag, replay) before it forwarded it */
 	if (w->peer == NULL ||
-	    sl_peer_input(w->peer, r->pi, &r->info, payload, r->info.payload_len, w->now_tsc,
-			  &env) != 0)
+	    (forwarded ? sl_rlink_decode(payload, r->info.payload_len, &env) :
+			 sl_peer_input(w->peer, r->pi, &r->info, payload, r->info.payload_len,
+				       w->now_tsc, &env)) != 0)
 		goto drop;
 	t = sl_coord_topic_find(w->coord, env.name, env.name_len);
 	if (t == NULL || env.partition >= t->nparts)
