@@ -196,7 +196,7 @@ fx_recv(struct fx_port *fp, void *buf, uint32_t cap, uint32_t timeout_ms)
 {
 	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * timeout_ms;
 	struct sl_net_info info;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m = NULL;
 	int n;
 
 	while (rte_ring_dequeue(fp->tx, (void **)&m) != 0) {
