@@ -40,7 +40,7 @@ fx_eal_init(const char *argv0, const char *tag, unsigned int nlcores)
 	unsigned int i;
 	size_t off = 0;
 	cpu_set_t set;
-	char *eal[] = {(char *)(uintptr_t)argv0, "--no-huge", "--no-pci", "-m", "256",
+	char *eal[] = {(char *)(uintptr_t)argv0, "--no-huge", "--no-pci", "-m", "128",
 		       "--file-prefix", prefix, "--lcores", lcores, "--log-level", "*:error",
 		       "--no-telemetry"};
 
