@@ -741,6 +741,10 @@ handle_udp(struct sl_worker *w, struct req *r, int forwarded)
 		rte_pktmbuf_free(r->m);
 		return;
 	}
+	/* a request with an opcode no handler takes: the header decoder refuses it before
+	 * the opcode table, so it is counted here */
+	if (rc == -SL_E_OPCODE)
+		w->st.ops_unknown++;
 	memset(&r->hdr, 0, sizeof(r->hdr));
 	r->hdr.session = sl_bytes_get_be64(payload + 8);
 	r->hdr.seq = sl_bytes_get_be64(payload + 16);

@@ -218,6 +218,9 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	ps->disk_first_id = ds.first_id;
 	ps->next_id = ds.end_id + 1;
 	ps->last_ckpt_id = ds.end_id;
+	/* no error handled yet: not even generation 0's, so a resume waits for the
+	 * worker's acknowledgement of the first error too */
+	ps->err_ack = UINT32_MAX;
 	return ps;
 fail:
 	sl_pstore_close(ps);

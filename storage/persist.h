@@ -166,7 +166,8 @@ struct sl_pstore {
 	uint64_t disk_first_id;		/* oldest id the disk log retains */
 
 	/* worker -> persistence lcore */
-	uint32_t err_ack __rte_cache_aligned;	/* gen whose error the worker handled */
+	uint32_t err_ack __rte_cache_aligned;	/* gen whose error the worker handled
+						 * (UINT32_MAX: none yet) */
 	uint64_t keep_from_id;		/* lowest durable-channel position (retention) */
 	struct sl_pchan chans[SL_PERSIST_MAX_CHANS];
 

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * Unit test of the worker's request handling (dataplane/worker.c): frames go in on a
+ * port made of two rte_rings (fixture.h) and a real worker lcore polls it, decodes them,
+ * dispatches them through the opcode table and answers; the test reads the answers from
+ * the port's TX ring and the per-opcode counters (ops[opcode], ops_unknown) from the
+ * worker's statistics. Covered: HELLO -> WELCOME, PUB and MPUB -> OK (and a retry
+ * answered from the idempotency window), SUB -> OK then MSG deliveries, FIN, NOP, CLS of
+ * the session, a request without a session, an unknown topic, an unknown opcode, bad
+ * versions and truncated frames at each layer, answer opcodes sent to the broker, and
+ * the session limit. Every request checks that only its own opcode's counter moved.
+ * EAL with --no-huge; no NIC.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <urcu-qsbr.h>
+
+#include "broker.h"
+#include "bytes.h"
+#include "err.h"
+#include "wire.h"
+#include "check.h"
+#include "fixture.h"
+
+#define TIMEOUT_MS 2000
+
+static struct fx_port fp;
+static struct sl_broker *b;
+static uint64_t session;	/* from WELCOME */
+static uint64_t next_seq = 1;
+
+static uint8_t req[2048];
+static uint8_t ans[2048];
+
+/* An answer, decoded. */
+struct answer {
+	int len;			/* payload length, or -1 (none) */
+	struct sl_wire_hdr h;
+	struct sl_wire_ok ok;
+	struct sl_wire_err err;
+	struct sl_wire_welcome wel;
+	struct sl_wire_msg msg;
+	char text[SL_WIRE_ERR_TEXT_MAX + 1];
+	char body[64];			/* MSG body as a string */
+};
+
+static const struct sl_worker_stats *
+stats(void)
+{
+	return sl_broker_worker_stats(b, 0);
+}
+
+/* Receive and decode the next frame from the broker (-1 in len: none in time). */
+static struct answer
+recv_answer(void)
+{
+	struct answer a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = fx_recv(&fp, ans, sizeof(ans), TIMEOUT_MS);
+	if (a.len < 0 || sl_wire_decode_hdr(ans, (size_t)a.len, &a.h) != 0) {
+		a.len = -1;
+		return a;
+	}
+	switch (a.h.opcode) {
+	case SL_OP_OK:
+		if (sl_wire_decode_ok(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.ok) != 0)
+			a.len = -1;
+		break;
+	case SL_OP_ERR:
+		if (sl_wire_decode_err(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.err) != 0)
+			a.len = -1;
+		else
+			snprintf(a.text, sizeof(a.text), "%.*s", (int)a.err.text_len,
+				 a.err.text);
+		break;
+	case SL_OP_WELCOME:
+		if (sl_wire_decode_welcome(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.wel) != 0)
+			a.len = -1;
+		break;
+	case SL_OP_MSG:
+		if (sl_wire_decode_msg(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.msg) != 0)
+			a.len = -1;
+		else
+			snprintf(a.body, sizeof(a.body), "%.*s", (int)a.msg.len,
+				 (const char *)a.msg.data);
+		break;
+	default:
+		a.len = -1;
+	}
+	return a;
+}
+
+/* Send a request frame of len bytes and wait for its answer. */
+static struct answer
+xchg(const void *frame, int len)
+{
+	struct answer none = {.len = -1};
+
+	if (len < 0 || fx_send(&fp, frame, (uint32_t)len) != 0)
+		return none;
+	return recv_answer();
+}
+
+static struct sl_wire_hdr
+hdr(uint64_t sess, uint64_t cookie)
+{
+	struct sl_wire_hdr h = {.version = SL_WIRE_VERSION, .session = sess, .seq = next_seq++,
+				.cookie = cookie};
+	return h;
+}
+
+static int
+enc_pub(struct sl_wire_hdr *h, int mpub, uint16_t part, const char *topic, uint16_t n,
+	const char *const *bodies)
+{
+	const void *msgs[8];
+	uint32_t lens[8];
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		msgs[i] = bodies[i];
+		lens[i] = (uint32_t)strlen(bodies[i]);
+	}
+	return sl_wire_encode_pub(req, sizeof(req), h, mpub, part, topic, 0, 0, n, msgs, lens);
+}
+
+static int
+enc_nop(struct sl_wire_hdr *h)
+{
+	struct sl_wire_chan_op op;
+
+	memset(&op, 0, sizeof(op));
+	return sl_wire_encode_chan_op(req, sizeof(req), h, SL_OP_NOP, &op, NULL);
+}
+
+/* Did exactly ops[op] move by one (op 0: none) and ops_unknown by unknown? */
+static int
+only_op_counted(const struct sl_worker_stats *before, uint8_t op, uint64_t unknown)
+{
+	const struct sl_worker_stats *now = stats();
+	int k;
+
+	for (k = 0; k < SL_WIRE_OP_MAX; k++)
+		if (now->ops[k] - before->ops[k] != (k == op && op != 0 ? 1u : 0u))
+			return 0;
+	return now->ops_unknown - before->ops_unknown == unknown;
+}
+
+/* Wait until *counter differs from old (a frame dropped without an answer). */
+static int
+counter_moved(const uint64_t *counter, uint64_t old)
+{
+	uint32_t i;
+
+	for (i = 0; i < TIMEOUT_MS; i++) {
+		if (__atomic_load_n(counter, __ATOMIC_RELAXED) != old)
+			return 1;
+		fx_wait_ms(1);
+	}
+	return 0;
+}
+
+static void
+test_hello(void)
+{
+	struct sl_wire_hello hello = {.client_info = 7, .window = 8};
+	struct sl_wire_hdr h = hdr(0, 0xC0FFEE);
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+
+	a = xchg(req, sl_wire_encode_hello(req, sizeof(req), &h, &hello));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_WELCOME && a.wel.session != 0,
+	      "HELLO: WELCOME with a session (%" PRIx64 ")", a.wel.session);
+	CHECK(a.h.session == a.wel.session && a.h.seq == h.seq && a.h.cookie == 0xC0FFEE,
+	      "WELCOME header: the new session, the request's seq and cookie");
+	CHECK(a.wel.window == 8 && a.wel.max_msg == 1024 && a.wel.heartbeat_ms == 1000,
+	      "WELCOME: the smaller window (8 of 16), max_msg, heartbeat");
+	CHECK(only_op_counted(&before, SL_OP_HELLO, 0) &&
+		      stats()->sessions_created == before.sessions_created + 1,
+	      "HELLO counted in ops[HELLO] only; one session created");
+	session = a.wel.session;
+}
+
+static void
+test_no_session(void)
+{
+	struct sl_wire_hdr h = hdr(session ^ 0x100000, 1);	/* same slot, other id */
+	const char *body[] = {"x"};
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+
+	a = xchg(req, enc_pub(&h, 0, 0, "t", 1, body));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_SESSION &&
+		      a.err.req_opcode == SL_OP_PUB && a.h.seq == h.seq,
+	      "PUB with an unknown session: ERR SESSION (%u)", a.err.code);
+	CHECK(only_op_counted(&before, SL_OP_PUB, 0) && stats()->pubs == before.pubs &&
+		      stats()->errs_sent == before.errs_sent + 1,
+	      "counted in ops[PUB], not published, one error sent");
+}
+
+static void
+test_unknown_topic(void)
+{
+	struct sl_wire_hdr h = hdr(session, 2);
+	const char *body[] = {"x"};
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+
+	a = xchg(req, enc_pub(&h, 0, 0, "nosuch", 1, body));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_TOPIC,
+	      "PUB to an unknown topic (no auto-creation): ERR TOPIC (%u)", a.err.code);
+	CHECK(only_op_counted(&before, SL_OP_PUB, 0), "counted in ops[PUB] only");
+}
+
+static void
+test_publish(void)
+{
+	const char *one[] = {"m1"}, *three[] = {"m2", "m3", "m4"};
+	struct sl_wire_hdr h = hdr(session, 3), h2;
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+	int len;
+
+	len = enc_pub(&h, 0, 0, "t", 1, one);
+	a = xchg(req, len);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_PUB &&
+		      a.ok.count == 1 && a.ok.id == 1 && a.ok.aux == 1 && a.ok.partition == 0,
+	      "PUB: OK, message id 1, partition count 1 (id %" PRIu64 ")", a.ok.id);
+	CHECK(a.h.session == session && a.h.seq == h.seq && a.h.cookie == 3,
+	      "OK header echoes session, seq and cookie");
+	CHECK(only_op_counted(&before, SL_OP_PUB, 0) && stats()->pubs == before.pubs + 1 &&
+		      stats()->msgs_in == before.msgs_in + 1 &&
+		      stats()->bytes_in == before.bytes_in + 2,
+	      "ops[PUB] only; pubs, msgs_in, bytes_in counted");
+
+	/* the same frame again: a retry, answered from the idempotency window */
+	before = *stats();
+	a = xchg(req, len);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.id == 1 && a.ok.aux == 1 &&
+		      stats()->dups == before.dups + 1 && stats()->pubs == before.pubs,
+	      "a retry of the PUB: the same answer, nothing written again");
+	CHECK(only_op_counted(&before, SL_OP_PUB, 0), "the retry counted in ops[PUB]");
+
+	h2 = hdr(session, 4);
+	before = *stats();
+	a = xchg(req, enc_pub(&h2, 1, 0, "t", 3, three));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_MPUB &&
+		      a.ok.count == 3 && a.ok.id == 2 && a.ok.aux == 4,
+	      "MPUB of 3: OK ids 2..4 (id %" PRIu64 " count %u)", a.ok.id, a.ok.count);
+	CHECK(only_op_counted(&before, SL_OP_MPUB, 0) && stats()->msgs_in == before.msgs_in + 3,
+	      "ops[MPUB] only, 3 messages in");
+
+	h2 = hdr(session, 5);
+	before = *stats();
+	a = xchg(req, enc_pub(&h2, 0, 9, "t", 1, one));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_PARTITION &&
+		      a.err.partition == 9,
+	      "PUB to partition 9 of a 1-partition topic: ERR PARTITION");
+	CHECK(only_op_counted(&before, SL_OP_PUB, 0), "counted in ops[PUB] only");
+}
+
+/* SUB, then the four messages arrive as MSG frames, then FIN them. */
+static void
+test_subscribe(void)
+{
+	struct sl_wire_sub sub;
+	struct sl_wire_chan_op op;
+	struct sl_wire_hdr h = hdr(session, 6);
+	struct sl_worker_stats before = *stats();
+	struct sl_part_info *info = calloc(1, sizeof(*info));
+	struct answer a;
+	uint64_t ids[4], sub_id;
+	uint32_t n = 0, ok_ids = 0, ok_body = 0, i;
+	int rc;
+
+	memset(&sub, 0, sizeof(sub));
+	sub.addr.topic = "t";
+	sub.addr.topic_len = 1;
+	sub.addr.channel = "c";
+	sub.addr.channel_len = 1;
+	sub.rdy = 10;
+	a = xchg(req, sl_wire_encode_sub(req, sizeof(req), &h, &sub));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_SUB &&
+		      a.ok.id != 0 && a.ok.aux == 4,
+	      "SUB: OK with a subscription id (%" PRIx64 "), partition end 4", a.ok.id);
+	sub_id = a.ok.id;
+	CHECK(only_op_counted(&before, SL_OP_SUB, 0), "counted in ops[SUB] only");
+	for (i = 0; i < 4; i++) {
+		char want[8];
+
+		a = recv_answer();
+		if (a.len < 0 || a.h.opcode != SL_OP_MSG)
+			break;
+		n++;
+		snprintf(want, sizeof(want), "m%u", i + 1);
+		ok_ids += a.msg.msg_id == i + 1 && a.msg.sub_id == sub_id &&
+			  a.h.cookie == sub_id && a.h.session == session && a.msg.attempts == 1;
+		ok_body += strcmp(a.body, want) == 0;
+		ids[i] = a.msg.msg_id;
+	}
+	CHECK(n == 4 && ok_ids == 4 && ok_body == 4,
+	      "the 4 messages delivered in order as MSG frames of the subscription (%u)", n);
+	CHECK(fx_recv(&fp, ans, sizeof(ans), 50) == -1, "and nothing more");
+
+	memset(&op, 0, sizeof(op));
+	op.addr = sub.addr;
+	op.count = 4;
+	h = hdr(session, 7);
+	before = *stats();
+	a = xchg(req, sl_wire_encode_chan_op(req, sizeof(req), &h, SL_OP_FIN, &op, ids));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_FIN &&
+		      a.ok.count == 4,
+	      "FIN of the 4 ids: OK, 4 finished (%u)", a.ok.count);
+	CHECK(only_op_counted(&before, SL_OP_FIN, 0), "counted in ops[FIN] only");
+
+	rc = info != NULL ? sl_broker_part_info(b, "t", 0, info) : -1;
+	CHECK(rc == 0 && info->nchans == 1 && strcmp(info->chans[0].name, "c") == 0 &&
+		      info->chans[0].nsubs == 1 && info->chans[0].confirmed_id == 5 &&
+		      info->chans[0].depth == 0,
+	      "the partition's channel c: one subscriber, everything confirmed");
+	free(info);
+}
+
+static void
+test_nop(void)
+{
+	struct sl_wire_hdr h = hdr(session, 8);
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+
+	a = xchg(req, enc_nop(&h));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_NOP &&
+		      a.h.cookie == 8,
+	      "NOP: OK");
+	CHECK(only_op_counted(&before, SL_OP_NOP, 0), "counted in ops[NOP] only");
+}
+
+/* Frames with our magic but a bad header, and truncated frames. */
+static void
+test_bad_frames(void)
+{
+	const char *one[] = {"hello"};
+	struct sl_wire_hdr h = hdr(session, 9);
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+	uint64_t end_before;
+	int len;
+
+	/* an opcode no request has: ERR OPCODE, counted in ops_unknown */
+	len = enc_nop(&h);
+	req[3] = 0x0C;
+	a = xchg(req, len);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_OPCODE &&
+		      a.err.req_opcode == 0x0C && a.h.session == session && a.h.seq == h.seq &&
+		      a.h.cookie == 9,
+	      "opcode 0x0C: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
+	CHECK(only_op_counted(&before, 0, 1), "counted in ops_unknown, no ops[] entry moved");
+
+	h = hdr(session, 10);
+	len = enc_nop(&h);
+	req[3] = 0xFF;
+	before = *stats();
+	a = xchg(req, len);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_OPCODE &&
+		      only_op_counted(&before, 0, 1),
+	      "opcode 0xFF: ERR OPCODE, counted in ops_unknown");
+
+	h = hdr(session, 11);
+	len = enc_nop(&h);
+	req[2] = 2;
+	before = *stats();
+	a = xchg(req, len);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_VERSION &&
+		      a.h.cookie == 11 && only_op_counted(&before, 0, 0),
+	      "version 2: ERR VERSION, no request counter moved");
+
+	/* a PUB whose datagram lost its last 3 bytes: body_len says more than arrived */
+	end_before = stats()->msgs_in;
+	h = hdr(session, 12);
+	len = enc_pub(&h, 0, 0, "t", 1, one);
+	before = *stats();
+	a = xchg(req, len - 3);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_MALFORMED &&
+		      a.err.req_opcode == SL_OP_PUB && a.h.seq == h.seq && a.h.cookie == 12,
+	      "a truncated PUB datagram: ERR MALFORMED (%u)", a.err.code);
+	CHECK(only_op_counted(&before, 0, 0) && stats()->msgs_in == end_before,
+	      "refused before the opcode table: no counter, nothing published");
+
+	/* a PUB whose body is cut inside (header consistent, msg_len too long) */
+	h = hdr(session, 13);
+	len = enc_pub(&h, 0, 0, "t", 1, one);
+	sl_bytes_put_be16(req + 6, (uint16_t)(h.body_len - 2));
+	before = *stats();
+	a = xchg(req, len - 2);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_MALFORMED &&
+		      a.h.cookie == 13,
+	      "a PUB body shorter than its msg_len: ERR MALFORMED (%u)", a.err.code);
+	CHECK(only_op_counted(&before, SL_OP_PUB, 0) && stats()->msgs_in == end_before,
+	      "counted in ops[PUB] (the body decoder refused it), nothing published");
+
+	/* a datagram shorter than a header: not a sluice frame, dropped silently */
+	before = *stats();
+	fx_send(&fp, req, 20);
+	CHECK(counter_moved(&stats()->drop_bad_magic, before.drop_bad_magic) &&
+		      fx_recv(&fp, ans, sizeof(ans), 50) == -1 && only_op_counted(&before, 0, 0),
+	      "a 20-byte datagram: dropped without an answer (drop_bad_magic)");
+
+	/* a frame cut short on the wire: its IP length says more than the frame holds */
+	h = hdr(session, 14);
+	len = enc_nop(&h);
+	before = *stats();
+	fx_send_cut(&fp, req, (uint32_t)len, 5);
+	CHECK(counter_moved(&stats()->drops[SL_NET_DROP_SHORT], before.drops[SL_NET_DROP_SHORT]) &&
+		      fx_recv(&fp, ans, sizeof(ans), 50) == -1 && only_op_counted(&before, 0, 0),
+	      "a frame shorter than its IP length: dropped without an answer (drop_short)");
+
+	/* a broker-to-client opcode sent to the broker: dropped */
+	h = hdr(session, 15);
+	len = enc_nop(&h);
+	req[3] = SL_OP_OK;
+	sl_bytes_put_be16(req + 6, 0);
+	before = *stats();
+	fx_send(&fp, req, SL_WIRE_HDR_LEN);
+	CHECK(counter_moved(&stats()->drop_answer_op, before.drop_answer_op) &&
+		      fx_recv(&fp, ans, sizeof(ans), 50) == -1 && only_op_counted(&before, 0, 0),
+	      "an OK sent to the broker: dropped without an answer (drop_answer_op)");
+}
+
+/* HELLO until the session table is full, then CLS of the session. */
+static void
+test_sessions(void)
+{
+	struct sl_wire_hello hello = {0};
+	struct sl_wire_chan_op op;
+	struct sl_worker_stats before;
+	struct sl_wire_hdr h;
+	struct answer a;
+	uint64_t ids[3] = {0};
+	uint32_t i, welcomed = 0;
+
+	for (i = 0; i < 3; i++) {	/* 4 sessions in all */
+		h = hdr(0, 20 + i);
+		a = xchg(req, sl_wire_encode_hello(req, sizeof(req), &h, &hello));
+		if (a.len > 0 && a.h.opcode == SL_OP_WELCOME && a.wel.session != session &&
+		    a.wel.window == 16) {
+			ids[i] = a.wel.session;
+			welcomed++;
+		}
+	}
+	CHECK(welcomed == 3 && ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+	      "3 more HELLOs: 3 distinct sessions, the broker's window (16)");
+	h = hdr(0, 30);
+	before = *stats();
+	a = xchg(req, sl_wire_encode_hello(req, sizeof(req), &h, &hello));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_LIMIT &&
+		      a.h.cookie == 30 && strstr(a.text, "sessions") != NULL,
+	      "a 5th HELLO with max_sessions 4: ERR LIMIT (%u, \"%s\")", a.err.code, a.text);
+	CHECK(only_op_counted(&before, SL_OP_HELLO, 0) &&
+		      stats()->sessions_created == before.sessions_created,
+	      "counted in ops[HELLO], no session created");
+
+	/* CLS with an empty address closes the session: later requests need a HELLO */
+	memset(&op, 0, sizeof(op));
+	h = hdr(ids[0], 31);
+	before = *stats();
+	a = xchg(req, sl_wire_encode_chan_op(req, sizeof(req), &h, SL_OP_CLS, &op, NULL));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_CLS &&
+		      only_op_counted(&before, SL_OP_CLS, 0),
+	      "CLS of a session: OK, counted in ops[CLS] only");
+	h = hdr(ids[0], 32);
+	a = xchg(req, enc_nop(&h));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_SESSION,
+	      "a NOP on the closed session: ERR SESSION (%u)", a.err.code);
+	h = hdr(ids[1], 33);
+	a = xchg(req, enc_nop(&h));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK, "another session is unaffected");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sl_broker_conf bc;
+	int rc;
+
+	(void)argc;
+	if (fx_eal_init(argv[0], "worker", 2) != 0)
+		return 1;
+	rcu_register_thread();
+	if (fx_port_open(&fp, "wtest", 1) != 0)
+		return 1;
+	fx_broker_conf(&bc, &fp, 1);
+	b = sl_broker_open(&bc);
+	if (b == NULL || sl_broker_start(b) != 0) {
+		printf("broker: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	rc = sl_broker_topic_create(b, "t", 1, 0, NULL);
+	CHECK(rc == 0, "topic t created on the running broker (%d)", rc);
+
+	test_hello();
+	test_no_session();
+	test_unknown_topic();
+	test_publish();
+	test_subscribe();
+	test_nop();
+	test_bad_frames();
+	test_sessions();
+
+	sl_broker_stop(b);
+	sl_broker_close(b);
+	sl_port_close(&fp.port);
+	rcu_unregister_thread();
+	rte_eal_cleanup();
+	return check_report();
+}
