@@ -318,6 +318,8 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "end_offset", in->end_offset);
 	sl_json_u64(out, "log_used_bytes", in->log_used);
 	sl_json_u64(out, "log_capacity_bytes", in->log_capacity);
+	sl_json_u64(out, "log_messages", in->log_msgs);
+	sl_json_u64(out, "log_index_slots", in->log_slots);
 	sl_json_u64(out, "publishes", in->pubs);
 	sl_json_u64(out, "messages_in", in->msgs_in);
 	sl_json_u64(out, "bytes_in", in->bytes_in);

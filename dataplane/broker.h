@@ -154,6 +154,8 @@ struct sl_part_info {
 	uint64_t end_offset;
 	uint64_t log_used;
 	uint64_t log_capacity;
+	uint64_t log_msgs;		/* messages in memory */
+	uint64_t log_slots;		/* most messages memory holds (its index) */
 	uint64_t pubs;
 	uint64_t msgs_in;
 	uint64_t bytes_in;

@@ -144,7 +144,8 @@ pos_next_id(struct sl_partition *p, uint8_t kind, uint64_t value, int *err)
 		*err = -SL_E_INVAL;
 		return 0;
 	case SL_OFF_COUNT:
-		id = value + 1;
+		/* saturate: a count near 2^64 is past the end, never a wrap to the start */
+		id = value == UINT64_MAX ? UINT64_MAX : value + 1;
 		break;
 	case SL_OFF_TIMESTAMP:
 		id = sl_memlog_find_time(p->log, value);
@@ -730,8 +731,9 @@ trim_mem(struct sl_partition *p, uint64_t to)
 
 /*
  * Trimming with a store: memory is a cache of the disk log. What every channel confirmed
- * goes once it is durable; when the log is more than half full, everything durable goes,
- * and channels behind read it back through the disk reader.
+ * goes once it is durable; when the log is more than half full, by ring bytes or by index
+ * slots (small messages fill the index first), everything durable goes, and channels
+ * behind read it back through the disk reader.
  */
 static void
 trim_stored(struct sl_partition *p, uint64_t min)
@@ -742,7 +744,7 @@ trim_stored(struct sl_partition *p, uint64_t min)
 	sl_pstore_keep_from(p->store, min == UINT64_MAX ? 0 : min);
 	if (p->store_err)
 		return;
-	if (sl_memlog_used(p->log) * 2 > sl_memlog_capacity(p->log) && durable + 1 > to) {
+	if (sl_memlog_half_full(p->log) && durable + 1 > to) {
 		if (to <= durable && min != UINT64_MAX)
 			p->cache_trims++;
 		to = durable + 1;
@@ -846,6 +848,8 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->end_offset = sl_memlog_end_offset(p->log);
 	info->log_used = sl_memlog_used(p->log);
 	info->log_capacity = sl_memlog_capacity(p->log);
+	info->log_msgs = sl_memlog_count(p->log);
+	info->log_slots = sl_memlog_slots(p->log);
 	info->pubs = p->pubs;
 	info->msgs_in = p->msgs_in;
 	info->bytes_in = p->bytes_in;
