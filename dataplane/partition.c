@@ -1052,6 +1052,13 @@ sl_partition_open(const struct sl_partition_conf *conf)
 		p->store_gen = store->gen;
 		if (p->disk && sl_partition_queues(p) != 0)
 			goto fail;
+		/* a SET_OFFSET older than memory is looked up on disk and completed later,
+		 * whatever the durability: its completion needs the done ring */
+		if (p->done == NULL)
+			p->done = rte_zmalloc_socket("sl_done", sizeof(*p->done) * DONE_RING,
+						     RTE_CACHE_LINE_SIZE, conf->socket_id);
+		if (p->done == NULL)
+			goto fail;
 	}
 	p->log = sl_memlog_open(&mc);
 	if (p->log == NULL)
