@@ -201,7 +201,9 @@ json_chan(struct sl_json *out, const struct sl_chan_info *ci, int partition)
 		sl_json_u64(out, "partition", (uint64_t)partition);
 	sl_json_bool(out, "ordered", ci->ordered);
 	sl_json_bool(out, "ephemeral", ci->ephemeral);
+	sl_json_bool(out, "anonymous", ci->anonymous);
 	sl_json_u64(out, "subscribers", ci->nsubs);
+	sl_json_u64(out, "idle_ms", ci->idle_ms);
 	sl_json_u64(out, "confirmed_count", ci->confirmed_id - 1);
 	sl_json_u64(out, "confirmed_offset", ci->confirmed_offset);
 	sl_json_u64(out, "next_id", ci->cursor_id);
@@ -318,11 +320,15 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "end_offset", in->end_offset);
 	sl_json_u64(out, "log_used_bytes", in->log_used);
 	sl_json_u64(out, "log_capacity_bytes", in->log_capacity);
+	sl_json_u64(out, "log_messages", in->log_msgs);
+	sl_json_u64(out, "log_index_slots", in->log_slots);
 	sl_json_u64(out, "publishes", in->pubs);
 	sl_json_u64(out, "messages_in", in->msgs_in);
 	sl_json_u64(out, "bytes_in", in->bytes_in);
 	sl_json_u64(out, "full_errors", in->full_errs);
 	sl_json_u64(out, "deliveries", in->deliveries);
+	sl_json_u64(out, "sub_channels_refused", in->sub_chans_refused);
+	sl_json_u64(out, "sub_channels_expired", in->sub_chans_expired);
 	json_storage(out, in);
 	if (in->repl)
 		json_repl(out, in);

@@ -61,6 +61,9 @@ struct opts {
 	uint32_t msg_timeout_ms;
 	uint32_t max_req_delay_ms;
 	uint32_t chan_window;
+	uint32_t sub_chans;
+	uint32_t sub_chans_per_src;
+	uint64_t sub_chan_idle_s;
 	uint32_t max_sessions;
 	int auto_create;
 	uint16_t auto_create_parts;
@@ -106,6 +109,12 @@ usage(const char *prog)
 	       "  --msg-timeout-ms N     in-flight message timeout (default 60000)\n"
 	       "  --max-req-delay-ms N   longest REQ delay (default 3600000)\n"
 	       "  --chan-window N        max in flight per channel, power of 2 (default 1024)\n"
+	       "  --sub-channels N       channels clients may create by SUB, per partition\n"
+	       "                         (default 16, 0 = up to the %d channels a partition has)\n"
+	       "  --sub-channels-per-source N  of those, per client address (default 8, 0 = no\n"
+	       "                         limit of its own)\n"
+	       "  --sub-channel-idle-s N delete a channel created by SUB (durable) once it had\n"
+	       "                         no subscriber for N seconds (default 0 = never)\n"
 	       "  --max-sessions N       (default 4096)\n"
 	       "  --auto-create[=N]      create unknown topics on first publish, N partitions\n"
 	       "                         (off by default)\n"
@@ -135,7 +144,8 @@ usage(const char *prog)
 	       "  --retain-mb N          default retention per partition, MiB (0 = no limit)\n"
 	       "  --retain-age-s N       default retention by age, seconds (0 = no limit)\n"
 	       "  --help\n",
-	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW);
+	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW,
+	       SL_BROKER_MAX_CHANNELS);
 }
 
 static void
@@ -153,6 +163,9 @@ opts_default(struct opts *o)
 	o->msg_timeout_ms = 60000;
 	o->max_req_delay_ms = 3600000;
 	o->chan_window = 1024;
+	o->sub_chans = 16;
+	o->sub_chans_per_src = 8;
+	o->sub_chan_idle_s = 0;
 	o->max_sessions = 4096;
 	o->auto_create_parts = 1;
 	o->node_id = 1;
@@ -167,7 +180,9 @@ enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
-	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC, O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_HELP
+	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC,
+	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
+	O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -188,6 +203,9 @@ static const struct option long_opts[] = {
 	{"msg-timeout-ms", required_argument, NULL, O_MSG_TO},
 	{"max-req-delay-ms", required_argument, NULL, O_REQ_DELAY},
 	{"chan-window", required_argument, NULL, O_CHAN_WIN},
+	{"sub-channels", required_argument, NULL, O_SUB_CHANS},
+	{"sub-channels-per-source", required_argument, NULL, O_SUB_CHANS_SRC},
+	{"sub-channel-idle-s", required_argument, NULL, O_SUB_CHAN_IDLE},
 	{"max-sessions", required_argument, NULL, O_MAX_SESS},
 	{"auto-create", optional_argument, NULL, O_AUTO},
 	{"topic", required_argument, NULL, O_TOPIC},
@@ -276,6 +294,9 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_MSG_TO: NUM(msg_timeout_ms, 1, 86400000); return 0;
 	case O_REQ_DELAY: NUM(max_req_delay_ms, 0, 86400000); return 0;
 	case O_CHAN_WIN: NUM(chan_window, 1, 65536); return 0;
+	case O_SUB_CHANS: NUM(sub_chans, 0, SL_BROKER_MAX_CHANNELS); return 0;
+	case O_SUB_CHANS_SRC: NUM(sub_chans_per_src, 0, SL_BROKER_MAX_CHANNELS); return 0;
+	case O_SUB_CHAN_IDLE: NUM(sub_chan_idle_s, 0, 100u * 365 * 86400); return 0;
 	case O_MAX_SESS: NUM(max_sessions, 1, 1 << 19); return 0;
 	case O_AUTO:
 		o->auto_create = 1;
@@ -662,6 +683,9 @@ main(int argc, char **argv)
 	bc.msg_timeout_ms = o.msg_timeout_ms;
 	bc.max_req_delay_ms = o.max_req_delay_ms;
 	bc.chan_window = o.chan_window;
+	bc.sub_chans = o.sub_chans;
+	bc.sub_chans_per_src = o.sub_chans_per_src;
+	bc.sub_chan_idle_ms = o.sub_chan_idle_s * 1000;
 	bc.auto_create = o.auto_create;
 	bc.auto_create_parts = o.auto_create_parts;
 	bc.anon_publish = o.anon_publish;

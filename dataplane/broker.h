@@ -81,6 +81,9 @@ struct sl_broker_conf {
 	uint32_t msg_timeout_ms;
 	uint32_t max_req_delay_ms;
 	uint32_t chan_window;		/* max in flight per channel */
+	uint32_t sub_chans;		/* channels SUB may create per partition (0: any) */
+	uint32_t sub_chans_per_src;	/* ... per partition and client address (0: any) */
+	uint64_t sub_chan_idle_ms;	/* idle anonymous durable channels expire (0: never) */
 	int auto_create;		/* create unknown topics on first publish */
 	uint16_t auto_create_parts;
 	uint16_t max_parts_per_topic;
@@ -149,7 +152,9 @@ struct sl_chan_info {
 	char name[SL_CHANNEL_NAME_MAX + 1];
 	uint8_t ordered;
 	uint8_t ephemeral;
+	uint8_t anonymous;		/* created by a client's SUB */
 	uint32_t nsubs;
+	uint64_t idle_ms;		/* without a subscriber for this long */
 	uint64_t confirmed_id;		/* all ids below are finished */
 	uint64_t confirmed_offset;
 	uint64_t cursor_id;
@@ -165,6 +170,8 @@ struct sl_part_info {
 	uint64_t end_offset;
 	uint64_t log_used;
 	uint64_t log_capacity;
+	uint64_t log_msgs;		/* messages in memory */
+	uint64_t log_slots;		/* most messages memory holds (its index) */
 	uint64_t pubs;
 	uint64_t msgs_in;
 	uint64_t bytes_in;
@@ -178,6 +185,8 @@ struct sl_part_info {
 	uint64_t disk_reads;
 	uint64_t disk_skipped;
 	uint64_t cache_trims;
+	uint64_t sub_chans_refused;	/* SUBs refused by the anonymous channel limits */
+	uint64_t sub_chans_expired;	/* idle anonymous channels deleted */
 	/* replication (repl: 0 without a cluster) */
 	uint8_t repl;
 	uint8_t in_sync;

@@ -61,6 +61,7 @@ struct sl_channel {
 	uint64_t finished;
 	uint64_t requeued;
 	uint64_t timed_out;
+	uint64_t used_at;	/* last time seen with a subscriber or used (0: never seen) */
 
 	struct slot slots[];
 };
@@ -339,6 +340,34 @@ sl_channel_sub_remove(struct sl_channel *ch, int sub, uint64_t now)
 	ch->live_mask &= ~(UINT64_C(1) << sub);
 	ch->rdy_mask &= ~(UINT64_C(1) << sub);
 	ch->n_subs--;
+}
+
+/* Calling context: owner lcore (every tick). */
+uint64_t
+sl_channel_idle(struct sl_channel *ch, uint64_t now)
+{
+	if (ch->n_subs > 0 || ch->used_at == 0 || now < ch->used_at) {
+		ch->used_at = now != 0 ? now : 1;
+		return 0;
+	}
+	return now - ch->used_at;
+}
+
+/* Calling context: owner lcore. */
+uint64_t
+sl_channel_idle_ns(const struct sl_channel *ch, uint64_t now)
+{
+	if (ch->n_subs > 0 || ch->used_at == 0 || now < ch->used_at)
+		return 0;
+	return now - ch->used_at;
+}
+
+/* Calling context: owner lcore. */
+void
+sl_channel_mark_used(struct sl_channel *ch, uint64_t now)
+{
+	if (now > ch->used_at)
+		ch->used_at = now;
 }
 
 /* Calling context: owner lcore. */

@@ -150,6 +150,24 @@ sl_channel_expire(struct sl_channel *ch, uint64_t now);
 void
 sl_channel_reset(struct sl_channel *ch, uint64_t next_id);
 
+/**
+ * Idle time: how long (ns) the channel has had no subscriber and no position change
+ * (sl_channel_mark_used), at now. Restarts (returns 0) while a subscriber is there, and on
+ * the first call (a channel just opened or restored is not idle yet). Called by the owner
+ * every tick, so a channel's idle time is exact to a tick. Owner lcore.
+ */
+uint64_t
+sl_channel_idle(struct sl_channel *ch, uint64_t now);
+
+/** The same without restarting anything (stats): 0 with a subscriber or never seen. */
+uint64_t
+sl_channel_idle_ns(const struct sl_channel *ch, uint64_t now);
+
+/** The channel was used at now (e.g. SET_OFFSET without a subscription): its idle time
+ * restarts. Owner lcore. */
+void
+sl_channel_mark_used(struct sl_channel *ch, uint64_t now);
+
 /** All ids < this are finished: the channel's confirmed position. */
 uint64_t
 sl_channel_confirmed(const struct sl_channel *ch);

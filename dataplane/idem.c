@@ -15,6 +15,7 @@ sl_idem_bind(struct sl_idem *w, uint64_t session)
 		return;
 	memset(w->e, 0, sizeof(w->e));
 	w->session = session;
+	w->top = 0;
 }
 
 /* Calling context: the owner worker lcore (per request). */
@@ -26,6 +27,9 @@ sl_idem_check(const struct sl_idem *w, uint64_t seq, const struct sl_idem_entry 
 	if (hit != NULL)
 		*hit = NULL;
 	if (seq == 0)
+		return SL_IDEM_OLD;
+	/* more than WINDOW - 1 numbers behind the highest: outside the window */
+	if (w->top > seq && w->top - seq >= SL_IDEM_WINDOW)
 		return SL_IDEM_OLD;
 	e = &w->e[seq % SL_IDEM_WINDOW];
 	if (e->seq > seq)
@@ -39,14 +43,15 @@ sl_idem_check(const struct sl_idem *w, uint64_t seq, const struct sl_idem_entry 
 
 /*
  * Calling context: the owner worker lcore (per request). Recording a seq older than
- * the slot's occupant is ignored: the window never moves backwards.
+ * the slot's occupant, or outside the window, is ignored: the window never moves
+ * backwards.
  */
 void
 sl_idem_record(struct sl_idem *w, uint64_t seq, const struct sl_idem_entry *e)
 {
 	struct sl_idem_entry *slot;
 
-	if (seq == 0)
+	if (seq == 0 || (w->top > seq && w->top - seq >= SL_IDEM_WINDOW))
 		return;
 	slot = &w->e[seq % SL_IDEM_WINDOW];
 	if (slot->seq > seq)
@@ -54,4 +59,6 @@ sl_idem_record(struct sl_idem *w, uint64_t seq, const struct sl_idem_entry *e)
 	if (slot != e)
 		*slot = *e;
 	slot->seq = seq;
+	if (seq > w->top)
+		w->top = seq;
 }

@@ -4,8 +4,11 @@
  * idem: the idempotency window of one session on one worker lcore. Every request carries
  * (session, seq); the worker that executes it records its answer here, keyed by
  * seq % SL_IDEM_WINDOW. A retry of a recorded seq gets the recorded answer again and is
- * never executed twice. A seq older than the slot's current occupant is outside the
- * window: it is refused (SL_E_SEQ_OLD), never executed. Clients keep fewer than
+ * never executed twice. The window is the last SL_IDEM_WINDOW sequence numbers up to the
+ * highest one recorded (top - WINDOW + 1 .. top, docs/protocol.md section 8.4): a seq
+ * below it (top - seq >= WINDOW), or older than its slot's current occupant, is refused
+ * (SL_E_SEQ_OLD) and never executed, even when its slot was never used (the requests in
+ * between went to other workers, or were never sent). Clients keep fewer than
  * SL_IDEM_WINDOW requests in flight (the broker announces a smaller window in WELCOME),
  * so a live retry is always still in the window.
  *
@@ -40,6 +43,7 @@ struct sl_idem_entry {
 
 struct sl_idem {
 	uint64_t session;	/* owner session id; a different id resets the window */
+	uint64_t top;		/* highest seq recorded (0: none) */
 	struct sl_idem_entry e[SL_IDEM_WINDOW];
 };
 

@@ -55,6 +55,7 @@ static const char *const kind_names[SL_NET_KIND_MAX] = {
 	[SL_NET_DROP_UDP_LEN] = "drop_udp_len",
 	[SL_NET_DROP_UDP_CKSUM] = "drop_udp_cksum",
 	[SL_NET_DROP_ARP] = "drop_arp",
+	[SL_NET_DROP_SRC] = "drop_bad_source",
 };
 
 static inline int
@@ -169,11 +170,33 @@ parse_icmp(const uint8_t *frame, uint32_t l4_off, uint32_t l4_len)
 	return SL_NET_ICMP_ECHO;
 }
 
+int
+sl_net_src_bad(const struct sl_net_if *nif, const uint8_t src_mac[6], uint32_t src_ip,
+	       int udp, uint16_t src_port)
+{
+	uint32_t a = rte_be_to_cpu_32(src_ip), mask = rte_be_to_cpu_32(nif->netmask);
+	uint32_t top = a >> 24;
+
+	if (mac_is_mcast(src_mac) || mac_is_zero(src_mac))
+		return 1;
+	/* 0/8 this network, 127/8 loopback, 224/4 multicast, 240/4 reserved + broadcast */
+	if (top == 0 || top == 127 || top >= 224)
+		return 1;
+	if (src_ip == nif->ip)
+		return 1;
+	/* the directed broadcast of our subnet (a /31 or /32 has none) */
+	if (mask != 0 && ~mask > 1 && (a & ~mask) == ~mask &&
+	    (a & mask) == (rte_be_to_cpu_32(nif->ip) & mask))
+		return 1;
+	return udp && src_port == 0;
+}
+
 static enum sl_net_kind
 parse_ipv4(const uint8_t *frame, uint32_t len, const struct sl_net_if *nif,
 	   uint32_t rx_flags, struct sl_net_info *info)
 {
 	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + ETH_LEN);
+	enum sl_net_kind kind;
 	uint32_t ihl, tot, l4_off;
 	uint16_t frag;
 
@@ -207,9 +230,17 @@ parse_ipv4(const uint8_t *frame, uint32_t len, const struct sl_net_if *nif,
 
 	switch (ip->next_proto_id) {
 	case IPPROTO_UDP:
-		return parse_udp(frame, ip, l4_off, tot - ihl, nif, rx_flags, info);
+		kind = parse_udp(frame, ip, l4_off, tot - ihl, nif, rx_flags, info);
+		if (kind == SL_NET_UDP &&
+		    sl_net_src_bad(nif, info->src_mac, info->src_ip, 1, info->src_port))
+			return SL_NET_DROP_SRC;
+		return kind;
 	case IPPROTO_ICMP:
-		return parse_icmp(frame, l4_off, tot - ihl);
+		kind = parse_icmp(frame, l4_off, tot - ihl);
+		if (kind == SL_NET_ICMP_ECHO &&
+		    sl_net_src_bad(nif, info->src_mac, info->src_ip, 0, 0))
+			return SL_NET_DROP_SRC;
+		return kind;
 	default:
 		return SL_NET_DROP_PROTO;
 	}

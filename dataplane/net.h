@@ -33,6 +33,7 @@ enum sl_net_kind {
 	SL_NET_DROP_UDP_LEN,	/* UDP length inconsistent with IP length */
 	SL_NET_DROP_UDP_CKSUM,	/* bad UDP checksum */
 	SL_NET_DROP_ARP,	/* malformed or unsupported ARP */
+	SL_NET_DROP_SRC,	/* UDP or ICMP from a source no answer may go to: see below */
 	SL_NET_KIND_MAX
 };
 
@@ -48,6 +49,7 @@ struct sl_net_if {
 	uint32_t ip;		/* network byte order */
 	uint16_t udp_port_lo;	/* host byte order: we serve ports [lo, hi] */
 	uint16_t udp_port_hi;
+	uint32_t netmask;	/* network order; 0 = unknown (no directed broadcast check) */
 };
 
 /* Result of parsing a received frame. Addresses in network byte order. */
@@ -68,7 +70,11 @@ struct sl_net_info {
  * Classify and validate a received frame of len bytes (contiguous). rx_flags are
  * SL_NET_RX_* hints from the mbuf. Verifies IPv4 header checksum and UDP checksum
  * (0 = none, allowed for IPv4) unless the hints say the NIC did. Returns info->kind.
- * Calling context: any thread; no side effects.
+ *
+ * Every UDP datagram and ICMP echo is answered to its source, so a source no answer may
+ * go to is SL_NET_DROP_SRC (sl_net_src_bad): otherwise one forged datagram makes the node
+ * send to a whole segment, to a group, to itself, or to a port nobody listens on (an
+ * amplifier). Calling context: any thread; no side effects.
  */
 enum sl_net_kind
 sl_net_parse(const uint8_t *frame, uint32_t len, const struct sl_net_if *nif,
@@ -112,6 +118,21 @@ sl_net_arp_request(uint8_t *frame, const struct sl_net_if *nif, uint32_t target_
 uint32_t
 sl_net_icmp_reply(uint8_t *frame, uint32_t len, const struct sl_net_info *info,
 		  uint32_t tx_flags);
+
+/**
+ * 1 when an answer must never go to this source (addresses network order, port host
+ * order; port 0 for ICMP, which has none: then only the addresses count), else 0:
+ *   - a multicast or broadcast source MAC (bit 0 of the first byte), or the zero MAC;
+ *   - IPv4 0.0.0.0/8 ("this network"), 127.0.0.0/8 (loopback), 224.0.0.0/4 (multicast),
+ *     240.0.0.0/4 (reserved, with 255.255.255.255, the limited broadcast);
+ *   - the node's own address, or the directed broadcast of its subnet (nif->netmask
+ *     known, i.e. --ip a.b.c.d/len with len <= 30);
+ *   - UDP source port 0 (udp non-zero).
+ * Any thread.
+ */
+int
+sl_net_src_bad(const struct sl_net_if *nif, const uint8_t src_mac[6], uint32_t src_ip,
+	       int udp, uint16_t src_port);
 
 /** Name of a kind / drop reason, for stats ("drop_ip_cksum"). */
 const char *

@@ -5,6 +5,7 @@
  * one partition (partition.h). The replication callbacks are in partition_repl.c.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,15 +72,58 @@ sl_partition_chan_open(struct sl_partition *p, const char *name, uint32_t len, i
 	if (ch == NULL)
 		return errno == EINVAL ? -SL_E_INVAL : -ENOMEM;
 	p->pslot[p->nchans] = UINT8_MAX;
+	p->chan_anon[p->nchans] = 0;
+	p->chan_src[p->nchans] = 0;
 	if (p->store != NULL && !ephemeral && p->pslots_used != UINT32_MAX) {
 		uint8_t slot = (uint8_t)__builtin_ctz(~p->pslots_used);
 
 		p->pslots_used |= 1u << slot;
 		p->pslot[p->nchans] = slot;
-		sl_pstore_chan_set(p->store, slot, nbuf, ordered, cc.start_id);
+		sl_pstore_chan_set(p->store, slot, nbuf, ordered ? SL_DISKLOG_CHAN_ORDERED : 0,
+				   cc.start_id);
 	}
 	p->chans[p->nchans] = ch;
 	return (int)p->nchans++;
+}
+
+/* The flags a channel's saved position carries (SL_DISKLOG_CHAN_*). */
+static uint32_t
+chan_pflags(const struct sl_partition *p, int ci)
+{
+	return (sl_channel_is_ordered(p->chans[ci]) ? SL_DISKLOG_CHAN_ORDERED : 0) |
+	       (p->chan_anon[ci] ? SL_DISKLOG_CHAN_ANON : 0);
+}
+
+/* Mark channel ci anonymous (created by a client's SUB from address src; 0: unknown). */
+static void
+chan_set_anon(struct sl_partition *p, int ci, uint32_t src)
+{
+	p->chan_anon[ci] = 1;
+	p->chan_src[ci] = src;
+	if (p->pslot[ci] != UINT8_MAX)
+		sl_pstore_chan_set(p->store, p->pslot[ci], sl_channel_name(p->chans[ci]),
+				   chan_pflags(p, ci), sl_channel_confirmed(p->chans[ci]));
+}
+
+/* May a SUB from address src create one more channel? 0 or -SL_E_LIMIT. */
+static int
+sub_chan_allowed(struct sl_partition *p, uint32_t src)
+{
+	uint32_t c, all = 0, mine = 0;
+
+	for (c = 0; c < p->nchans; c++) {
+		if (!p->chan_anon[c])
+			continue;
+		all++;
+		mine += src != 0 && p->chan_src[c] == src;
+	}
+	if ((p->conf.sub_chans != 0 && all >= p->conf.sub_chans) ||
+	    (p->conf.sub_chans_per_src != 0 && mine >= p->conf.sub_chans_per_src) ||
+	    p->nchans >= SL_BROKER_MAX_CHANNELS) {
+		p->sub_chans_refused++;
+		return -SL_E_LIMIT;
+	}
+	return 0;
 }
 
 static void
@@ -94,6 +138,8 @@ chan_remove(struct sl_partition *p, int ci)
 	sl_channel_close(p->chans[ci]);
 	p->chans[ci] = p->chans[p->nchans - 1];
 	p->pslot[ci] = p->pslot[p->nchans - 1];
+	p->chan_anon[ci] = p->chan_anon[p->nchans - 1];
+	p->chan_src[ci] = p->chan_src[p->nchans - 1];
 	p->chans[--p->nchans] = NULL;
 }
 
@@ -144,7 +190,8 @@ pos_next_id(struct sl_partition *p, uint8_t kind, uint64_t value, int *err)
 		*err = -SL_E_INVAL;
 		return 0;
 	case SL_OFF_COUNT:
-		id = value + 1;
+		/* saturate: a count near 2^64 is past the end, never a wrap to the start */
+		id = value == UINT64_MAX ? UINT64_MAX : value + 1;
 		break;
 	case SL_OFF_TIMESTAMP:
 		id = sl_memlog_find_time(p->log, value);
@@ -492,11 +539,21 @@ sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
 
 	ci = sl_partition_chan_find(p, sub->addr.channel, sub->addr.channel_len);
 	if (ci < 0) {
+		/* an anonymous channel, capped per partition and per creator address */
+		const struct sl_session *s = sl_session_peek(p->conf.sessions, session_slot,
+							     session);
+		uint32_t src = s != NULL ? s->ip : 0;
+
+		rc = sl_wire_check_name(sub->addr.channel, sub->addr.channel_len) != 0 ?
+			     -SL_E_NAME : sub_chan_allowed(p, src);
+		if (rc != 0)
+			return rc;
 		ci = sl_partition_chan_open(p, sub->addr.channel, sub->addr.channel_len,
 					    !!(sub->flags & SL_WIRE_SUB_ORDERED),
 					    !!(sub->flags & SL_WIRE_SUB_EPHEMERAL), 0);
 		if (ci < 0)
 			return ci;
+		chan_set_anon(p, ci, src);
 	}
 	ch = p->chans[ci];
 	si = chan_sub_of(ch, session);
@@ -565,8 +622,10 @@ sl_partition_chan_op(struct sl_partition *p, uint8_t opcode, const struct sl_wir
 		return -SL_E_CHANNEL;
 	ch = p->chans[ci];
 	p->now_ns = now_ns;
-	if (opcode == SL_OP_SET_OFFSET)
+	if (opcode == SL_OP_SET_OFFSET) {
+		sl_channel_mark_used(ch, now_ns);
 		return set_offset(p, ch, op, token, res);
+	}
 	si = chan_sub_of(ch, session);
 	if (si < 0)
 		return -SL_E_CHANNEL;
@@ -730,8 +789,9 @@ trim_mem(struct sl_partition *p, uint64_t to)
 
 /*
  * Trimming with a store: memory is a cache of the disk log. What every channel confirmed
- * goes once it is durable; when the log is more than half full, everything durable goes,
- * and channels behind read it back through the disk reader.
+ * goes once it is durable; when the log is more than half full, by ring bytes or by index
+ * slots (small messages fill the index first), everything durable goes, and channels
+ * behind read it back through the disk reader.
  */
 static void
 trim_stored(struct sl_partition *p, uint64_t min)
@@ -742,7 +802,7 @@ trim_stored(struct sl_partition *p, uint64_t min)
 	sl_pstore_keep_from(p->store, min == UINT64_MAX ? 0 : min);
 	if (p->store_err)
 		return;
-	if (sl_memlog_used(p->log) * 2 > sl_memlog_capacity(p->log) && durable + 1 > to) {
+	if (sl_memlog_half_full(p->log) && durable + 1 > to) {
 		if (to <= durable && min != UINT64_MAX)
 			p->cache_trims++;
 		to = durable + 1;
@@ -772,9 +832,19 @@ chan_tick(struct sl_partition *p, int c, uint64_t now_ns)
 		chan_remove(p, c);
 		return 1;
 	}
+	/* an anonymous durable channel nobody uses goes after the operator's idle time, so
+	 * that it cannot hold memory (no data directory) or disk retention forever */
+	if (sl_channel_idle(ch, now_ns) >= p->conf.sub_chan_idle_ms * 1000000ull &&
+	    p->chan_anon[c] && p->conf.sub_chan_idle_ms != 0) {
+		PLOG(INFO, "partition %u: anonymous channel %s idle for %" PRIu64 " ms: deleted",
+		     p->conf.partid, sl_channel_name(ch), p->conf.sub_chan_idle_ms);
+		p->sub_chans_expired++;
+		chan_remove(p, c);
+		return 1;
+	}
 	if (p->pslot[c] != UINT8_MAX)
-		sl_pstore_chan_set(p->store, p->pslot[c], sl_channel_name(ch),
-				   sl_channel_is_ordered(ch), sl_channel_confirmed(ch));
+		sl_pstore_chan_set(p->store, p->pslot[c], sl_channel_name(ch), chan_pflags(p, c),
+				   sl_channel_confirmed(ch));
 	return 0;
 }
 
@@ -784,6 +854,7 @@ sl_partition_tick(struct sl_partition *p, uint64_t now_ns)
 	uint64_t min = UINT64_MAX;
 	int c;
 
+	p->now_ns = now_ns;
 	for (c = (int)p->nchans - 1; c >= 0; c--)
 		if (chan_tick(p, c, now_ns) == 0)
 			min = RTE_MIN(min, sl_channel_confirmed(p->chans[c]));
@@ -846,6 +917,8 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->end_offset = sl_memlog_end_offset(p->log);
 	info->log_used = sl_memlog_used(p->log);
 	info->log_capacity = sl_memlog_capacity(p->log);
+	info->log_msgs = sl_memlog_count(p->log);
+	info->log_slots = sl_memlog_slots(p->log);
 	info->pubs = p->pubs;
 	info->msgs_in = p->msgs_in;
 	info->bytes_in = p->bytes_in;
@@ -858,6 +931,8 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->disk_reads = p->disk_reads;
 	info->disk_skipped = p->disk_skipped;
 	info->cache_trims = p->cache_trims;
+	info->sub_chans_refused = p->sub_chans_refused;
+	info->sub_chans_expired = p->sub_chans_expired;
 	if (p->repl != NULL) {
 		info->repl = 1;
 		info->in_sync = (uint8_t)sl_repl_in_sync(p->repl);
@@ -872,7 +947,9 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 		snprintf(ci->name, sizeof(ci->name), "%s", sl_channel_name(ch));
 		ci->ordered = (uint8_t)sl_channel_is_ordered(ch);
 		ci->ephemeral = (uint8_t)sl_channel_is_ephemeral(ch);
+		ci->anonymous = p->chan_anon[c];
 		ci->nsubs = sl_channel_sub_count(ch);
+		ci->idle_ms = sl_channel_idle_ns(ch, p->now_ns) / 1000000ull;
 		ci->confirmed_id = sl_channel_confirmed(ch);
 		ci->cursor_id = sl_channel_cursor(ch);
 		sl_memlog_offset_of(p->log, ci->confirmed_id, &ci->confirmed_offset);
@@ -935,10 +1012,14 @@ chans_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 		uint64_t start = RTE_MAX(RTE_MIN(saved[i].confirmed_id, ds->end_id + 1),
 					 RTE_MAX(ds->first_id, 1u));
 
-		if (sl_partition_chan_open(p, saved[i].name, (uint32_t)strlen(saved[i].name),
-					   saved[i].flags & 1, 0, start) < 0)
+		int ci = sl_partition_chan_open(p, saved[i].name, (uint32_t)strlen(saved[i].name),
+						saved[i].flags & SL_DISKLOG_CHAN_ORDERED, 0, start);
+
+		if (ci < 0)
 			PLOG(ERR, "%s/%u: cannot restore channel %s", p->store->topic,
 			     p->conf.partid, saved[i].name);
+		else if (saved[i].flags & SL_DISKLOG_CHAN_ANON)
+			chan_set_anon(p, ci, 0);	/* its creator's address is not kept */
 	}
 }
 
@@ -970,6 +1051,13 @@ sl_partition_open(const struct sl_partition_conf *conf)
 		p->disk = store->pol.durability == SL_PERSIST_DISK;
 		p->store_gen = store->gen;
 		if (p->disk && sl_partition_queues(p) != 0)
+			goto fail;
+		/* a SET_OFFSET older than memory is looked up on disk and completed later,
+		 * whatever the durability: its completion needs the done ring */
+		if (p->done == NULL)
+			p->done = rte_zmalloc_socket("sl_done", sizeof(*p->done) * DONE_RING,
+						     RTE_CACHE_LINE_SIZE, conf->socket_id);
+		if (p->done == NULL)
 			goto fail;
 	}
 	p->log = sl_memlog_open(&mc);

@@ -52,6 +52,12 @@ struct sl_partition_conf {
 	uint32_t msg_timeout_ms;
 	uint32_t max_req_delay_ms;
 	uint32_t node_id;		/* this node (leader check without replication) */
+	/* channels a client's SUB creates (anonymous): at most sub_chans of them per
+	 * partition and sub_chans_per_src per creator address (0: no limit); an anonymous
+	 * durable channel without a subscriber for sub_chan_idle_ms is deleted (0: never) */
+	uint32_t sub_chans;
+	uint32_t sub_chans_per_src;
+	uint64_t sub_chan_idle_ms;
 	struct sl_pstore *store;	/* NULL: memory only; taken over (closed with us) */
 	struct sl_persist *persist;	/* with store: the persistence lcore */
 	struct sl_session_table *sessions; /* subscribers' sessions (delivery, expiry) */
@@ -163,7 +169,10 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 		     struct sl_partition_res *res);
 
 /** SUB: join (or create) the channel; an existing subscription of the session takes the
- * new RDY. sub_id: the id a new subscription gets. 0 with *res (id = its sub id,
+ * new RDY. sub_id: the id a new subscription gets. A channel created here is anonymous:
+ * it counts against conf.sub_chans and, for the session's address, conf.sub_chans_per_src
+ * (-SL_E_LIMIT beyond), starts at the oldest message memory holds, and, durable, expires
+ * after conf.sub_chan_idle_ms without a subscriber. 0 with *res (id = its sub id,
  * offset = the channel's confirmed offset) or -SL_E_*. Owner lcore. */
 int
 sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
@@ -199,7 +208,8 @@ sl_partition_deliver(struct sl_partition *p, uint64_t now_ns, sl_partition_emit_
 		     void *arg);
 
 /** Once per millisecond: in-flight timeouts, subscribers of dead sessions, ephemeral
- * channels without subscribers, saved positions and log trimming. Owner lcore. */
+ * channels without subscribers, idle anonymous channels, saved positions and log
+ * trimming. Owner lcore. */
 void
 sl_partition_tick(struct sl_partition *p, uint64_t now_ns);
 

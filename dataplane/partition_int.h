@@ -54,6 +54,11 @@ struct sl_partition {
 	int store_err;			/* the store's error was seen and handled */
 	uint32_t store_gen;		/* store generation this partition writes under */
 	uint8_t pslot[SL_BROKER_MAX_CHANNELS];	/* channel -> persisted position slot */
+	uint8_t chan_anon[SL_BROKER_MAX_CHANNELS];	/* created by a client's SUB */
+	uint32_t chan_src[SL_BROKER_MAX_CHANNELS];	/* its creator's address (0: not known,
+							 * e.g. restored from disk) */
+	uint64_t sub_chans_refused;	/* SUBs refused by the anonymous channel limits */
+	uint64_t sub_chans_expired;	/* idle anonymous channels deleted */
 	uint32_t pslots_used;		/* bitmap of SL_PERSIST_MAX_CHANS slots */
 	struct pend *pend;		/* [SL_PARTITION_PEND] FIFO (disk or replication) */
 	uint32_t pend_head;

@@ -56,6 +56,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 		     conf->ip ? conf->ip : "");
 		return -EINVAL;
 	}
+	out->nif.netmask = out->netmask;	/* no answer to the subnet's broadcast */
 	dev_name(conf->devargs, name, sizeof(name));
 	if (find_port(name, &port_id) != 0) {
 		rc = rte_dev_probe(conf->devargs);

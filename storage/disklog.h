@@ -324,9 +324,11 @@ int
 sl_disklog_epochs(struct sl_disklog *dl, uint64_t *epoch, uint64_t *start_id, uint32_t max);
 
 /** Save the channel positions (tmp + fsync + rename). Appender. */
+#define SL_DISKLOG_CHAN_ORDERED 0x1u	/* an ordered channel */
+#define SL_DISKLOG_CHAN_ANON 0x2u	/* created by a client's SUB (expires when idle) */
 struct sl_disklog_chan {
 	char name[SL_DISKLOG_CHAN_NAME_MAX + 1];
-	uint32_t flags;			/* bit 0: ordered */
+	uint32_t flags;			/* SL_DISKLOG_CHAN_* */
 	uint64_t confirmed_id;
 };
 int

@@ -523,3 +523,25 @@ sl_memlog_capacity(const struct sl_memlog *log)
 {
 	return log->ring_size;
 }
+
+/* Calling context: owner lcore (stats: any thread, racy). */
+uint64_t
+sl_memlog_count(const struct sl_memlog *log)
+{
+	return is_empty(log) ? 0 : log->end_id + 1 - log->first_id;
+}
+
+/* Calling context: any thread. */
+uint64_t
+sl_memlog_slots(const struct sl_memlog *log)
+{
+	return log->idx_slots;
+}
+
+/* Calling context: owner lcore. */
+int
+sl_memlog_half_full(const struct sl_memlog *log)
+{
+	return sl_memlog_used(log) * 2 > log->ring_size ||
+	       sl_memlog_count(log) * 2 > log->idx_slots;
+}

@@ -156,4 +156,21 @@ sl_memlog_used(const struct sl_memlog *log);
 uint64_t
 sl_memlog_capacity(const struct sl_memlog *log);
 
+/** Messages retained (end_id + 1 - first_id) and the most the index holds (idx_slots):
+ * the log is full when either the ring or the index is. Owner lcore / any thread. */
+uint64_t
+sl_memlog_count(const struct sl_memlog *log);
+uint64_t
+sl_memlog_slots(const struct sl_memlog *log);
+
+/**
+ * 1 when more than half of the log is in use, by ring bytes or by index slots, else 0.
+ * Retention over a disk log trims memory down to the durable end then: small messages
+ * fill the index long before the ring (24-byte bodies: 56-byte records against a 64-byte
+ * average), so a test on bytes alone would never fire and the log would stay full.
+ * Owner lcore.
+ */
+int
+sl_memlog_half_full(const struct sl_memlog *log);
+
 #endif /* SL_MEMLOG_H */

@@ -243,11 +243,11 @@ sl_pstore_close(struct sl_pstore *ps)
 }
 
 void
-sl_pstore_chan_set(struct sl_pstore *ps, uint32_t slot, const char *name, int ordered,
+sl_pstore_chan_set(struct sl_pstore *ps, uint32_t slot, const char *name, uint32_t cflags,
 		   uint64_t confirmed_id)
 {
 	struct sl_pchan *c = &ps->chans[slot];
-	uint32_t flags = (ordered ? 1u : 0u) | (1u << 31);
+	uint32_t flags = (cflags & (SL_DISKLOG_CHAN_ORDERED | SL_DISKLOG_CHAN_ANON)) | (1u << 31);
 
 	if (slot >= SL_PERSIST_MAX_CHANS)
 		return;
@@ -528,7 +528,7 @@ save_chans(struct sl_pstore *ps)
 		} while ((s1 & 1) || s1 != s2);
 		if (!(tmp.flags & (1u << 31)))
 			continue;
-		tmp.flags &= 1;
+		tmp.flags &= SL_DISKLOG_CHAN_ORDERED | SL_DISKLOG_CHAN_ANON;
 		tmp.name[SL_DISKLOG_CHAN_NAME_MAX] = '\0';
 		/* a position past the durable end would skip messages after a crash */
 		if (tmp.confirmed_id > ps->durable_id + 1)

@@ -393,9 +393,10 @@ sl_persist_find(struct sl_persist *p, struct sl_pstore *ps, enum sl_disklog_find
 int
 sl_persist_rread(struct sl_persist *p, struct sl_pstore *ps, uint64_t from, uint64_t max_id);
 
-/** Publish a channel's position for saving (slot < SL_PERSIST_MAX_CHANS). Owner worker. */
+/** Publish a channel's position for saving (slot < SL_PERSIST_MAX_CHANS); flags:
+ * SL_DISKLOG_CHAN_*. Owner worker. */
 void
-sl_pstore_chan_set(struct sl_pstore *ps, uint32_t slot, const char *name, int ordered,
+sl_pstore_chan_set(struct sl_pstore *ps, uint32_t slot, const char *name, uint32_t flags,
 		   uint64_t confirmed_id);
 /** Forget a channel slot. Owner worker. */
 void

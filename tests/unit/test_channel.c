@@ -1133,6 +1133,32 @@ model_run(uint32_t window, int ordered, unsigned int ops, uint64_t seed)
 	sl_channel_close(m->ch);
 }
 
+/* Idle time (the partition expires idle anonymous channels by it): counted only while
+ * the channel has no subscriber and nobody moved its position. */
+static void
+test_idle(void)
+{
+	struct sl_channel *ch = mk(8, 0, 1);
+	int s;
+
+	CHECK(sl_channel_idle(ch, 1000) == 0 && sl_channel_idle_ns(ch, 5000) == 4000,
+	      "the first look starts the idle time");
+	CHECK(sl_channel_idle(ch, 6000) == 5000, "idle 5000 ns later");
+	s = sl_channel_sub_add(ch, 1, 0, 1, 4);
+	CHECK(s >= 0 && sl_channel_idle(ch, 7000) == 0 && sl_channel_idle_ns(ch, 9000) == 0,
+	      "a subscriber: not idle");
+	sl_channel_sub_remove(ch, s, 8000);
+	CHECK(sl_channel_idle(ch, 10000) == 3000,
+	      "the subscriber left: idle from the last look with it (7000)");
+	sl_channel_mark_used(ch, 20000);
+	CHECK(sl_channel_idle(ch, 20500) == 500, "a use (SET_OFFSET) restarts it");
+	sl_channel_mark_used(ch, 100);
+	CHECK(sl_channel_idle(ch, 21000) == 1000, "a use in the past changes nothing");
+	CHECK(sl_channel_idle(ch, 50) == 0 && sl_channel_idle(ch, 60) == 10,
+	      "a clock that goes back restarts it");
+	sl_channel_close(ch);
+}
+
 int
 main(void)
 {
@@ -1152,6 +1178,7 @@ main(void)
 	test_subs_limits();
 	test_reset();
 	test_unsend();
+	test_idle();
 	model_run(16, 0, 100000, 0x5eed0001);
 	model_run(8, 1, 100000, 0x5eed0002);
 	model_run(1, 0, 100000, 0x5eed0003);

@@ -158,11 +158,76 @@ test_rebind(void)
 	      "going back to session 100 does not resurrect its entries");
 }
 
+/*
+ * docs/protocol.md 8.4: the window is the last SL_IDEM_WINDOW sequence numbers. A seq
+ * more than WINDOW - 1 behind the highest recorded one is refused even when its slot was
+ * never used (the seqs in between went to another worker, were NOACK, or were never
+ * sent): a stray or forged old request must not be executed.
+ */
+static void
+test_beyond_window(void)
+{
+	const struct sl_idem_entry *hit;
+	unsigned int fails;
+	uint64_t s;
+	int i;
+
+	sl_idem_bind(&win, 200);
+	for (i = 1; i <= 10; i++)
+		rec((uint64_t)i, 0, (uint64_t)i);
+	rec(500, 0, 500);
+	CHECK(sl_idem_check(&win, 20, &hit) == SL_IDEM_OLD && hit == NULL,
+	      "seq 20 after 500: 480 behind, its slot never used: OLD, not executed");
+	CHECK(sl_idem_check(&win, 5, &hit) == SL_IDEM_OLD,
+	      "seq 5 (recorded once, 495 behind): OLD");
+	CHECK(sl_idem_check(&win, 500 - SL_IDEM_WINDOW, &hit) == SL_IDEM_OLD,
+	      "seq top - WINDOW: OLD (the window holds top - WINDOW + 1 .. top)");
+	CHECK(sl_idem_check(&win, 500 - SL_IDEM_WINDOW + 1, &hit) == SL_IDEM_NEW,
+	      "seq top - WINDOW + 1: inside the window, never seen: NEW");
+	CHECK(sl_idem_check(&win, 499, &hit) == SL_IDEM_NEW, "seq 499: NEW");
+	CHECK(sl_idem_check(&win, 500, &hit) == SL_IDEM_DUP && hit->id == 500, "seq 500: DUP");
+	CHECK(sl_idem_check(&win, 501, &hit) == SL_IDEM_NEW, "seq 501: NEW");
+	/* recording outside the window changes nothing */
+	rec(20, 0, 20);
+	CHECK(sl_idem_check(&win, 20, &hit) == SL_IDEM_OLD, "recording seq 20 is ignored");
+	CHECK(win.e[20 % SL_IDEM_WINDOW].seq != 20, "its slot was not written");
+	/* the top only moves forward: recording an older seq in the window keeps it */
+	rec(450, 0, 450);
+	CHECK(sl_idem_check(&win, 450, &hit) == SL_IDEM_DUP, "seq 450 in the window recorded");
+	CHECK(sl_idem_check(&win, 500 - SL_IDEM_WINDOW, &hit) == SL_IDEM_OLD,
+	      "top still 500 after recording 450");
+	/* the extremes: a seq near 2^64 */
+	rec(UINT64_MAX - 1, 0, 7);
+	CHECK(sl_idem_check(&win, UINT64_MAX - 1, &hit) == SL_IDEM_DUP, "seq 2^64 - 2 recorded");
+	CHECK(sl_idem_check(&win, UINT64_MAX, &hit) == SL_IDEM_NEW, "seq 2^64 - 1: NEW");
+	CHECK(sl_idem_check(&win, 501, &hit) == SL_IDEM_OLD, "seq 501 now far behind: OLD");
+	CHECK(sl_idem_check(&win, UINT64_MAX - 1 - SL_IDEM_WINDOW, &hit) == SL_IDEM_OLD &&
+		      sl_idem_check(&win, UINT64_MAX - SL_IDEM_WINDOW, &hit) == SL_IDEM_NEW,
+	      "top 2^64 - 2: top - WINDOW is OLD, top - WINDOW + 1 is NEW (no wrap)");
+	/* a fresh session: a client that starts at a high seq */
+	sl_idem_bind(&win, 201);
+	CHECK(sl_idem_check(&win, 1, &hit) == SL_IDEM_NEW, "rebinding clears the top too");
+	/* holes: every other seq recorded, the ones never seen inside the window are NEW */
+	for (s = 1; s <= 4 * SL_IDEM_WINDOW; s += 2)
+		rec(s, 0, s);
+	fails = n_fail;
+	for (s = 1; s <= 4 * SL_IDEM_WINDOW; s++) {
+		enum sl_idem_verdict v = sl_idem_check(&win, s, &hit);
+		uint64_t top = 4 * SL_IDEM_WINDOW - 1;
+		enum sl_idem_verdict want = top - s >= SL_IDEM_WINDOW && s < top ? SL_IDEM_OLD :
+					    (s & 1) ? SL_IDEM_DUP : SL_IDEM_NEW;
+
+		QCHECK(v == want, "seq %llu: verdict %d, want %d", (unsigned long long)s, v, want);
+	}
+	CHECK(n_fail == fails, "holes: OLD below the window, DUP/NEW inside it");
+}
+
 int
 main(void)
 {
 	test_classify();
 	test_wrap();
 	test_rebind();
+	test_beyond_window();
 	return check_report();
 }

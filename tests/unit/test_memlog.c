@@ -284,6 +284,57 @@ test_full(void)
 	rm(&rg);
 }
 
+/*
+ * Retention over a disk log trims memory once it is more than half full. Small messages
+ * (24-byte bodies: 56-byte records, below the 64-byte average the index is sized for)
+ * fill the index while the ring is less than half used: half_full must see the index
+ * too, or memory is never trimmed and the partition refuses every publish for good.
+ * The numbers of a 16 MiB partition (--log-mb 16): 131,072 slots.
+ */
+static void
+test_half_full_small(void)
+{
+	const size_t len = 16u << 20;
+	struct region rg;
+	struct sl_memlog *log = mk(&rg, len, 64);
+	uint64_t slots = sl_memlog_slots(log), n = 0, first_half = 0;
+	int r;
+
+	CHECK(slots == 131072 && slots == exp_slots(len, 64),
+	      "16 MiB: %" PRIu64 " index slots", slots);
+	CHECK(sl_memlog_count(log) == 0 && !sl_memlog_half_full(log), "empty: not half full");
+	while ((r = app(log, 24, (uint32_t)n, 5, NULL)) == 0) {
+		n++;
+		if (first_half == 0 && sl_memlog_half_full(log))
+			first_half = n;
+	}
+	CHECK(r == -SL_E_FULL && n == slots, "24-byte bodies: full by index after %" PRIu64, n);
+	CHECK(sl_memlog_used(log) * 2 < sl_memlog_capacity(log),
+	      "the ring is less than half used (%" PRIu64 " of %" PRIu64 " bytes)",
+	      sl_memlog_used(log), sl_memlog_capacity(log));
+	CHECK(sl_memlog_count(log) == slots, "count %" PRIu64, sl_memlog_count(log));
+	CHECK(first_half == slots / 2 + 1,
+	      "half full by index once more than half the slots are used (at %" PRIu64 ")",
+	      first_half);
+	/* what retention does: trim to the (durable) end frees index slots */
+	sl_memlog_trim(log, n + 1);
+	CHECK(sl_memlog_count(log) == 0 && !sl_memlog_half_full(log) &&
+	      app(log, 24, 1, 5, NULL) == 0, "trimmed: empty, the next append fits");
+	sl_memlog_trim(log, sl_memlog_end_id(log));
+	CHECK(sl_memlog_count(log) == 1, "trim below the last: one retained");
+	rm(&rg);
+
+	/* by bytes, as before: big messages make the ring half full first */
+	log = mk(&rg, 65536, 64);
+	n = 0;
+	while (!sl_memlog_half_full(log) && app(log, 1000, (uint32_t)n, 5, NULL) == 0)
+		n++;
+	CHECK(sl_memlog_half_full(log) && sl_memlog_used(log) * 2 > sl_memlog_capacity(log) &&
+		      sl_memlog_count(log) * 2 <= sl_memlog_slots(log),
+	      "1000-byte bodies: half full by bytes after %" PRIu64 " messages", n);
+	rm(&rg);
+}
+
 static void
 test_batch(void)
 {
@@ -1050,6 +1101,7 @@ main(void)
 	test_roundtrip();
 	test_max_and_too_big();
 	test_full();
+	test_half_full_small();
 	test_batch();
 	test_wrap();
 	test_trim_truncate();

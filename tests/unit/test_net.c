@@ -862,13 +862,120 @@ test_parse_cidr(void)
 	}
 }
 
+/* A frame from peer (UDP, or ICMP echo when icmp) with its source IP, MAC and port
+ * forged; checksums fixed, so only the source decides. */
+static uint32_t
+forged(uint8_t *frame, int icmp, uint32_t src_ip_host, const uint8_t *src_mac,
+       uint16_t sport)
+{
+	uint32_t len = icmp ? peer_icmp_echo(frame, 8) : peer_udp(frame, 16, 5150);
+
+	sl_bytes_put_be32(frame + OFF_IP + 12, src_ip_host);
+	if (src_mac != NULL)
+		memcpy(frame + 6, src_mac, 6);
+	fix_ip_cksum(frame);
+	if (!icmp) {
+		sl_bytes_put_be16(frame + OFF_UDP, sport);
+		fix_udp_cksum(frame);
+	}
+	return len;
+}
+
+/*
+ * No answer ever goes to a source that is broadcast, multicast, loopback, zero, our own
+ * address or UDP port 0: such a UDP datagram or ICMP echo is dropped (drop_bad_source),
+ * never answered (an answer to a forged source makes the node an amplifier).
+ */
+static void
+test_bad_source(void)
+{
+	static const struct {
+		uint32_t ip;
+		const char *what;
+	} bad[] = {
+		{0xffffffffu, "255.255.255.255 (limited broadcast)"},
+		{0x0a0000ffu, "10.0.0.255 (our /24's directed broadcast)"},
+		{0xe0000001u, "224.0.0.1 (multicast)"},
+		{0xe00000fbu, "224.0.0.251 (multicast)"},
+		{0xefffffffu, "239.255.255.255 (multicast)"},
+		{0xf0000001u, "240.0.0.1 (reserved)"},
+		{0x7f000001u, "127.0.0.1 (loopback)"},
+		{0x7f0a0b0cu, "127.10.11.12 (loopback)"},
+		{0x00000000u, "0.0.0.0"},
+		{0x00010203u, "0.1.2.3 (this network)"},
+		{0x0a000001u, "10.0.0.1 (our own address)"},
+	};
+	static const uint8_t mcast_mac[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01};
+	static const uint8_t zero_mac[6] = {0};
+	uint8_t frame[BUF_LEN];
+	struct sl_net_info info;
+	struct sl_net_if nif = our_if;
+	uint32_t len;
+	size_t i;
+	int icmp;
+
+	nif.netmask = htonl(0xffffff00u);
+	for (icmp = 0; icmp <= 1; icmp++) {
+		enum sl_net_kind ok = icmp ? SL_NET_ICMP_ECHO : SL_NET_UDP;
+		const char *proto = icmp ? "ICMP echo" : "UDP";
+
+		len = forged(frame, icmp, 0x0a000002u, NULL, 40000);
+		CHECK(sl_net_parse(frame, len, &nif, 0, &info) == ok,
+		      "%s from 10.0.0.2: answered", proto);
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			len = forged(frame, icmp, bad[i].ip, NULL, 40000);
+			CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_DROP_SRC,
+			      "%s from %s: drop_bad_source", proto, bad[i].what);
+		}
+		len = forged(frame, icmp, 0x0a000002u, bcast_mac, 40000);
+		CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_DROP_SRC,
+		      "%s from the broadcast MAC: drop_bad_source", proto);
+		len = forged(frame, icmp, 0x0a000002u, mcast_mac, 40000);
+		CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_DROP_SRC,
+		      "%s from a multicast MAC: drop_bad_source", proto);
+		len = forged(frame, icmp, 0x0a000002u, zero_mac, 40000);
+		CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_DROP_SRC,
+		      "%s from the zero MAC: drop_bad_source", proto);
+	}
+	len = forged(frame, 0, 0x0a000002u, NULL, 0);
+	CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_DROP_SRC,
+	      "UDP from source port 0: drop_bad_source");
+	len = forged(frame, 0, 0x0a000002u, NULL, 1);
+	CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_UDP, "UDP from port 1: udp");
+	/* without a netmask .255 may be a host of a wider subnet */
+	len = forged(frame, 0, 0x0a0000ffu, NULL, 40000);
+	CHECK(sl_net_parse(frame, len, &our_if, 0, &info) == SL_NET_UDP,
+	      "10.0.0.255 with no netmask known: udp");
+	nif.netmask = htonl(0xffff0000u);
+	CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_UDP,
+	      "10.0.0.255 in a /16: a host, udp");
+	len = forged(frame, 0, 0x0a00ffffu, NULL, 40000);
+	CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_DROP_SRC,
+	      "10.0.255.255 in our /16: drop_bad_source");
+	len = forged(frame, 0, 0x0b00ffffu, NULL, 40000);
+	CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_UDP,
+	      "11.0.255.255 (another subnet's host as far as we know): udp");
+	nif.netmask = htonl(0xfffffffeu);
+	len = forged(frame, 0, 0x0a000000u, NULL, 40000);
+	CHECK(sl_net_parse(frame, len, &nif, 0, &info) == SL_NET_UDP,
+	      "a /31 has no broadcast: its other address 10.0.0.0 is a peer");
+	/* the pure check */
+	CHECK(sl_net_src_bad(&our_if, peer_mac, htonl(0x0a000002u), 1, 5150) == 0 &&
+		      sl_net_src_bad(&our_if, peer_mac, htonl(0x0a000002u), 1, 0) == 1 &&
+		      sl_net_src_bad(&our_if, peer_mac, htonl(0x0a000002u), 0, 0) == 0 &&
+		      sl_net_src_bad(&our_if, peer_mac, htonl(0xdfffffffu), 1, 9) == 0,
+	      "sl_net_src_bad: port 0 only counts for UDP; 223.255.255.255 is unicast");
+	CHECK(strcmp(sl_net_kind_name(SL_NET_DROP_SRC), "drop_bad_source") == 0,
+	      "drop reason name drop_bad_source");
+}
+
 static void
 test_kind_names(void)
 {
 	static const char *const want[SL_NET_KIND_MAX] = {
 		"udp", "arp_request", "arp_reply", "icmp_echo", "drop_short", "drop_ethertype",
 		"drop_not_us", "drop_ip_hdr", "drop_ip_cksum", "drop_fragment", "drop_proto",
-		"drop_udp_port", "drop_udp_len", "drop_udp_cksum", "drop_arp",
+		"drop_udp_port", "drop_udp_len", "drop_udp_cksum", "drop_arp", "drop_bad_source",
 	};
 	int i, ok = 1;
 
@@ -904,6 +1011,7 @@ main(void)
 	test_parse_ip();
 	test_parse_cidr();
 	test_kind_names();
+	test_bad_source();
 
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail == 0 ? 0 : 1;

@@ -88,7 +88,7 @@ make_op(struct sl_wire_chan_op *op, const char *chan)
 }
 
 static struct sl_partition *
-open_part(uint64_t log_bytes)
+open_part_conf(uint64_t log_bytes, const struct sl_partition_conf *extra)
 {
 	struct sl_partition_conf pc = {
 		.partid = 0,
@@ -102,7 +102,14 @@ open_part(uint64_t log_bytes)
 		.node_id = 1,
 		.sessions = sessions,
 	};
-	struct sl_partition *p = sl_partition_open(&pc);
+	struct sl_partition *p;
+
+	if (extra != NULL) {
+		pc.sub_chans = extra->sub_chans;
+		pc.sub_chans_per_src = extra->sub_chans_per_src;
+		pc.sub_chan_idle_ms = extra->sub_chan_idle_ms;
+	}
+	p = sl_partition_open(&pc);
 
 	if (p == NULL) {
 		printf("sl_partition_open failed\n");
@@ -110,6 +117,77 @@ open_part(uint64_t log_bytes)
 	}
 	sl_partition_set_coord(p, &cpart);
 	return p;
+}
+
+static struct sl_partition *
+open_part(uint64_t log_bytes)
+{
+	return open_part_conf(log_bytes, NULL);
+}
+
+/* A session from address ip (host order) and its table slot. */
+static struct sl_session *
+mk_session(uint32_t ip, uint32_t *slot)
+{
+	const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
+	struct sl_session *s = sl_session_create(sessions, __builtin_bswap32(ip), 9999, mac, 0,
+						 32, 0, rte_get_tsc_cycles());
+
+	if (s == NULL) {
+		printf("cannot create a session\n");
+		exit(1);
+	}
+	*slot = (uint32_t)(s->id & (SL_SESSION_MAX - 1));
+	return s;
+}
+
+/* SUB of session s (slot) to channel chan with rdy; flags SL_WIRE_SUB_*. */
+static int
+do_sub(struct sl_partition *p, const struct sl_session *s, uint32_t slot, const char *chan,
+       uint8_t flags, uint32_t rdy, uint64_t sub_id)
+{
+	struct sl_partition_res res;
+	struct sl_wire_sub sub;
+
+	memset(&sub, 0, sizeof(sub));
+	sub.addr.topic = "t";
+	sub.addr.topic_len = 1;
+	sub.addr.channel = chan;
+	sub.addr.channel_len = (uint8_t)strlen(chan);
+	sub.flags = flags;
+	sub.rdy = rdy;
+	return sl_partition_subscribe(p, &sub, s->id, slot, sub_id, &res);
+}
+
+/* Deliver and FIN everything channel chan of session s may see at now. Returns the
+ * number of messages finished. */
+static uint32_t
+consume_all(struct sl_partition *p, const struct sl_session *s, const char *chan,
+	    uint64_t now)
+{
+	struct sl_partition_res res;
+	struct sl_wire_chan_op op;
+	uint64_t be[256];
+	uint32_t total = 0, i, n;
+
+	for (;;) {
+		memset(&seen, 0, sizeof(seen));
+		sl_partition_deliver(p, now, emit, NULL);
+		n = seen.n < 256 ? seen.n : 256;
+		if (n == 0)
+			return total;
+		for (i = 0; i < n; i += 128) {
+			uint32_t k, m = n - i < 128 ? n - i : 128;
+
+			for (k = 0; k < m; k++)
+				be[k] = __builtin_bswap64(seen.ids[i + k]);
+			make_op(&op, chan);
+			op.count = m;
+			op.ids = (const uint8_t *)be;
+			if (sl_partition_chan_op(p, SL_OP_FIN, &op, s->id, now, 0, &res) == 0)
+				total += res.count;
+		}
+	}
 }
 
 static void
@@ -289,6 +367,257 @@ test_channels(void)
 	sl_partition_close(p);
 }
 
+/* SET_OFFSET at the extremes: a count near 2^64 is the end (saturated), never a wrap to
+ * the start; the answer carries the clamped position. */
+static void
+test_set_offset_extremes(void)
+{
+	struct sl_partition *p = open_part(1 << 20);
+	struct sl_partition_res res;
+	struct sl_wire_pub pub;
+	struct sl_wire_chan_op op;
+	uint64_t id, end_off;
+	uint32_t i;
+	int rc;
+
+	for (i = 1; i <= 10; i++) {
+		make_pub(&pub, 0, 1, i);
+		sl_partition_publish(p, &pub, 0, 1000 + i, 0, 0, &res);
+	}
+	end_off = res.offset + SL_MEMLOG_REC_SIZE(pub.msg_len);
+	CHECK(sl_partition_chan_create(p, "x", 0) == 0, "channel x");
+	make_op(&op, "x");
+	op.kind = SL_OFF_COUNT;
+	op.value = UINT64_MAX;
+	memset(&res, 0, sizeof(res));
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 11 && res.aux == 10 && res.offset == end_off,
+	      "count 2^64-1: the end (next id %" PRIu64 ", offset %" PRIu64 "), not the start",
+	      res.id, res.offset);
+	memset(&seen, 0, sizeof(seen));
+	CHECK(sl_partition_chan_reset(p, "x", SL_OFF_COUNT, UINT64_MAX, &id) == 0 && id == 11,
+	      "control reset-offset count 2^64-1: the end (%" PRIu64 ")", id);
+	op.value = UINT64_MAX - 1;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 11, "count 2^64-2: the end");
+	op.value = 0;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 1 && res.aux == 0 && res.offset == 0, "count 0: the start");
+	op.value = 4;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 5, "count 4: next id 5");
+	op.kind = SL_OFF_TIMESTAMP;
+	op.value = UINT64_MAX;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 11, "timestamp 2^64-1: the end");
+	op.value = 0;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 1, "timestamp 0: the start");
+	op.kind = SL_OFF_OFFSET;
+	op.value = UINT64_MAX;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == -SL_E_INVAL, "offset 2^64-1 (no message there): SL_E_INVAL (%d)", rc);
+	op.value = end_off;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 11, "offset of the end: the end");
+	op.kind = SL_OFF_END;
+	op.value = UINT64_MAX;
+	rc = sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, 1, 0, 0, &res);
+	CHECK(rc == 0 && res.id == 11, "end (value ignored): the end");
+	sl_partition_close(p);
+}
+
+/* Channels a client's SUB creates are capped per partition and per creator address;
+ * channels an operator creates are not, and joining an existing channel is never refused
+ * by the caps. */
+static void
+test_sub_caps(void)
+{
+	const struct sl_partition_conf caps = {.sub_chans = 4, .sub_chans_per_src = 2};
+	struct sl_partition *p = open_part_conf(1 << 20, &caps);
+	struct sl_part_info *info = calloc(1, sizeof(*info));
+	uint32_t sa, sb, sc, sa2;
+	struct sl_session *a = mk_session(0x0a000011, &sa);
+	struct sl_session *b = mk_session(0x0a000012, &sb);
+	struct sl_session *c = mk_session(0x0a000013, &sc);
+	struct sl_session *a2 = mk_session(0x0a000011, &sa2);
+	uint32_t i, anon = 0;
+	int rc;
+
+	CHECK(do_sub(p, a, sa, "a1", 0, 1, 1) == 0 && do_sub(p, a, sa, "a2", 0, 1, 2) == 0,
+	      "address A creates 2 channels by SUB");
+	rc = do_sub(p, a, sa, "a3", 0, 1, 3);
+	CHECK(rc == -SL_E_LIMIT, "a third from A: SL_E_LIMIT (per source, %d)", rc);
+	rc = do_sub(p, a2, sa2, "a3", SL_WIRE_SUB_EPHEMERAL, 1, 4);
+	CHECK(rc == -SL_E_LIMIT, "nor from another session of A's address, ephemeral too (%d)",
+	      rc);
+	CHECK(do_sub(p, b, sb, "b1", 0, 1, 5) == 0 &&
+		      do_sub(p, b, sb, "b2#ephemeral", 0, 1, 6) == 0,
+	      "address B creates 2 (one ephemeral)");
+	rc = do_sub(p, c, sc, "c1", 0, 1, 7);
+	CHECK(rc == -SL_E_LIMIT, "a fifth anywhere: SL_E_LIMIT (per partition, %d)", rc);
+	CHECK(do_sub(p, c, sc, "a1", 0, 1, 8) == 0 && do_sub(p, a, sa, "b1", 0, 1, 9) == 0,
+	      "joining existing channels is not creating: allowed");
+	CHECK(sl_partition_chan_create(p, "op1", 0) == 0 &&
+		      sl_partition_chan_create(p, "op2", 0) == 0,
+	      "an operator's channels are not counted");
+	sl_partition_info(p, info);
+	for (i = 0; i < info->nchans; i++)
+		anon += info->chans[i].anonymous;
+	CHECK(info->nchans == 6 && anon == 4 && info->sub_chans_refused == 3,
+	      "6 channels, 4 anonymous, 3 SUBs refused (%u, %u, %" PRIu64 ")", info->nchans,
+	      anon, info->sub_chans_refused);
+	/* the ephemeral one goes with its subscriber: room for one more */
+	{
+		struct sl_partition_res res;
+		struct sl_wire_chan_op op;
+
+		make_op(&op, "b2#ephemeral");
+		CHECK(sl_partition_chan_op(p, SL_OP_CLS, &op, b->id, 0, 0, &res) == 0,
+		      "CLS of the ephemeral channel deletes it");
+	}
+	CHECK(do_sub(p, c, sc, "c1", 0, 1, 10) == 0, "then C may create one");
+	CHECK(sl_partition_chan_delete(p, "a1") == 0 && do_sub(p, a, sa, "a3", 0, 1, 11) == 0,
+	      "an operator deletes a1: A may create another");
+	free(info);
+	sl_partition_close(p);
+
+	/* 0: no limit of its own (the partition's channel table still bounds it) */
+	{
+		const struct sl_partition_conf none = {0};
+		char name[16];
+		uint32_t n = 0;
+
+		p = open_part_conf(1 << 20, &none);
+		for (i = 0; i < 40; i++) {
+			snprintf(name, sizeof(name), "n%u", i);
+			if (do_sub(p, a, sa, name, 0, 1, 100 + i) == 0)
+				n++;
+		}
+		CHECK(n == SL_BROKER_MAX_CHANNELS, "no caps: up to the %u channels of a partition",
+		      n);
+		sl_partition_close(p);
+	}
+}
+
+/* An anonymous durable channel nobody subscribes to expires after the idle time, so it
+ * cannot hold the log forever; an operator's channel never does. Then retention frees the
+ * log it held. */
+static void
+test_sub_idle_expiry(void)
+{
+	const struct sl_partition_conf idle = {.sub_chan_idle_ms = 100};
+	const uint64_t ms = 1000000ull;
+	struct sl_partition *p = open_part_conf(64 * 1024, &idle);
+	struct sl_part_info *info = calloc(1, sizeof(*info));
+	struct sl_partition_res res;
+	struct sl_wire_chan_op op;
+	struct sl_wire_pub pub;
+	uint32_t sa, n = 0, more = 0;
+	struct sl_session *a = mk_session(0x0a000021, &sa);
+	int rc;
+
+	CHECK(do_sub(p, a, sa, "live", 0, 64, 1) == 0 && do_sub(p, a, sa, "gone", 0, 64, 2) == 0,
+	      "two channels by SUB");
+	CHECK(sl_partition_chan_create(p, "op", 0) == 0, "and an operator's");
+	make_op(&op, "gone");
+	CHECK(sl_partition_chan_op(p, SL_OP_CLS, &op, a->id, ms, 0, &res) == 0,
+	      "the subscriber of 'gone' leaves (durable: the channel stays)");
+	CHECK(sl_partition_chan_delete(p, "op") == 0, "(the operator's channel is deleted: "
+	      "it would hold the log too)");
+	sl_partition_tick(p, 1 * ms);
+	make_pub(&pub, 0, 1, 1);
+	while ((rc = sl_partition_publish(p, &pub, 0, 1, 0, 0, &res)) == 0 && n < 100000)
+		n++;
+	CHECK(rc == -SL_E_FULL, "the log fills (%u messages)", n);
+	CHECK(consume_all(p, a, "live", 2 * ms) == n, "'live' consumes all %u", n);
+	sl_partition_tick(p, 50 * ms);
+	CHECK(sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == -SL_E_FULL,
+	      "'gone' (idle 49 ms) still holds the log: FULL");
+	sl_partition_info(p, info);
+	CHECK(info->nchans == 2 && info->sub_chans_expired == 0, "both channels still there");
+	/* SET_OFFSET without subscribing is a use: the idle time restarts */
+	make_op(&op, "gone");
+	op.kind = SL_OFF_COUNT;
+	op.value = 0;
+	CHECK(sl_partition_chan_op(p, SL_OP_SET_OFFSET, &op, a->id, 90 * ms, 0, &res) == 0,
+	      "SET_OFFSET on 'gone' at 90 ms");
+	sl_partition_tick(p, 150 * ms);
+	sl_partition_info(p, info);
+	CHECK(info->nchans == 2, "at 150 ms 'gone' was used 60 ms ago: kept");
+	sl_partition_tick(p, 189 * ms);
+	sl_partition_info(p, info);
+	CHECK(info->nchans == 2, "at 189 ms: kept");
+	sl_partition_tick(p, 191 * ms);
+	sl_partition_info(p, info);
+	CHECK(info->nchans == 1 && strcmp(info->chans[0].name, "live") == 0 &&
+		      info->sub_chans_expired == 1,
+	      "at 191 ms (idle 101 ms): 'gone' deleted, 'live' (subscribed) kept");
+	while (sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == 0 && more < 100000)
+		more++;
+	CHECK(more > n / 2, "the log it held is free again: %u more accepted", more);
+	sl_partition_tick(p, 10000 * ms);
+	sl_partition_info(p, info);
+	CHECK(info->nchans == 1, "a subscribed anonymous channel never expires");
+	free(info);
+	sl_partition_close(p);
+
+	/* without an idle time nothing expires */
+	p = open_part_conf(64 * 1024, NULL);
+	CHECK(do_sub(p, a, sa, "keep", 0, 1, 3) == 0, "a channel by SUB (no idle time)");
+	make_op(&op, "keep");
+	sl_partition_chan_op(p, SL_OP_CLS, &op, a->id, ms, 0, &res);
+	sl_partition_tick(p, 1 * ms);
+	sl_partition_tick(p, 3600000 * ms);
+	info = calloc(1, sizeof(*info));
+	sl_partition_info(p, info);
+	CHECK(info->nchans == 1 && info->chans[0].anonymous && info->chans[0].idle_ms >= 3599999,
+	      "idle an hour, kept (idle_ms %" PRIu64 ")", info->chans[0].idle_ms);
+	free(info);
+	sl_partition_close(p);
+}
+
+/* Memory only: a channel that is behind holds the log (nothing is dropped), so publishes
+ * get the temporary SL_E_FULL; once it consumes, the next tick frees the log and
+ * publishes are accepted again. Small (24-byte) bodies fill the index first: the same. */
+static void
+test_behind_backpressure(void)
+{
+	struct sl_partition *p = open_part(256 * 1024);
+	struct sl_partition_res res;
+	struct sl_wire_pub pub;
+	uint32_t sa, n = 0, more = 0, round;
+	struct sl_session *a = mk_session(0x0a000031, &sa);
+	const char body[24] = "twenty-four byte body..";
+	int rc = 0;
+
+	make_pub(&pub, 0, 1, 1);
+	pub.msg = (const uint8_t *)body;
+	pub.msg_len = sizeof(body);
+	CHECK(do_sub(p, a, sa, "slow", 0, 64, 1) == 0, "a consumer");
+	for (round = 0; round < 3; round++) {
+		n = 0;
+		while ((rc = sl_partition_publish(p, &pub, 0, 1, 0, 0, &res)) == 0 && n < 1000000)
+			n++;
+		QCHECK(rc == -SL_E_FULL && n > 1000, "round %u: FULL after %u", round, n);
+		sl_partition_tick(p, (round + 1) * 2000000ull);
+		QCHECK(sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == -SL_E_FULL,
+		       "round %u: still FULL while the consumer is behind", round);
+		QCHECK(consume_all(p, a, "slow", (round + 1) * 2000000ull) == n,
+		       "round %u: it consumes %u", round, n);
+		sl_partition_tick(p, (round + 1) * 2000000ull + 1000000);
+		more = 0;
+		while (sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == 0 && more < 10)
+			more++;
+		QCHECK(more == 10, "round %u: accepting again after it consumed", round);
+		consume_all(p, a, "slow", (round + 1) * 2000000ull + 1000000);
+		sl_partition_tick(p, (round + 1) * 2000000ull + 1500000);
+	}
+	CHECK(n_fail == 0, "3 rounds: FULL while behind, accepting once consumed (24-byte "
+	      "bodies, %u a round)", n);
+	sl_partition_close(p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -318,6 +647,10 @@ main(int argc, char **argv)
 	test_publish();
 	test_full();
 	test_channels();
+	test_set_offset_extremes();
+	test_sub_caps();
+	test_sub_idle_expiry();
+	test_behind_backpressure();
 	sl_session_close(sessions);
 	rte_eal_cleanup();
 	return check_report();
