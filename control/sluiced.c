@@ -65,6 +65,7 @@ struct opts {
 	uint32_t sub_chans_per_src;
 	uint64_t sub_chan_idle_s;
 	uint32_t max_sessions;
+	uint32_t max_sessions_src;
 	int auto_create;
 	uint16_t auto_create_parts;
 	uint32_t node_id;
@@ -116,6 +117,9 @@ usage(const char *prog)
 	       "  --sub-channel-idle-s N delete a channel created by SUB (durable) once it had\n"
 	       "                         no subscriber for N seconds (default 0 = never)\n"
 	       "  --max-sessions N       (default 4096)\n"
+	       "  --max-sessions-per-source N  live sessions one client address may hold\n"
+	       "                         (default 256, 0: no limit): a HELLO flood from one\n"
+	       "                         address cannot lock other clients out\n"
 	       "  --auto-create[=N]      create unknown topics on first publish, N partitions\n"
 	       "                         (off by default)\n"
 	       "  --topic NAME[:N[:D]]   create topic NAME with N partitions and durability D\n"
@@ -167,6 +171,7 @@ opts_default(struct opts *o)
 	o->sub_chans_per_src = 8;
 	o->sub_chan_idle_s = 0;
 	o->max_sessions = 4096;
+	o->max_sessions_src = 256;
 	o->auto_create_parts = 1;
 	o->node_id = 1;
 	o->mbufs = 16383;
@@ -179,7 +184,7 @@ opts_default(struct opts *o)
 enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
-	O_CHAN_WIN, O_MAX_SESS, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
+	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC,
 	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
 	O_HELP
@@ -207,6 +212,7 @@ static const struct option long_opts[] = {
 	{"sub-channels-per-source", required_argument, NULL, O_SUB_CHANS_SRC},
 	{"sub-channel-idle-s", required_argument, NULL, O_SUB_CHAN_IDLE},
 	{"max-sessions", required_argument, NULL, O_MAX_SESS},
+	{"max-sessions-per-source", required_argument, NULL, O_MAX_SESS_SRC},
 	{"auto-create", optional_argument, NULL, O_AUTO},
 	{"topic", required_argument, NULL, O_TOPIC},
 	{"node-id", required_argument, NULL, O_NODE},
@@ -298,6 +304,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_SUB_CHANS_SRC: NUM(sub_chans_per_src, 0, SL_BROKER_MAX_CHANNELS); return 0;
 	case O_SUB_CHAN_IDLE: NUM(sub_chan_idle_s, 0, 100u * 365 * 86400); return 0;
 	case O_MAX_SESS: NUM(max_sessions, 1, 1 << 19); return 0;
+	case O_MAX_SESS_SRC: NUM(max_sessions_src, 0, 1 << 19); return 0;
 	case O_AUTO:
 		o->auto_create = 1;
 		if (arg != NULL)
@@ -680,6 +687,7 @@ main(int argc, char **argv)
 	bc.heartbeat_ms = o.heartbeat_ms;
 	bc.session_timeout_ms = o.session_timeout_ms;
 	bc.max_sessions = o.max_sessions;
+	bc.max_sessions_per_source = o.max_sessions_src;
 	bc.msg_timeout_ms = o.msg_timeout_ms;
 	bc.max_req_delay_ms = o.max_req_delay_ms;
 	bc.chan_window = o.chan_window;

@@ -109,6 +109,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	cc.node_id = conf->node_id;
 	b->coord = sl_coord_open(&cc);
 	sc.max_sessions = conf->max_sessions;
+	sc.max_per_source = conf->max_sessions_per_source;
 	sc.timeout_tsc = rte_get_tsc_hz() / 1000 * conf->session_timeout_ms;
 	sc.socket_id = conf->socket_id;
 	b->sessions = sl_session_open(&sc);

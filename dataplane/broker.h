@@ -78,6 +78,7 @@ struct sl_broker_conf {
 	uint32_t heartbeat_ms;
 	uint32_t session_timeout_ms;
 	uint32_t max_sessions;
+	uint32_t max_sessions_per_source;	/* per client address (0: no limit) */
 	uint32_t msg_timeout_ms;
 	uint32_t max_req_delay_ms;
 	uint32_t chan_window;		/* max in flight per channel */

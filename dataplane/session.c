@@ -5,22 +5,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/random.h>
+
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
-#include <rte_random.h>
 #include <rte_ring.h>
+#include <sodium.h>
 #include <urcu-qsbr.h>
 
 #include "session.h"
 
+/* Session ids come from a ChaCha20 keystream (a CSPRNG, as arc4random) keyed once from
+ * getrandom(): one stream per lcore (nonce = lcore << 48 | block counter), refilled 256 bytes
+ * at a time, so creating a session takes no system call and no lock. */
+#define RNG_BUF 256
+
+struct rng {
+	uint8_t buf[RNG_BUF];
+	uint32_t pos;			/* RNG_BUF: empty */
+	uint64_t block;
+} __rte_cache_aligned;
+
 struct sl_session_table {
 	uint32_t n;
 	uint32_t live;
+	uint32_t max_per_source;	/* 0: no limit */
 	uint64_t timeout_tsc;
 	struct rte_ring *free_ring;
 	uint32_t *expired;		/* scratch for sl_session_expire */
 	struct sl_session *s;
+	uint32_t per_src[SL_SESSION_SRC_BUCKETS];	/* live sessions per source bucket */
+	uint8_t key[crypto_stream_chacha20_KEYBYTES];
+	struct rng rng[RTE_MAX_LCORE + 1];		/* [RTE_MAX_LCORE]: non-EAL threads */
 };
+
+static uint64_t
+rand64(struct sl_session_table *t)
+{
+	unsigned int lc = rte_lcore_id();
+	struct rng *r = &t->rng[lc < RTE_MAX_LCORE ? lc : RTE_MAX_LCORE];
+	uint64_t v;
+
+	if (r->pos + sizeof(v) > RNG_BUF) {
+		uint64_t nonce = (uint64_t)(lc < RTE_MAX_LCORE ? lc : RTE_MAX_LCORE) << 48 |
+				 r->block++;
+		uint8_t n[crypto_stream_chacha20_NONCEBYTES];
+
+		memcpy(n, &nonce, sizeof(n));
+		crypto_stream_chacha20(r->buf, RNG_BUF, n, t->key);
+		r->pos = 0;
+	}
+	memcpy(&v, r->buf + r->pos, sizeof(v));
+	sodium_memzero(r->buf + r->pos, sizeof(v));
+	r->pos += sizeof(v);
+	return v;
+}
+
+static uint32_t
+src_bucket(uint32_t ip)
+{
+	uint32_t h = ip * 0x9E3779B1u;
+
+	return h >> (32 - SL_SESSION_SRC_BITS);
+}
 
 struct sl_session_table *
 sl_session_open(const struct sl_session_conf *conf)
@@ -40,6 +88,14 @@ sl_session_open(const struct sl_session_conf *conf)
 		goto nomem;
 	t->n = conf->max_sessions;
 	t->timeout_tsc = conf->timeout_tsc;
+	t->max_per_source = conf->max_per_source;
+	for (i = 0; i <= RTE_MAX_LCORE; i++)
+		t->rng[i].pos = RNG_BUF;
+	if (sodium_init() < 0 || getrandom(t->key, sizeof(t->key), 0) != (ssize_t)sizeof(t->key)) {
+		rte_free(t);
+		rte_errno = EIO;
+		return NULL;
+	}
 	t->s = rte_zmalloc_socket("sl_session_slots", sizeof(*t->s) * t->n, RTE_CACHE_LINE_SIZE,
 				  conf->socket_id);
 	t->expired = calloc(t->n, sizeof(*t->expired));
@@ -84,8 +140,20 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 	struct sl_session *s;
 	uint64_t id;
 
-	if (rte_ring_dequeue(t->free_ring, &obj) != 0)
+	uint32_t *per = &t->per_src[src_bucket(ip)];
+
+	if (t->max_per_source != 0 &&
+	    __atomic_add_fetch(per, 1, __ATOMIC_RELAXED) > t->max_per_source) {
+		__atomic_sub_fetch(per, 1, __ATOMIC_RELAXED);
+		rte_errno = EDQUOT;
 		return NULL;
+	}
+	if (rte_ring_dequeue(t->free_ring, &obj) != 0) {
+		if (t->max_per_source != 0)
+			__atomic_sub_fetch(per, 1, __ATOMIC_RELAXED);
+		rte_errno = ENOSPC;
+		return NULL;
+	}
 	slot = (uint32_t)(uintptr_t)obj - 1;
 	s = &t->s[slot];
 	s->ip = ip;
@@ -98,7 +166,7 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 	s->created = now;
 	__atomic_store_n(&s->last_seen, now, __ATOMIC_RELAXED);
 	do {
-		id = (rte_rand() << SL_SESSION_SLOT_BITS) | slot;
+		id = (rand64(t) << SL_SESSION_SLOT_BITS) | slot;
 	} while (id == 0 || (id >> SL_SESSION_SLOT_BITS) == 0);
 	__atomic_store_n(&s->id, id, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&t->live, 1, __ATOMIC_RELAXED);
@@ -133,6 +201,18 @@ sl_session_get(struct sl_session_table *t, uint64_t id, uint32_t *slot, uint64_t
 	return s;
 }
 
+struct sl_session *
+sl_session_get_src(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_t udp_port,
+		   uint32_t *slot, uint64_t now)
+{
+	uint32_t i = (uint32_t)(id & (SL_SESSION_MAX - 1));
+	struct sl_session *s = sl_session_peek(t, i, id);
+
+	if (s == NULL || s->ip != ip || s->udp_port != udp_port)
+		return NULL;
+	return sl_session_get(t, id, slot, now);
+}
+
 void
 sl_session_mark_closing(struct sl_session *s)
 {
@@ -156,6 +236,8 @@ sl_session_expire(struct sl_session_table *t, uint64_t now)
 		    (int64_t)(now - seen) < (int64_t)t->timeout_tsc)
 			continue;
 		__atomic_store_n(&s->id, 0, __ATOMIC_RELEASE);
+		if (t->max_per_source != 0)
+			__atomic_sub_fetch(&t->per_src[src_bucket(s->ip)], 1, __ATOMIC_RELAXED);
 		t->expired[n++] = i;
 	}
 	if (n == 0)

@@ -36,8 +36,14 @@ struct sl_session {
 	uint32_t client_info;
 } __rte_cache_aligned;
 
+/* Live sessions are counted per source address in this many buckets (a hash of the IPv4
+ * address: two sources may share a bucket, which only makes their limit shared). */
+#define SL_SESSION_SRC_BITS 12
+#define SL_SESSION_SRC_BUCKETS (1u << SL_SESSION_SRC_BITS)
+
 struct sl_session_conf {
 	uint32_t max_sessions;	/* power of two not required; <= SL_SESSION_MAX */
+	uint32_t max_per_source;	/* live sessions per client address (0: no limit) */
 	uint64_t timeout_tsc;	/* silence after which a session expires */
 	int socket_id;
 };
@@ -55,8 +61,11 @@ uint32_t
 sl_session_capacity(const struct sl_session_table *t);
 
 /**
- * Create a session for a client address. Returns the slot's session, or NULL when the
- * table is full. Any worker lcore; lock-free.
+ * Create a session for a client address. Its id is the slot in the low SL_SESSION_SLOT_BITS
+ * and 64 - SL_SESSION_SLOT_BITS bits from a CSPRNG above (ChaCha20 keyed from getrandom()
+ * at open; no system call here): ids cannot be guessed from earlier ones. Returns the
+ * slot's session, or NULL with rte_errno ENOSPC (table full) or EDQUOT (the address holds
+ * max_per_source sessions already). Any lcore; lock-free.
  */
 struct sl_session *
 sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
@@ -69,6 +78,15 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
  */
 struct sl_session *
 sl_session_get(struct sl_session_table *t, uint64_t id, uint32_t *slot, uint64_t now);
+
+/**
+ * As sl_session_get, but only for the address and UDP port that opened the session: a
+ * request with a live session id from anywhere else finds nothing (and refreshes
+ * nothing). ip in network order, udp_port in host order. Any worker lcore, RCU read side.
+ */
+struct sl_session *
+sl_session_get_src(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_t udp_port,
+		   uint32_t *slot, uint64_t now);
 
 /** Session at slot if its id is still id (no refresh), else NULL. Worker lcores. */
 struct sl_session *

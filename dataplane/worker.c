@@ -363,7 +363,8 @@ op_hello(struct sl_worker *w, struct req *r)
 			      w->conf->ports[r->pi].port_id, wel.window, h.client_info,
 			      w->now_tsc);
 	if (s == NULL) {
-		reply_err(w, r, SL_E_LIMIT, 0, "too many sessions");
+		reply_err(w, r, SL_E_LIMIT, 0, rte_errno == EDQUOT ?
+			  "too many sessions from this address" : "too many sessions");
 		return;
 	}
 	w->st.sessions_created++;
@@ -657,8 +658,10 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 	/* a publish without a session (packet generators): executed every time it arrives,
 	 * no retry detection */
 	r->anon = r->hdr.session == 0 && h != NULL && h->publish && w->conf->anon_publish;
-	r->sess = r->anon ? NULL : sl_session_get(w->sessions, r->hdr.session, &r->slot,
-						  w->now_tsc);
+	/* a session answers only to the address and port that opened it */
+	r->sess = r->anon ? NULL :
+			    sl_session_get_src(w->sessions, r->hdr.session, r->info.src_ip,
+					       r->info.src_port, &r->slot, w->now_tsc);
 	if (r->sess == NULL && !r->anon) {
 		reply_err(w, r, SL_E_SESSION, 0, NULL);
 		return;

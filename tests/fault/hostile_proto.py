@@ -23,7 +23,10 @@
 #       behind, accepting again once it has consumed;
 #     - channels created by SUB: at most 2 per client address and 4 per partition
 #       (SL_E_LIMIT beyond), joining is never refused, an operator's channels do not count;
-#     - an idle anonymous durable channel is deleted after --sub-channel-idle-s.
+#     - an idle anonymous durable channel is deleted after --sub-channel-idle-s;
+#     - sessions: a session id used from another port is refused (SL_E_SESSION); a HELLO
+#       flood from one address gets at most --max-sessions-per-source (8) sessions and
+#       SL_E_LIMIT beyond, while another address still gets one.
 import json, os, select, socket, struct, subprocess, sys, time
 
 MODE, BROKER, IFACE, CTL, CTL_SOCK = sys.argv[1:6]
@@ -538,6 +541,44 @@ def sub_caps():
     check(ok_fields(sub(c, b"c1")) is not None, "room again: C creates c1")
 
 
+def sessions():
+    """A session answers only to the address and port that opened it; one address cannot
+    take every session (the node runs with --max-sessions-per-source 8)."""
+    a = Client(HOSTS[0])
+    thief = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    thief.bind((HOSTS[0], 0))
+    a.seq += 1
+    thief.sendto(hdr(OP["NOP"], b"", sess=a.sess, seq=a.seq), (BROKER, PORT))
+    r, _, _ = select.select([thief], [], [], 2.0)
+    d = thief.recv(65535) if r else None
+    check(err_code(d) == E["SESSION"],
+          "another port of the same address using A's session id: SL_E_SESSION (%s)" %
+          (err_code(d),))
+    d = a.req(OP["NOP"], b"")
+    check(d is not None and d[3] == OP["OK"], "A's own socket still uses its session")
+    thief.close()
+    welcomed = limited = 0
+    socks = []
+    for _ in range(20):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind((HOSTS[2], 0))
+        socks.append(s)
+        s.sendto(hdr(OP["HELLO"], struct.pack(">II", 0, 0)), (BROKER, PORT))
+        r, _, _ = select.select([s], [], [], 2.0)
+        d = s.recv(65535) if r else None
+        if d is not None and d[3] == OP["WELCOME"]:
+            welcomed += 1
+        elif err_code(d) == E["LIMIT"]:
+            limited += 1
+    check(welcomed <= 8 and limited >= 12,
+          "a HELLO flood from one address: at most 8 sessions (%d), the rest SL_E_LIMIT (%d)"
+          % (welcomed, limited))
+    b = Client(HOSTS[1])
+    check(b.sess != 0, "another address still opens a session during the flood")
+    for s in socks:
+        s.close()
+
+
 # HOSTILE_PHASES=a,b,... runs only those phases (to check one against another build)
 PHASES = os.environ.get("HOSTILE_PHASES", "").split(",") if os.environ.get("HOSTILE_PHASES") \
     else None
@@ -563,6 +604,8 @@ else:
         mem_behind(main)
     if want("caps"):
         sub_caps()
+    if want("sessions"):
+        sessions()
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -6,7 +6,8 @@
 # hostile_proto.py): forged sources (no answer, drop_bad_source), SET_OFFSET extremes, a
 # seq below the idempotency window, more than 131,072 small PUBs on a 16 MiB partition
 # with a data directory, a consumer that is behind (memory only: temporary SL_E_FULL),
-# the caps on channels created by SUB and their idle expiry.
+# the caps on channels created by SUB and their idle expiry, sessions bound to their source
+# and limited per address.
 . "$(dirname "$0")/../integration/lib.sh"
 
 NS=sl-hp-$$
@@ -40,7 +41,7 @@ IF=slhpb$$
 IF=${IF:0:15}
 start_sluiced hpmem "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER/24" \
 	--log-mb 1 --topic mem:1 --topic caps:1 --sub-channels 4 --sub-channels-per-source 2 \
-	--sub-channel-idle-s 1
+	--sub-channel-idle-s 1 --max-sessions-per-source 8
 tap_up "$IF"
 in_ns "$NS" python3 "$(dirname "$0")/hostile_proto.py" mem "$BROKER" "$IF" "$CTL" \
 	"$TMP/hpmem.sock" "$NET.1" "$NET.3" "$NET.4" || fail "hostile input (memory only)"

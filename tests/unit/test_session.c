@@ -250,6 +250,56 @@ test_concurrent_create(void)
 	sl_session_close(race_t);
 }
 
+/* Hardening: a session answers only to the address and port that opened it; one address
+ * holds at most max_per_source sessions (others can still connect); ids are not a
+ * sequence (their random part differs between two tables filled the same way). */
+static void
+test_source(void)
+{
+	struct sl_session_conf c = {.max_sessions = 64, .max_per_source = 3, .timeout_tsc = T,
+				    .socket_id = SOCKET_ID_ANY};
+	struct sl_session_table *t = sl_session_open(&c), *u = sl_session_open(&c);
+	struct sl_session *s[4];
+	uint64_t a[8], b[8];
+	uint32_t slot, i, same = 0, lowbits = 0;
+
+	if (t == NULL || u == NULL) {
+		CHECK(0, "open two tables");
+		return;
+	}
+	s[0] = create(t, 0x0a000001, BASE);
+	CHECK(s[0] != NULL &&
+		      sl_session_get_src(t, s[0]->id, 0x0a000001, 4000, &slot, BASE) == s[0],
+	      "the opening address and port find their session");
+	CHECK(sl_session_get_src(t, s[0]->id, 0x0a000002, 4000, &slot, BASE) == NULL,
+	      "another address with the same id finds nothing");
+	CHECK(sl_session_get_src(t, s[0]->id, 0x0a000001, 4001, &slot, BASE) == NULL,
+	      "another port of the same address finds nothing");
+	s[1] = create(t, 0x0a000001, BASE);
+	s[2] = create(t, 0x0a000001, BASE);
+	s[3] = create(t, 0x0a000001, BASE);
+	CHECK(s[1] != NULL && s[2] != NULL && s[3] == NULL && rte_errno == EDQUOT,
+	      "a 4th session from one address with max_per_source 3: refused (EDQUOT)");
+	CHECK(create(t, 0x0a000002, BASE) != NULL, "another address still gets a session");
+	sl_session_mark_closing(s[1]);
+	sl_session_expire(t, BASE);
+	CHECK(create(t, 0x0a000001, BASE) != NULL,
+	      "once one of its sessions is gone, the address may open another");
+	for (i = 0; i < 8; i++) {
+		struct sl_session *x = create(u, 0x0b000000 + i, BASE);
+		struct sl_session *y = create(t, 0x0c000000 + i, BASE);
+
+		a[i] = x != NULL ? x->id >> SL_SESSION_SLOT_BITS : 0;
+		b[i] = y != NULL ? y->id >> SL_SESSION_SLOT_BITS : 1;
+		same += a[i] == b[i];
+		lowbits += i > 0 && a[i] == a[i - 1] + 1;
+	}
+	CHECK(same == 0 && lowbits == 0,
+	      "ids' random parts differ between tables and do not count up");
+	sl_session_close(t);
+	sl_session_close(u);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -263,6 +313,7 @@ main(int argc, char **argv)
 	test_expiry();
 	test_closing();
 	test_concurrent_create();
+	test_source();
 	rcu_unregister_thread();
 	rte_eal_cleanup();
 	return check_report();
