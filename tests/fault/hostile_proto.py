@@ -459,6 +459,8 @@ def small_messages(c):
           "the channel consumes all %d from %d on (got %d, first %s, last %s)" %
           (want, start, len(got), got[0] if got else None, got[-1] if got else None))
     info = part_info("small")
+    subprocess.run([CTL, "-s", CTL_SOCK, "channel", "create", "small", "op"],
+                   capture_output=True, timeout=30)
     check(info["storage"]["disk_reads"] > 0, "messages older than memory came from disk (%d)"
           % info["storage"]["disk_reads"])
 
@@ -543,6 +545,20 @@ def sub_caps():
     check(ok_fields(sub(c, b"c1")) is not None, "room again: C creates c1")
 
 
+def restarted():
+    """After a restart over the same data directory: channels created by SUB are still
+    anonymous (the channels file keeps the mark), an operator's are not."""
+    chans = {x["name"]: x for x in part_info("so")["channels"]}
+    check("x" in chans and chans["x"]["anonymous"] is True,
+          "after a restart channel x (created by SUB) is still anonymous (%s)" %
+          chans.get("x", {}).get("anonymous"))
+    chans = {x["name"]: x for x in part_info("small")["channels"]}
+    check("behind" in chans and chans["behind"]["anonymous"] is True and
+          "op" in chans and chans["op"]["anonymous"] is False,
+          "channel 'behind' too; the operator's 'op' is not (%s)" %
+          {n: c.get("anonymous") for n, c in chans.items()})
+
+
 # HOSTILE_PHASES=a,b,... runs only those phases (to check one against another build)
 PHASES = os.environ.get("HOSTILE_PHASES", "").split(",") if os.environ.get("HOSTILE_PHASES") \
     else None
@@ -552,7 +568,9 @@ def want(phase):
     return PHASES is None or phase in PHASES
 
 
-if MODE == "data":
+if MODE == "restart":
+    restarted()
+elif MODE == "data":
     if want("amplification"):
         amplification()
     main = Client()
