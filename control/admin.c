@@ -982,6 +982,7 @@ tel_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(x, "errors_sent", s->errs_sent);
 		rte_tel_data_add_dict_u64(x, "retries_answered", s->dups);
 		rte_tel_data_add_dict_u64(x, "not_sluice_drops", s->drop_bad_magic);
+		rte_tel_data_add_dict_u64(x, "bad_source_drops", s->drops[SL_NET_DROP_SRC]);
 		rte_tel_data_add_dict_u64(x, "busy_cycles", s->busy_cycles);
 		rte_tel_data_add_dict_u64(x, "total_cycles", s->total_cycles);
 		snprintf(key, sizeof(key), "worker%u", w);
@@ -1014,6 +1015,7 @@ tel_partitions(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(x, "full_errors", sp->info.full_errs);
 		rte_tel_data_add_dict_u64(x, "deliveries", sp->info.deliveries);
 		rte_tel_data_add_dict_u64(x, "log_used_bytes", sp->info.log_used);
+		rte_tel_data_add_dict_u64(x, "log_messages", sp->info.log_msgs);
 		for (c = 0; c < sp->info.nchans && c < 8; c++) {
 			char ck[RTE_TEL_MAX_STRING_LEN];
 

@@ -431,9 +431,10 @@ write_allowed(const struct sl_partition *p)
 	return 0;
 }
 
-/* May a publish be written now? 0 or -SL_E_* (the retryable ones count as full). */
+/* May a publish be written now? 0 or -SL_E_* (the retryable ones count as full), with
+ * *why saying what a refusal waits for. */
 static int
-publish_check(struct sl_partition *p)
+publish_check(struct sl_partition *p, const char **why)
 {
 	int rc = p->repl != NULL ? sl_repl_can_write(p->repl) : write_allowed(p);
 
@@ -441,6 +442,7 @@ publish_check(struct sl_partition *p)
 		return rc;
 	if (p->repl != NULL && pend_count(p) >= SL_PARTITION_PEND) {
 		p->full_errs++;
+		*why = "partition log full: waiting for the replicas (retry later)";
 		return -SL_E_FULL;
 	}
 	if (p->store == NULL)
@@ -454,9 +456,27 @@ publish_check(struct sl_partition *p)
 	if (sl_persist_room(p->persist, p->conf.worker) == 0 ||
 	    (p->disk && pend_count(p) >= SL_PARTITION_PEND)) {
 		p->full_errs++;
+		*why = "partition log full: waiting for the disk (retry later)";
 		return -SL_E_FULL;
 	}
 	return 0;
+}
+
+/* Why the in-memory log refused an append: what releases it (the ERR text). */
+static const char *
+full_why(const struct sl_partition *p)
+{
+	if (p->store != NULL)
+		return p->repl != NULL ?
+			       "partition log full: waiting for the disk or the replicas (retry "
+			       "later)" :
+			       "partition log full: waiting for the disk (retry later)";
+	if (p->nchans == 0)
+		return "partition log full: no channel (memory only: messages are kept until "
+		       "a channel consumes them)";
+	return p->repl != NULL ?
+		       "partition log full: a channel or a replica is behind (retry later)" :
+		       "partition log full: a channel is behind (retry later)";
 }
 
 /* Append the bodies of a PUB or MPUB to the log: 0 and *rec (the first record). */
@@ -492,13 +512,15 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 	struct sl_memlog_rec rec;
 	int rc;
 
-	rc = publish_check(p);
+	rc = publish_check(p, &res->why);
 	if (rc != 0)
 		return rc;
 	rc = append(p, pub, mpub, wall_ns, &rec);
 	if (rc != 0) {
-		if (rc == -SL_E_FULL)
+		if (rc == -SL_E_FULL) {
 			p->full_errs++;
+			res->why = full_why(p);
+		}
 		return rc;
 	}
 	if (p->repl != NULL) {

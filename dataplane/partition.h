@@ -108,6 +108,8 @@ struct sl_partition_res {
 	uint64_t id;
 	uint64_t offset;
 	uint64_t aux;
+	const char *why;	/* a refused publish: why, for the ERR text (static string) or
+				 * NULL (the code's own text) */
 };
 
 /* A completion: the held request `token` is answered with `code` (0: OK). For a

@@ -634,7 +634,10 @@ execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
 	 * retry (a client backing off from SL_E_FULL or SL_E_WRITE_DISABLED) runs again */
 	if (!r->anon && (rc == 0 || !h->publish))
 		sl_idem_record(&w->idem[r->slot], r->hdr.seq, &e);
-	reply_entry(w, r, &e);
+	if (rc < 0 && h->publish && res.why != NULL)
+		reply_err(w, r, rc, partition, res.why);	/* what it waits for */
+	else
+		reply_entry(w, r, &e);
 }
 
 static void

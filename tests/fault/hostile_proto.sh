@@ -35,6 +35,12 @@ in_ns "$NS" python3 "$(dirname "$0")/hostile_proto.py" data "$BROKER" "$IF" "$CT
 	"$TMP/hpdata.sock" "$NET.1" "$NET.3" "$NET.4" || fail "hostile input (data directory)"
 kill -0 "$SLUICED_PID" || fail "sluiced died"
 stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
+# the same node again: channels created by SUB stay anonymous across the restart
+start_sluiced hpdata2 "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER/24" \
+	--data-dir "$TMP/data" --log-mb 16
+in_ns "$NS" python3 "$(dirname "$0")/hostile_proto.py" restart "$BROKER" "$IF" "$CTL" \
+	"$TMP/hpdata2.sock" "$NET.1" || fail "after the restart"
+stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
 
 # 2. a node in memory only: back pressure, channels created by SUB
 IF=slhpb$$

@@ -246,9 +246,12 @@ test_full(void)
 	int rc;
 
 	make_pub(&pub, 0, 1, 1);
+	memset(&res, 0, sizeof(res));
 	while ((rc = sl_partition_publish(p, &pub, 0, 1, 0, 0, &res)) == 0 && n < 1000000)
 		n++;
 	CHECK(rc == -SL_E_FULL && n > 100, "a log with no channel fills: FULL after %u", n);
+	CHECK(res.why != NULL && strstr(res.why, "no channel") != NULL,
+	      "its ERR text says no channel releases it (%s)", res.why ? res.why : "none");
 	sl_partition_close(p);
 }
 
@@ -601,8 +604,10 @@ test_behind_backpressure(void)
 			n++;
 		QCHECK(rc == -SL_E_FULL && n > 1000, "round %u: FULL after %u", round, n);
 		sl_partition_tick(p, (round + 1) * 2000000ull);
-		QCHECK(sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == -SL_E_FULL,
-		       "round %u: still FULL while the consumer is behind", round);
+		res.why = NULL;
+		QCHECK(sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == -SL_E_FULL &&
+			       res.why != NULL && strstr(res.why, "a channel is behind") != NULL,
+		       "round %u: still FULL while the consumer is behind, and says so", round);
 		QCHECK(consume_all(p, a, "slow", (round + 1) * 2000000ull) == n,
 		       "round %u: it consumes %u", round, n);
 		sl_partition_tick(p, (round + 1) * 2000000ull + 1000000);
