@@ -16,6 +16,7 @@
 #include "admin.h"
 #include "cluster.h"
 #include "err.h"
+#include "name.h"
 #include "wire.h"
 
 #define SNAP_MAX 4096		/* partitions in the telemetry snapshot */
@@ -127,14 +128,21 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 {
 	struct sl_broker *b = arg;
 	const struct sl_broker_conf *c = sl_broker_get_conf(b);
+	struct sl_coord *co = sl_broker_coord(b);
+	uint64_t budget;
+	uint32_t maxt;
 	uint16_t w;
 
+	sl_coord_limits(co, &maxt, &budget);
 	sl_json_str(out, "version", "0.1.0");
 	sl_json_u64(out, "node_id", c->node_id);
 	sl_json_u64(out, "uptime_s", (rte_get_tsc_cycles() - adm.start_tsc) / rte_get_tsc_hz());
 	sl_json_str(out, "idle", c->idle == SL_IDLE_BUSY ? "busy" : "adaptive");
 	sl_json_str(out, "durability", "memory");
-	sl_json_u64(out, "topics", sl_coord_topic_count(sl_broker_coord(b)));
+	sl_json_u64(out, "topics", sl_coord_topic_count(co));
+	sl_json_u64(out, "max_topics", maxt);
+	sl_json_u64(out, "log_budget_bytes", budget);
+	sl_json_u64(out, "log_reserved_bytes", sl_coord_mem_used(co));
 	sl_json_u64(out, "sessions", sl_session_count(sl_broker_sessions(b)));
 	sl_json_u64(out, "max_sessions", c->max_sessions);
 	sl_json_u64(out, "max_msg", c->max_msg);
@@ -424,10 +432,17 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 		}
 		rc = sl_broker_topic_create(b, argv[2], (uint16_t)parts, 0, &pol);
 		if (rc != 0) {
-			sl_ctl_set_error(out, "topic '%s': %s%s", argv[2], sl_strerror(rc),
+			sl_ctl_set_error(out, "topic '%.80s': %s%s", argv[2], sl_strerror(rc),
 					 rc == -SL_E_INVAL && pol.durability == SL_PERSIST_DISK &&
 							 sl_broker_get_conf(b)->data_dir == NULL ?
 						 " (disk durability needs sluiced --data-dir)" :
+					 rc == -SL_E_NAME ? " (" SL_NAME_RULE ")" :
+					 rc == -SL_E_CAPACITY ?
+						 " (sluiced --max-topics, --log-budget-mb; see "
+						 "sluicectl status)" :
+					 rc == -SL_E_EXISTS ?
+						 " (a topic, or a directory in the data directory "
+						 "that was not loaded)" :
 						 "");
 			return rc;
 		}
@@ -738,8 +753,9 @@ cmd_channel(void *arg, int argc, char **argv, struct sl_json *out)
 	if (argc == 4 && strcmp(argv[1], "create") == 0) {
 		rc = sl_broker_chan_create(b, argv[2], (int)part, argv[3], ordered);
 		if (rc != 0) {
-			sl_ctl_set_error(out, "channel '%s' of '%s': %s", argv[3], argv[2],
-					 sl_strerror(rc));
+			sl_ctl_set_error(out, "channel '%.80s' of '%.80s': %s%s", argv[3], argv[2],
+					 sl_strerror(rc),
+					 rc == -SL_E_NAME ? " (" SL_NAME_RULE ")" : "");
 			return rc;
 		}
 		sl_json_str(out, "created", argv[3]);

@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "cluster.h"
+#include "name.h"
 
 int
 sl_cluster_parse_ids(const char *s, uint32_t *ids, int max)
@@ -186,8 +187,8 @@ parse_part(struct sl_cluster *c, char **tok, int ntok, char *why, size_t wl)
 	p = &c->parts[c->nparts];
 	memset(p, 0, sizeof(*p));
 	m = &p->meta;
-	if (strlen(tok[1]) > SL_COORD_NAME_MAX) {
-		snprintf(why, wl, "topic name too long");
+	if (sl_name_check_str(tok[1]) != 0) {
+		snprintf(why, wl, "bad topic name '%.80s': %s", tok[1], SL_NAME_RULE);
 		return -EINVAL;
 	}
 	snprintf(p->topic, sizeof(p->topic), "%s", tok[1]);

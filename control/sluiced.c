@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "err.h"
 #include "idem.h"
 #include "membership.h"
+#include "name.h"
 #include "persist.h"
 #include "port.h"
 #include "wire.h"
@@ -68,6 +70,8 @@ struct opts {
 	uint32_t max_sessions_src;
 	int auto_create;
 	uint16_t auto_create_parts;
+	uint32_t max_topics;
+	uint64_t log_budget_mb;		/* UINT64_MAX: auto */
 	uint32_t node_id;
 	uint32_t mbufs;
 	int no_offload;
@@ -122,6 +126,11 @@ usage(const char *prog)
 	       "                         address cannot lock other clients out\n"
 	       "  --auto-create[=N]      create unknown topics on first publish, N partitions\n"
 	       "                         (off by default)\n"
+	       "  --max-topics N         most topics this node holds (default %d); a creation\n"
+	       "                         past it is refused (SL_E_CAPACITY)\n"
+	       "  --log-budget-mb N|auto memory all in-memory partition logs may take, MiB\n"
+	       "                         (partitions x --log-mb; 0 = no budget). Default auto:\n"
+	       "                         3/4 of the memory DPDK can still allocate at start\n"
 	       "  --topic NAME[:N[:D]]   create topic NAME with N partitions and durability D\n"
 	       "                         (memory|disk) at start, unless the data directory\n"
 	       "                         already holds it\n"
@@ -149,7 +158,7 @@ usage(const char *prog)
 	       "  --retain-age-s N       default retention by age, seconds (0 = no limit)\n"
 	       "  --help\n",
 	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW,
-	       SL_BROKER_MAX_CHANNELS);
+	       SL_BROKER_MAX_CHANNELS, SL_COORD_MAX_TOPICS_DEFAULT);
 }
 
 static void
@@ -173,6 +182,8 @@ opts_default(struct opts *o)
 	o->max_sessions = 4096;
 	o->max_sessions_src = 256;
 	o->auto_create_parts = 1;
+	o->max_topics = SL_COORD_MAX_TOPICS_DEFAULT;
+	o->log_budget_mb = UINT64_MAX;
 	o->node_id = 1;
 	o->mbufs = 16383;
 	o->segment_mb = 64;
@@ -187,7 +198,7 @@ enum {
 	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC,
 	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
-	O_HELP
+	O_MAX_TOPICS, O_LOG_BUDGET, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -214,6 +225,8 @@ static const struct option long_opts[] = {
 	{"max-sessions", required_argument, NULL, O_MAX_SESS},
 	{"max-sessions-per-source", required_argument, NULL, O_MAX_SESS_SRC},
 	{"auto-create", optional_argument, NULL, O_AUTO},
+	{"max-topics", required_argument, NULL, O_MAX_TOPICS},
+	{"log-budget-mb", required_argument, NULL, O_LOG_BUDGET},
 	{"topic", required_argument, NULL, O_TOPIC},
 	{"node-id", required_argument, NULL, O_NODE},
 	{"mbufs", required_argument, NULL, O_MBUFS},
@@ -309,6 +322,14 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 		o->auto_create = 1;
 		if (arg != NULL)
 			NUM(auto_create_parts, 1, SL_COORD_MAX_PARTS);
+		return 0;
+	case O_MAX_TOPICS: NUM(max_topics, 1, 1 << 20); return 0;
+	case O_LOG_BUDGET:
+		if (strcmp(arg, "auto") == 0) {
+			o->log_budget_mb = UINT64_MAX;
+			return 0;
+		}
+		NUM(log_budget_mb, 0, 1ull << 32);
 		return 0;
 	case O_TOPIC:
 		if (o->ntopics == MAX_TOPICS_AT_START)
@@ -561,6 +582,13 @@ create_topic_arg(struct sl_broker *b, const char *arg, const struct sl_persist_p
 	memcpy(name, arg, len);
 	name[len] = '\0';
 	rc = sl_broker_topic_create(b, name, (uint16_t)parts, 0, &pol);
+	if (rc == -SL_E_EXISTS &&
+	    sl_coord_topic_find(sl_broker_coord(b), name, (uint32_t)len) == NULL) {
+		/* a directory of that name the start skipped: serve the rest */
+		MLOG(ERR, "--topic %s: not served: the data directory holds a '%s' that was not "
+			  "loaded (see above)", arg, name);
+		return 0;
+	}
 	if (rc == -SL_E_EXISTS) {
 		MLOG(INFO, "--topic %s: already in the data directory, kept as it is", arg);
 		return 0;
@@ -568,7 +596,9 @@ create_topic_arg(struct sl_broker *b, const char *arg, const struct sl_persist_p
 	if (rc != 0)
 		MLOG(ERR, "--topic %s: %s%s", arg, sl_strerror(rc),
 		     rc == -SL_E_INVAL && pol.durability == SL_PERSIST_DISK && b != NULL ?
-			     " (disk durability needs --data-dir)" : "");
+			     " (disk durability needs --data-dir)" :
+		     rc == -SL_E_NAME ? " (" SL_NAME_RULE ")" :
+		     rc == -SL_E_CAPACITY ? " (--max-topics, --log-budget-mb, --log-mb)" : "");
 	return rc;
 }
 
@@ -586,7 +616,7 @@ main(int argc, char **argv)
 	struct rte_mempool *pool = NULL;
 	unsigned int lcore, lcores[RTE_MAX_LCORE], nl = 0;
 	uint16_t i, nopen = 0;
-	uint32_t dataroom;
+	uint32_t dataroom, skipped = 0;
 	char rundir[PATH_MAX];
 	int ret, rc = 1, eal_up = 0;
 
@@ -696,6 +726,9 @@ main(int argc, char **argv)
 	bc.sub_chan_idle_ms = o.sub_chan_idle_s * 1000;
 	bc.auto_create = o.auto_create;
 	bc.auto_create_parts = o.auto_create_parts;
+	bc.max_topics = o.max_topics;
+	bc.log_budget = o.log_budget_mb == UINT64_MAX ? SL_BROKER_LOG_BUDGET_AUTO :
+							 o.log_budget_mb << 20;
 	bc.anon_publish = o.anon_publish;
 	memset(&pc, 0, sizeof(pc));
 	pc.lcore = lcores[o.workers];
@@ -724,14 +757,29 @@ main(int argc, char **argv)
 		MLOG(ERR, "broker: %s", rte_strerror(rte_errno));
 		goto out_broker;
 	}
+	{
+		uint64_t budget;
+		uint32_t maxt;
+
+		sl_coord_limits(sl_broker_coord(b), &maxt, &budget);
+		if (budget == 0)
+			MLOG(INFO, "room for %u topic(s), no memory budget (--log-budget-mb 0)",
+			     maxt);
+		else
+			MLOG(INFO, "room for %u topic(s), in-memory logs within %s%" PRIu64
+				   " MiB (%" PRIu64 " partition(s) of --log-mb %" PRIu64 ")",
+			     maxt, o.log_budget_mb == UINT64_MAX ? "auto " : "", budget >> 20,
+			     budget / bc.log_bytes, o.log_mb);
+	}
 	/* topics before traffic: the saved ones (recovering their logs), then --topic */
-	ret = sl_broker_topics_load(b);
+	ret = sl_broker_topics_load(b, &skipped);
 	if (ret < 0) {
 		MLOG(ERR, "data directory %s: %s", o.data_dir, sl_strerror(ret));
 		goto out_broker;
 	}
 	if (o.data_dir != NULL)
-		MLOG(INFO, "data directory %s: %d topic(s) recovered", o.data_dir, ret);
+		MLOG(INFO, "data directory %s: %d topic(s) recovered%s", o.data_dir, ret,
+		     skipped ? ", some entries skipped (see above)" : "");
 	for (i = 0; i < o.ntopics; i++)
 		if (create_topic_arg(b, o.topics[i], &o.policy) != 0)
 			goto out_broker;

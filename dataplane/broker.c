@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -19,6 +20,7 @@
 
 #include "broker.h"
 #include "err.h"
+#include "name.h"
 #include "tstore.h"
 #include "wire.h"
 #include "worker.h"
@@ -39,6 +41,7 @@ struct sl_broker {
 	uint16_t next_owner;
 	int started;
 	uint32_t loaded;	/* topics recreated from the data directory */
+	uint32_t skipped;	/* entries of the data directory left as they are */
 };
 
 static uint32_t instance;
@@ -86,6 +89,41 @@ route_nodes(struct sl_broker_conf *c)
 	}
 }
 
+/* Free hugepage bytes of the kernel's default size (HugePages_Free x Hugepagesize). */
+static uint64_t
+kernel_free_hugepages(void)
+{
+	unsigned long long n = 0, kb = 0, v;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
+			n = v;
+		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
+			kb = v;
+	}
+	fclose(f);
+	return (uint64_t)(n * kb * 1024);
+}
+
+/* SL_BROKER_LOG_BUDGET_AUTO: 3/4 of what DPDK can still allocate on the broker's socket. */
+static uint64_t
+auto_log_budget(int socket_id)
+{
+	struct rte_malloc_socket_stats ms;
+	uint64_t avail = 0;
+
+	if (rte_malloc_get_socket_stats(socket_id < 0 ? 0 : socket_id, &ms) == 0)
+		avail = ms.heap_freesz_bytes;
+	if (rte_eal_has_hugepages())
+		avail += kernel_free_hugepages();
+	avail = avail / 4 * 3;
+	return avail != 0 ? avail : 1;	/* 0 would mean no budget */
+}
+
 struct sl_broker *
 sl_broker_open(const struct sl_broker_conf *conf)
 {
@@ -107,6 +145,8 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	b->conf = *conf;
 	route_nodes(&b->conf);
 	cc.node_id = conf->node_id;
+	cc.max_topics = conf->max_topics;
+	cc.mem_budget = conf->log_budget == SL_BROKER_LOG_BUDGET_AUTO ? 0 : conf->log_budget;
 	b->coord = sl_coord_open(&cc);
 	sc.max_sessions = conf->max_sessions;
 	sc.max_per_source = conf->max_sessions_per_source;
@@ -136,6 +176,11 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		w->persist = conf->data_dir != NULL ? conf->persist : NULL;
 		w->sessions = b->sessions;
 		w->autocreate = b->autocreate;
+		snprintf(name, sizeof(name), "sl_acdone%u_%u", id, i);
+		w->acdone = rte_ring_create(name, 128, conf->socket_id,
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (w->acdone == NULL)
+			goto nomem;
 		w->viewreq = b->viewreq;
 		if (sl_worker_setup(w) != 0)
 			goto nomem;
@@ -167,6 +212,11 @@ sl_broker_open(const struct sl_broker_conf *conf)
 							 RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (b->workers[0]->txin[j] == NULL)
 			goto nomem;
+	}
+	if (conf->log_budget == SL_BROKER_LOG_BUDGET_AUTO) {
+		/* what the broker itself needs is allocated by now: the rest is for logs */
+		b->conf.log_budget = auto_log_budget(conf->socket_id);
+		sl_coord_set_budget(b->coord, b->conf.log_budget);
 	}
 	return b;
 nomem:
@@ -257,6 +307,13 @@ sl_broker_close(struct sl_broker *b)
 				rte_pktmbuf_free(m);
 			rte_ring_free(w->txin[j]);
 		}
+		if (w->acdone != NULL) {
+			while (rte_ring_dequeue(w->acdone, &obj) == 0) {
+				rte_pktmbuf_free(((struct sl_wautocreate *)obj)->m);
+				rte_free(obj);
+			}
+			rte_ring_free(w->acdone);
+		}
 		rte_ring_free(w->cmd);
 		sl_worker_teardown(w);
 		rte_free(w->parts);
@@ -264,8 +321,10 @@ sl_broker_close(struct sl_broker *b)
 		rte_free(w);
 	}
 	if (b->autocreate != NULL) {
-		while (rte_ring_dequeue(b->autocreate, &obj) == 0)
+		while (rte_ring_dequeue(b->autocreate, &obj) == 0) {
+			rte_pktmbuf_free(((struct sl_wautocreate *)obj)->m);
 			rte_free(obj);
+		}
 		rte_ring_free(b->autocreate);
 	}
 	if (b->viewreq != NULL) {
@@ -343,6 +402,36 @@ sl_broker_viewreq_take(struct sl_broker *b, struct sl_wviewreq *out)
 	return 1;
 }
 
+/* A worker's auto-creation request: create the topic (unless it exists by now) and hand
+ * the publish that asked back to that worker with the outcome, which it answers. */
+static void
+auto_create(struct sl_broker *b, struct sl_wautocreate *a)
+{
+	int rc = 0, found;
+
+	rcu_read_lock();
+	found = sl_coord_topic_find(b->coord, a->topic, (uint32_t)strlen(a->topic)) != NULL;
+	rcu_read_unlock();
+	if (!found) {
+		rc = sl_broker_topic_create(b, a->topic, b->conf.auto_create_parts,
+					    SL_COORD_TOPIC_AUTO, NULL);
+		if (rc == 0)
+			BLOG(INFO, "auto-created topic %s (%u partitions)", a->topic,
+			     b->conf.auto_create_parts);
+		else
+			BLOG(WARNING, "auto-creation of topic %s refused: %s", a->topic,
+			     sl_strerror(rc));
+	}
+	/* the answer is an error code of the protocol */
+	a->rc = rc == 0 || (-rc > SL_E_BASE && -rc < SL_E_MAX) ? rc : -SL_E_INTERNAL;
+	if (a->worker >= b->conf.nworkers ||
+	    rte_ring_sp_enqueue(b->workers[a->worker]->acdone, a) != 0) {
+		/* cannot happen (the ring holds more than can be asked): the client retries */
+		rte_pktmbuf_free(a->m);
+		rte_free(a);
+	}
+}
+
 int
 sl_broker_tick(struct sl_broker *b)
 {
@@ -350,23 +439,7 @@ sl_broker_tick(struct sl_broker *b)
 	void *obj;
 
 	while (rte_ring_sc_dequeue(b->autocreate, &obj) == 0) {
-		char *name = obj;
-		int rc;
-
-		rcu_read_lock();
-		rc = sl_coord_topic_find(b->coord, name, (uint32_t)strlen(name)) != NULL;
-		rcu_read_unlock();
-		if (!rc) {
-			rc = sl_broker_topic_create(b, name, b->conf.auto_create_parts,
-						    SL_COORD_TOPIC_AUTO, NULL);
-			if (rc == 0)
-				BLOG(INFO, "auto-created topic %s (%u partitions)", name,
-				     b->conf.auto_create_parts);
-			else
-				BLOG(WARNING, "auto-creation of topic %s failed: %s", name,
-				     sl_strerror(rc));
-		}
-		rte_free(name);
+		auto_create(b, obj);
 		n++;
 	}
 	return n;
@@ -462,18 +535,41 @@ stores_detach(struct sl_broker *b, void *const *states, uint16_t n)
 	}
 }
 
-int
-sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags,
-		       const struct sl_persist_policy *pol)
+/* Take p out of a worker that is not running (attached directly, before start). */
+static void
+detach_direct(struct sl_worker *w, const struct sl_partition *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nparts; i++) {
+		if (w->parts[i] == p) {
+			w->parts[i] = w->parts[--w->nparts];
+			return;
+		}
+	}
+}
+
+uint64_t
+sl_broker_topic_mem(const struct sl_broker *b, uint16_t nparts)
+{
+	return (uint64_t)nparts * b->conf.log_bytes;
+}
+
+/* Create a topic: a new one (load 0: its directory in the data directory is made here and,
+ * if the creation fails, removed), or one the data directory holds (load 1: its files are
+ * never removed). */
+static int
+topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags,
+	   const struct sl_persist_policy *pol, int load)
 {
 	uint16_t owners[SL_COORD_MAX_PARTS];
 	void *states[SL_COORD_MAX_PARTS];
 	struct sl_topic *t = NULL;
 	struct sl_pstore *st = NULL;
 	uint16_t i, attached = 0, stored = 0;
-	int rc;
+	int rc, made_dir = 0;
 
-	if (sl_wire_check_name(name, strlen(name)) != 0)
+	if (sl_name_check_str(name) != 0)
 		return -SL_E_NAME;
 	if (nparts == 0 || nparts > SL_COORD_MAX_PARTS ||
 	    (b->conf.max_parts_per_topic && nparts > b->conf.max_parts_per_topic))
@@ -484,13 +580,23 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 		pol = &b->conf.policy;
 	if (pol->durability == SL_PERSIST_DISK && b->conf.data_dir == NULL)
 		return -SL_E_INVAL;
-	if (b->conf.data_dir != NULL) {
-		rc = sl_tstore_save(b->conf.data_dir, name, nparts, pol);
+	/* room first: nothing is allocated or written for a topic that does not fit */
+	if (sl_coord_room(b->coord, sl_broker_topic_mem(b, nparts)) != 0)
+		return -SL_E_CAPACITY;
+	if (b->conf.data_dir != NULL && !load) {
+		rc = sl_tstore_create(b->conf.data_dir, name, nparts, pol);
+		if (rc == -EEXIST) {
+			BLOG(ERR, "topic %s: %s/%s exists but holds no loaded topic (see the "
+			     "start log): move it out of the data directory to use the name",
+			     name, b->conf.data_dir, name);
+			return -SL_E_EXISTS;
+		}
 		if (rc != 0) {
 			BLOG(ERR, "topic %s: cannot save its configuration in %s: %s", name,
 			     b->conf.data_dir, sl_strerror(rc));
 			return -SL_E_IO;
 		}
+		made_dir = 1;
 	}
 	memset(states, 0, sizeof(states));
 	for (i = 0; i < nparts; i++) {
@@ -530,6 +636,7 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 		rc = -errno;
 		goto fail;
 	}
+	t->mem = sl_broker_topic_mem(b, nparts);
 	for (i = 0; i < nparts; i++)
 		sl_partition_set_coord(states[i], &t->parts[i]);
 	/* hand every partition to its worker before the topic becomes visible */
@@ -545,8 +652,9 @@ sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, u
 			/* workers not running yet: attach directly */
 			struct sl_worker *w = b->workers[owners[attached]];
 
-			w->parts[w->nparts++] = states[attached];
-			rc = 0;
+			rc = w->nparts < SL_WORKER_MAX_PARTS ? 0 : -SL_E_LIMIT;
+			if (rc == 0)
+				w->parts[w->nparts++] = states[attached];
 		}
 		if (rc != 0)
 			goto fail;
@@ -560,33 +668,77 @@ fail:
 	for (i = 0; i < attached; i++) {
 		struct sl_wcmd *c = cmd_new(SL_WCMD_DETACH, states[i]);
 
-		if (c != NULL && run_cmd_free(b, owners[i], c) == -ETIMEDOUT)
+		int r = c != NULL ? run_cmd_free(b, owners[i], c) : -ENOMEM;
+
+		if (r == -EAGAIN)
+			detach_direct(b->workers[owners[i]], states[i]);
+		else if (r != 0)
 			states[i] = NULL; /* the worker may still hold it: leak */
 	}
 	stores_detach(b, states, stored);
 	for (i = 0; i < nparts; i++)
 		sl_partition_close(states[i]);
 	sl_coord_topic_free(t);
+	if (made_dir) {
+		int r = sl_tstore_remove(b->conf.data_dir, name);
+
+		if (r != 0)
+			BLOG(ERR, "topic %s: the creation failed and %s/%s could not be removed: "
+			     "%s; remove it by hand", name, b->conf.data_dir, name,
+			     sl_strerror(r));
+	}
+	/* memory that could not be had, or a worker with no room for another partition,
+	 * is no room for this topic */
+	if (rc == -ENOMEM || rc == -SL_E_LIMIT)
+		rc = -SL_E_CAPACITY;
 	return rc;
 }
 
+int
+sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags,
+		       const struct sl_persist_policy *pol)
+{
+	return topic_make(b, name, nparts, flags, pol, 0);
+}
+
+/* One entry of the data directory at start: load the topic it holds, or say why not and
+ * what to do; the node serves the others either way. */
 static int
-load_topic_cb(void *arg, const char *name)
+load_topic_cb(void *arg, const char *name, const char *skip)
 {
 	struct sl_broker *b = arg;
+	const char *dir = b->conf.data_dir;
 	struct sl_persist_policy pol;
 	uint16_t nparts = 0;
 	char why[256] = "";
 	int rc;
 
-	rc = sl_tstore_load(b->conf.data_dir, name, &nparts, &pol, why, sizeof(why));
-	if (rc != 0) {
-		BLOG(ERR, "topic %s not loaded: %s", name, why[0] ? why : sl_strerror(rc));
+	if (skip != NULL) {
+		BLOG(WARNING, "data directory %s: '%s' skipped: %s, so not a topic; move it out "
+		     "of the data directory", dir, name, skip);
+		b->skipped++;
 		return 0;
 	}
-	rc = sl_broker_topic_create(b, name, nparts, 0, &pol);
+	rc = sl_tstore_load(dir, name, &nparts, &pol, why, sizeof(why));
 	if (rc != 0) {
-		BLOG(ERR, "topic %s not loaded: %s", name, sl_strerror(rc));
+		BLOG(ERR, "data directory %s: topic %s not loaded: %s; fix %s/%s/topic.conf or "
+		     "move %s/%s out of the data directory, then restart", dir, name,
+		     why[0] ? why : sl_strerror(rc), dir, name, dir, name);
+		b->skipped++;
+		return 0;
+	}
+	rc = topic_make(b, name, nparts, 0, &pol, 1);
+	if (rc != 0) {
+		BLOG(ERR, "data directory %s: topic %s not loaded: %s; %s", dir, name,
+		     sl_strerror(rc),
+		     rc == -SL_E_CAPACITY ?
+			     "raise sluiced --max-topics or --log-budget-mb (or lower --log-mb), "
+			     "then restart" :
+		     rc == -SL_E_IO ?
+			     "its partition storage is damaged (see above): repair it or move "
+			     "the directory out of the data directory, then restart" :
+			     "fix or move the directory out of the data directory, then restart");
+		b->skipped++;
 		return 0;
 	}
 	b->loaded++;
@@ -594,14 +746,19 @@ load_topic_cb(void *arg, const char *name)
 }
 
 int
-sl_broker_topics_load(struct sl_broker *b)
+sl_broker_topics_load(struct sl_broker *b, uint32_t *skipped)
 {
 	int rc;
 
+	b->loaded = 0;
+	b->skipped = 0;
+	if (skipped != NULL)
+		*skipped = 0;
 	if (b->conf.data_dir == NULL)
 		return 0;
-	b->loaded = 0;
 	rc = sl_tstore_foreach(b->conf.data_dir, load_topic_cb, b);
+	if (skipped != NULL)
+		*skipped = b->skipped;
 	return rc < 0 ? rc : (int)b->loaded;
 }
 

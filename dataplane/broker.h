@@ -34,6 +34,9 @@
 #define SL_BROKER_MAX_CHANNELS 32	/* per partition */
 #define SL_BROKER_MAX_NODES 64
 #define SL_BROKER_MAX_KEYS 2		/* cluster keys at once (rotation) */
+/* log_budget: 3/4 of the memory DPDK can still allocate once the broker is open (its heap's
+ * free bytes, plus the kernel's free hugepages it may map when it uses hugepages) */
+#define SL_BROKER_LOG_BUDGET_AUTO UINT64_MAX
 
 /* A cluster node (for replica traffic). */
 struct sl_broker_node {
@@ -87,6 +90,12 @@ struct sl_broker_conf {
 	uint64_t sub_chan_idle_ms;	/* idle anonymous durable channels expire (0: never) */
 	int auto_create;		/* create unknown topics on first publish */
 	uint16_t auto_create_parts;
+	/* room for topics, checked before any creation (auto, control socket, --topic,
+	 * cluster file, data directory at start): refused with SL_E_CAPACITY */
+	uint32_t max_topics;		/* 0 = SL_COORD_MAX_TOPICS_DEFAULT */
+	uint64_t log_budget;		/* bytes the partitions' in-memory logs may take in
+					 * all (nparts x log_bytes per topic); 0 = no budget,
+					 * SL_BROKER_LOG_BUDGET_AUTO: sl_broker_open sets it */
 	uint16_t max_parts_per_topic;
 	int anon_publish;		/* accept PUB/MPUB with session 0 (no idempotency) */
 	/* storage: without data_dir every topic lives in memory only */
@@ -241,18 +250,27 @@ unsigned int
 sl_broker_worker_lcore(const struct sl_broker *b, uint16_t w);
 
 /** Create a topic with nparts partitions (spread over the workers) and storage policy
- * pol (NULL: the node's default). With a data directory the topic's configuration is
- * saved and its partitions recover what their disk logs hold. 0, -SL_E_EXISTS,
- * -SL_E_NAME, -SL_E_INVAL (also: disk durability without a data directory),
- * -SL_E_LIMIT, -SL_E_IO, -ENOMEM. */
+ * pol (NULL: the node's default). With a data directory the topic gets a new directory
+ * there (never one that exists already: -SL_E_EXISTS) holding its configuration; a
+ * creation that fails leaves nothing behind. 0, -SL_E_EXISTS, -SL_E_NAME (name.h),
+ * -SL_E_INVAL (also: disk durability without a data directory), -SL_E_CAPACITY (no room:
+ * topic limit, memory budget, or the memory itself), -SL_E_IO, or a negative errno. */
 int
 sl_broker_topic_create(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flags,
 		       const struct sl_persist_policy *pol);
 
 /** Recreate every topic saved in the data directory (at start, before the ports take
- * traffic). Returns the number of topics loaded or a negative errno. */
+ * traffic); its partitions recover what their disk logs hold. An entry that is not a
+ * topic (foreign, invalid name) or cannot be loaded (damaged configuration or storage, no
+ * room) is logged, naming it and what to do, and left as it is. Returns the number of
+ * topics loaded (*skipped: entries left, may be NULL) or a negative errno (the data
+ * directory cannot be read). */
 int
-sl_broker_topics_load(struct sl_broker *b);
+sl_broker_topics_load(struct sl_broker *b, uint32_t *skipped);
+
+/** Bytes one more topic of nparts partitions counts against the memory budget. */
+uint64_t
+sl_broker_topic_mem(const struct sl_broker *b, uint16_t nparts);
 
 /**
  * Install a partition's replication view (leader, epoch, leader session, replicas, ISR,

@@ -17,6 +17,8 @@ struct sl_coord {
 	uint32_t node_id;
 	uint32_t max_topics;
 	uint32_t ntopics;
+	uint64_t mem_budget;		/* 0: none */
+	uint64_t mem_used;		/* sum of the published topics' mem */
 };
 
 static uint32_t
@@ -54,7 +56,8 @@ sl_coord_open(const struct sl_coord_conf *conf)
 	if (c == NULL)
 		goto fail;
 	c->node_id = conf->node_id;
-	c->max_topics = conf->max_topics ? conf->max_topics : 4096;
+	c->max_topics = conf->max_topics ? conf->max_topics : SL_COORD_MAX_TOPICS_DEFAULT;
+	c->mem_budget = conf->mem_budget;
 	c->topics = cds_lfht_new(64, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
 	if (c->topics == NULL)
 		goto fail;
@@ -85,6 +88,37 @@ uint32_t
 sl_coord_topic_count(const struct sl_coord *c)
 {
 	return __atomic_load_n(&c->ntopics, __ATOMIC_RELAXED);
+}
+
+uint64_t
+sl_coord_mem_used(const struct sl_coord *c)
+{
+	return __atomic_load_n(&c->mem_used, __ATOMIC_RELAXED);
+}
+
+void
+sl_coord_limits(const struct sl_coord *c, uint32_t *max_topics, uint64_t *mem_budget)
+{
+	*max_topics = c->max_topics;
+	*mem_budget = c->mem_budget;
+}
+
+void
+sl_coord_set_budget(struct sl_coord *c, uint64_t mem_budget)
+{
+	c->mem_budget = mem_budget;
+}
+
+int
+sl_coord_room(const struct sl_coord *c, uint64_t mem)
+{
+	uint64_t used = sl_coord_mem_used(c);
+
+	if (sl_coord_topic_count(c) >= c->max_topics)
+		return -SL_E_CAPACITY;
+	if (c->mem_budget != 0 && (mem > c->mem_budget || used > c->mem_budget - mem))
+		return -SL_E_CAPACITY;
+	return 0;
 }
 
 struct sl_topic *
@@ -159,13 +193,14 @@ sl_coord_topic_add(struct sl_coord *c, struct sl_topic *t)
 {
 	struct cds_lfht_node *old;
 
-	if (c->ntopics >= c->max_topics)
-		return -SL_E_LIMIT;
+	if (sl_coord_room(c, t->mem) != 0)
+		return -SL_E_CAPACITY;
 	old = cds_lfht_add_unique(c->topics, name_hash(t->name, t->name_len), name_match, t,
 				  &t->node);
 	if (old != &t->node)
 		return -SL_E_EXISTS;
 	__atomic_add_fetch(&c->ntopics, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->mem_used, t->mem, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -175,6 +210,7 @@ sl_coord_topic_del(struct sl_coord *c, struct sl_topic *t)
 	if (cds_lfht_del(c->topics, &t->node) != 0)
 		return -ENOENT;
 	__atomic_sub_fetch(&c->ntopics, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&c->mem_used, t->mem, __ATOMIC_RELAXED);
 	return 0;
 }
 

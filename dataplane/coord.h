@@ -60,13 +60,18 @@ struct sl_topic {
 	uint16_t nparts;
 	uint32_t flags;
 	uint64_t created_ns;		/* wall clock */
+	uint64_t mem;			/* bytes its partitions' logs reserve, counted against
+					 * the memory budget (set before sl_coord_topic_add) */
 	struct sl_coord_part *parts;	/* nparts entries, fixed for the topic's life */
 };
 
 struct sl_coord_conf {
 	uint32_t node_id;
-	uint32_t max_topics;		/* 0 = 4096 */
+	uint32_t max_topics;		/* 0 = SL_COORD_MAX_TOPICS_DEFAULT */
+	uint64_t mem_budget;		/* bytes all topics' logs may reserve; 0 = no budget */
 };
+
+#define SL_COORD_MAX_TOPICS_DEFAULT 1024
 
 struct sl_coord;
 
@@ -84,6 +89,28 @@ sl_coord_node_id(const struct sl_coord *c);
 /** Number of topics. Any thread (approximate while changing). */
 uint32_t
 sl_coord_topic_count(const struct sl_coord *c);
+
+/** Bytes the published topics reserve (the sum of their `mem`). Any thread (approximate
+ * while changing). */
+uint64_t
+sl_coord_mem_used(const struct sl_coord *c);
+
+/** The limits: *max_topics and *mem_budget (0: no budget). */
+void
+sl_coord_limits(const struct sl_coord *c, uint32_t *max_topics, uint64_t *mem_budget);
+
+/** Set the memory budget (0: none). Control thread, before the workers start. */
+void
+sl_coord_set_budget(struct sl_coord *c, uint64_t mem_budget);
+
+/**
+ * Is there room for one more topic reserving mem bytes: fewer topics than the limit and,
+ * with a budget, the reserved memory plus mem within it? 0 or -SL_E_CAPACITY. Any thread:
+ * a worker asks before it queues an auto-creation (a racy but safe answer: the control
+ * thread, the only writer, asks again before it creates).
+ */
+int
+sl_coord_room(const struct sl_coord *c, uint64_t mem);
 
 /**
  * Find a topic by name. Calling context: RCU read side (a registered, online QSBR
@@ -103,8 +130,8 @@ struct sl_topic *
 sl_coord_topic_alloc(struct sl_coord *c, const char *name, uint16_t nparts,
 		     const uint16_t *owners, void *const *states, uint32_t flags);
 
-/** Publish a topic. -SL_E_EXISTS if the name is taken, -SL_E_LIMIT if full. Control
- * thread (online). */
+/** Publish a topic. -SL_E_EXISTS if the name is taken, -SL_E_CAPACITY if there is no room
+ * for it (sl_coord_room). Control thread (online). */
 int
 sl_coord_topic_add(struct sl_coord *c, struct sl_topic *t);
 

@@ -14,6 +14,7 @@
 
 #include "bytes.h"
 #include "err.h"
+#include "name.h"
 #include "wire.h"
 
 /* address block: u16 partition, u8 topic_len, u8 channel_len */
@@ -48,24 +49,10 @@ op_valid(uint8_t op)
 	       (op >= SL_OP_OK && op <= SL_OP_WELCOME);
 }
 
-static int
-name_char_ok(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '.' || c == '_' || c == '-' || c == '#';
-}
-
 int
 sl_wire_check_name(const char *name, size_t len)
 {
-	size_t i;
-
-	if (name == NULL || len == 0 || len > SL_WIRE_NAME_MAX)
-		return -SL_E_NAME;
-	for (i = 0; i < len; i++)
-		if (!name_char_ok((uint8_t)name[i]))
-			return -SL_E_NAME;
-	return 0;
+	return sl_name_check(name, len);
 }
 
 static const char *const op_names[256] = {

@@ -308,7 +308,8 @@ int
 sl_wire_encode_msg(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		   const struct sl_wire_msg *m);
 
-/** Validate a topic or channel name: 1..64 bytes of [A-Za-z0-9._-#]. Returns 0 or -SL_E_NAME. */
+/** Validate a topic or channel name: sl_name_check() of dataplane/base/name.h (1..64 bytes
+ * of [A-Za-z0-9._-#], not starting with '.'). Returns 0 or -SL_E_NAME. */
 int
 sl_wire_check_name(const char *name, size_t len);
 

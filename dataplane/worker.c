@@ -499,24 +499,37 @@ forward_to(struct sl_worker *w, struct req *r, uint16_t owner)
 	w->st.fwd_out++;
 }
 
-/* Ask the control thread to create a topic a publish names (the client's retry finds
- * it). Control rate: bounded by the ring, so the allocation is fine. */
+/* A publish names a topic that does not exist: hand its frame to the control thread,
+ * which creates the topic and gives the frame back (poll_autocreated). Refused at once
+ * when the node has no room for a topic (SL_E_CAPACITY) or too many creations wait
+ * (SL_E_FULL: the client retries). Control rate: bounded by the ring, so the allocation
+ * is fine. Consumes r->m. */
 static void
-autocreate_ask(struct sl_worker *w, const struct target *t)
+autocreate_ask(struct sl_worker *w, struct req *r, const struct target *t)
 {
-	char *name;
+	uint64_t mem = (uint64_t)w->conf->auto_create_parts * w->conf->log_bytes;
+	struct sl_wautocreate *a = NULL;
+	int rc = sl_coord_room(w->coord, mem);
 
-	if (rte_ring_count(w->autocreate) >= 64)
+	if (rc == 0 && rte_ring_count(w->autocreate) < SL_WORKER_AUTOCREATE_MAX)
+		a = rte_malloc(NULL, sizeof(*a), 0);
+	if (a == NULL) {
+		reply_err(w, r, rc != 0 ? rc : -SL_E_FULL, t->partition,
+			  rc != 0 ? NULL : "topic creations queued: retry");
 		return;
-	name = rte_malloc(NULL, SL_COORD_NAME_MAX + 1, 0);
-	if (name == NULL)
+	}
+	a->m = r->m;
+	a->pi = r->pi;
+	a->worker = w->idx;
+	a->rc = 0;
+	memcpy(a->topic, t->topic, t->topic_len);
+	a->topic[t->topic_len] = '\0';
+	if (rte_ring_mp_enqueue(w->autocreate, a) != 0) {
+		rte_free(a);
+		reply_err(w, r, -SL_E_FULL, t->partition, "topic creations queued: retry");
 		return;
-	memcpy(name, t->topic, t->topic_len);
-	name[t->topic_len] = '\0';
-	if (rte_ring_mp_enqueue(w->autocreate, name) != 0)
-		rte_free(name);
-	else
-		w->st.auto_create_req++;
+	}
+	w->st.auto_create_req++;
 }
 
 static uint16_t
@@ -545,12 +558,12 @@ target_partition(struct sl_worker *w, struct req *r, const struct op_handler *h,
 	struct sl_partition *p;
 
 	if (t == NULL) {
-		if (h->publish && w->conf->auto_create) {
-			autocreate_ask(w, tg);
-			rte_pktmbuf_free(r->m);
-			return NULL;
-		}
-		reply_err(w, r, SL_E_TOPIC, tg->partition, NULL);
+		/* a frame back from auto-creation gets its outcome: asked once */
+		if (h->publish && w->conf->auto_create && w->ac_rc == 0)
+			autocreate_ask(w, r, tg);
+		else
+			reply_err(w, r, w->ac_rc != 0 ? w->ac_rc : SL_E_TOPIC, tg->partition,
+				  NULL);
 		return NULL;
 	}
 	if (tg->partition == SL_WIRE_PART_ANY && h->publish)
@@ -979,6 +992,26 @@ clock_update(struct sl_worker *w)
 	w->now_ns = (uint64_t)((double)(w->now_tsc - w->tsc_base) * w->ns_per_tsc);
 }
 
+/* Publishes back from auto-creation: handled again, so they run on the new topic or are
+ * answered with the reason it was not created. */
+static uint32_t
+poll_autocreated(struct sl_worker *w)
+{
+	void *obj;
+	uint32_t n = 0;
+
+	while (rte_ring_sc_dequeue(w->acdone, &obj) == 0) {
+		struct sl_wautocreate *a = obj;
+
+		w->ac_rc = a->rc != 0 ? -a->rc : SL_E_TOPIC;
+		handle_frame(w, a->m, a->pi, 0);
+		w->ac_rc = 0;
+		rte_free(a);
+		n++;
+	}
+	return n;
+}
+
 static uint32_t
 poll_forwarded(struct sl_worker *w)
 {
@@ -1051,6 +1084,7 @@ iterate(struct sl_worker *w)
 
 	clock_update(w);
 	work = poll_cmds(w);
+	work += poll_autocreated(w);
 	work += poll_forwarded(w);
 	if (w->idx == 0)
 		work += poll_tx_handoff(w);

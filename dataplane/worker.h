@@ -42,6 +42,19 @@
 #define SL_WORKER_BURST 32
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
+#define SL_WORKER_AUTOCREATE_MAX 64	/* auto-creations waiting for the control thread */
+
+/* A publish for a topic that does not exist yet (with auto-creation): its frame travels
+ * to the control thread (autocreate ring), which creates the topic or refuses, and back
+ * to the worker that received it (its acdone ring) with the outcome: that worker then
+ * handles the frame again, so it is executed on the new topic or answered with rc. */
+struct sl_wautocreate {
+	struct rte_mbuf *m;		/* the request frame */
+	uint16_t pi;			/* port index it came in by */
+	uint16_t worker;		/* the worker it goes back to */
+	int rc;				/* set by the control thread: 0 or -SL_E_* */
+	char topic[SL_COORD_NAME_MAX + 1];
+};
 
 /* A request whose answer waits (a publish until durable and committed, a channel sync,
  * a lookup on disk): the request frame is kept and turned into the answer then. Its
@@ -90,6 +103,11 @@ struct sl_worker {
 	struct rte_ring *txin[SL_BROKER_MAX_WORKERS];	/* worker 0 only: worker i's frames
 							 * for ports with one TX queue */
 	struct rte_ring *autocreate;			/* this worker -> control */
+	struct rte_ring *acdone;			/* control -> this worker: the
+							 * auto-creations it asked for */
+	int ac_rc;					/* > 0 while a frame back from
+							 * auto-creation is handled:
+							 * -(its rc) or SL_E_TOPIC */
 	struct rte_ring *viewreq;			/* this worker -> control: ISR */
 	struct sl_worker **peers;			/* every worker, by index */
 	struct sl_coord *coord;

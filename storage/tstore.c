@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "name.h"
 #include "tstore.h"
 
 void
@@ -43,18 +44,25 @@ mkdir_p(const char *path)
 	return 0;
 }
 
-int
-sl_tstore_save(const char *data_dir, const char *topic, uint16_t nparts,
-	       const struct sl_persist_policy *pol)
+static void
+fsync_dir(const char *dir)
 {
-	char dir[PATH_MAX - 32], path[PATH_MAX], tmp[PATH_MAX], sync[32];
-	FILE *f;
-	int rc, fd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
 
-	snprintf(dir, sizeof(dir), "%s/%s", data_dir, topic);
-	rc = mkdir_p(dir);
-	if (rc != 0)
-		return rc;
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* topic.conf in dir (which exists), with tmp + fsync + rename. */
+static int
+conf_write(const char *dir, uint16_t nparts, const struct sl_persist_policy *pol)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], sync[32];
+	FILE *f;
+	int rc;
+
 	snprintf(path, sizeof(path), "%s/topic.conf", dir);
 	snprintf(tmp, sizeof(tmp), "%s/topic.conf.tmp", dir);
 	f = fopen(tmp, "w");
@@ -75,11 +83,46 @@ sl_tstore_save(const char *data_dir, const char *topic, uint16_t nparts,
 		unlink(tmp);
 		return rc;
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
+	fsync_dir(dir);
+	return 0;
+}
+
+int
+sl_tstore_save(const char *data_dir, const char *topic, uint16_t nparts,
+	       const struct sl_persist_policy *pol)
+{
+	char dir[PATH_MAX - 32];
+	int rc;
+
+	if (sl_name_check_str(topic) != 0)
+		return -EINVAL;
+	snprintf(dir, sizeof(dir), "%s/%s", data_dir, topic);
+	rc = mkdir_p(dir);
+	return rc != 0 ? rc : conf_write(dir, nparts, pol);
+}
+
+int
+sl_tstore_create(const char *data_dir, const char *topic, uint16_t nparts,
+		 const struct sl_persist_policy *pol)
+{
+	char dir[PATH_MAX - 32];
+	int rc;
+
+	if (sl_name_check_str(topic) != 0)
+		return -EINVAL;
+	rc = mkdir_p(data_dir);
+	if (rc != 0)
+		return rc;
+	if (snprintf(dir, sizeof(dir), "%s/%s", data_dir, topic) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0750) != 0)
+		return -errno;
+	rc = conf_write(dir, nparts, pol);
+	if (rc != 0) {
+		sl_tstore_remove(data_dir, topic);
+		return rc;
 	}
+	fsync_dir(data_dir);
 	return 0;
 }
 
@@ -103,6 +146,8 @@ sl_tstore_load(const char *data_dir, const char *topic, uint16_t *nparts,
 	int rc = 0, have_parts = 0;
 	FILE *f;
 
+	if (sl_name_check_str(topic) != 0)
+		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/%s/topic.conf", data_dir, topic);
 	f = fopen(path, "r");
 	if (f == NULL)
@@ -177,8 +222,7 @@ sl_tstore_remove(const char *data_dir, const char *topic)
 {
 	char dir[PATH_MAX];
 
-	if (topic[0] == '\0' || strchr(topic, '/') != NULL || strcmp(topic, "..") == 0 ||
-	    strcmp(topic, ".") == 0)
+	if (sl_name_check_str(topic) != 0)
 		return -EINVAL;
 	snprintf(dir, sizeof(dir), "%s/%s", data_dir, topic);
 	if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
@@ -192,24 +236,39 @@ cmp_names(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-int
-sl_tstore_foreach(const char *data_dir, int (*fn)(void *arg, const char *topic), void *arg)
+/* Why data_dir/name is not a topic to load, or NULL. */
+static const char *
+not_a_topic(const char *data_dir, const char *name)
 {
-	struct dirent **ents;
 	char path[PATH_MAX];
 	struct stat st;
+
+	if (sl_name_check_str(name) != 0)
+		return "not a valid topic name (" SL_NAME_RULE ")";
+	snprintf(path, sizeof(path), "%s/%s", data_dir, name);
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return "not a directory";
+	snprintf(path, sizeof(path), "%s/%s/topic.conf", data_dir, name);
+	if (stat(path, &st) != 0)
+		return "no topic.conf";
+	return NULL;
+}
+
+int
+sl_tstore_foreach(const char *data_dir,
+		  int (*fn)(void *arg, const char *entry, const char *skip), void *arg)
+{
+	struct dirent **ents;
 	int i, n, rc = 0;
 
 	n = scandir(data_dir, &ents, NULL, cmp_names);
 	if (n < 0)
 		return errno == ENOENT ? 0 : -errno;
 	for (i = 0; i < n; i++) {
-		if (rc == 0 && ents[i]->d_name[0] != '.') {
-			snprintf(path, sizeof(path), "%s/%s/topic.conf", data_dir,
-				 ents[i]->d_name);
-			if (stat(path, &st) == 0)
-				rc = fn(arg, ents[i]->d_name);
-		}
+		const char *e = ents[i]->d_name;
+
+		if (rc == 0 && strcmp(e, ".") != 0 && strcmp(e, "..") != 0)
+			rc = fn(arg, e, not_a_topic(data_dir, e));
 		free(ents[i]);
 	}
 	free(ents);

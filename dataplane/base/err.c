@@ -30,6 +30,7 @@ static const char *const texts[SL_E_MAX - SL_E_BASE] = {
 	[SL_E_INTERNAL - SL_E_BASE] = "internal error",
 	[SL_E_INVAL - SL_E_BASE] = "invalid argument",
 	[SL_E_TIMEOUT - SL_E_BASE] = "timed out",
+	[SL_E_CAPACITY - SL_E_BASE] = "no room for another topic (topic limit or memory budget)",
 };
 
 const char *

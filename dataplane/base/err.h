@@ -33,6 +33,9 @@ enum sl_err {
 	SL_E_INTERNAL = 1021,	/* bug: please report */
 	SL_E_INVAL = 1022,	/* invalid argument value */
 	SL_E_TIMEOUT = 1023,	/* no answer in time (client side) */
+	SL_E_CAPACITY = 1024,	/* no room for another topic: the node's topic limit or memory
+				 * budget (sluiced --max-topics, --log-budget-mb) is reached, or
+				 * the memory for its logs could not be had; nothing was created */
 	SL_E_MAX
 };
 

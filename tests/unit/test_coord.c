@@ -166,9 +166,11 @@ test_add_find_del(void)
 
 	d = alloc_topic(c, "delta", 1);
 	e = alloc_topic(c, "echo", 1);
-	CHECK(sl_coord_topic_add(c, d) == 0 && sl_coord_topic_add(c, e) == -SL_E_LIMIT &&
+	CHECK(sl_coord_room(c, 0) == 0, "max_topics 3, 2 topics: room for one more");
+	CHECK(sl_coord_topic_add(c, d) == 0 && sl_coord_room(c, 0) == -SL_E_CAPACITY &&
+		      sl_coord_topic_add(c, e) == -SL_E_CAPACITY &&
 		      sl_coord_topic_count(c) == 3 && sl_coord_topic_find(c, "echo", 4) == NULL,
-	      "max_topics 3: the 4th add is -SL_E_LIMIT and not visible");
+	      "max_topics 3: no room, the 4th add is -SL_E_CAPACITY and not visible");
 
 	sl_coord_foreach(c, all_cb, &mask);
 	CHECK(mask == ((1u << 0) | (1u << 1) | (1u << 3)), "foreach visits alpha, beta, delta");
@@ -205,26 +207,75 @@ static void
 test_default_limit(void)
 {
 	struct sl_coord *c = open_coord(1, 0);
-	static struct sl_topic *t[4097];
+	static struct sl_topic *t[SL_COORD_MAX_TOPICS_DEFAULT + 1];
 	char name[16];
 	uint32_t i, added = 0;
 	int rc = 0;
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < 4097; i++) {
+	for (i = 0; i < SL_COORD_MAX_TOPICS_DEFAULT + 1; i++) {
 		snprintf(name, sizeof(name), "t%u", i);
 		t[i] = alloc_topic(c, name, 1);
 		rc = t[i] != NULL ? sl_coord_topic_add(c, t[i]) : -ENOMEM;
 		if (rc == 0)
 			added++;
 	}
-	CHECK(added == 4096 && rc == -SL_E_LIMIT, "max_topics 0 means 4096 (%u added)", added);
-	for (i = 0; i < 4096; i++)
+	CHECK(added == SL_COORD_MAX_TOPICS_DEFAULT && rc == -SL_E_CAPACITY,
+	      "max_topics 0 means %d (%u added)", SL_COORD_MAX_TOPICS_DEFAULT, added);
+	for (i = 0; i < SL_COORD_MAX_TOPICS_DEFAULT; i++)
 		sl_coord_topic_del(c, t[i]);
 	synchronize_rcu();
-	for (i = 0; i < 4097; i++)
+	for (i = 0; i < SL_COORD_MAX_TOPICS_DEFAULT + 1; i++)
 		sl_coord_topic_free(t[i]);
+	sl_coord_close(c);
+}
+
+/* The memory budget: every topic's mem counts until it is deleted; a topic that would pass
+ * the budget is refused with -SL_E_CAPACITY and not visible. */
+static void
+test_budget(void)
+{
+	struct sl_coord_conf cc = {.node_id = 1, .max_topics = 100, .mem_budget = 10 << 20};
+	struct sl_coord *c = sl_coord_open(&cc);
+	struct sl_topic *a, *b2, *x;
+	uint64_t budget;
+	uint32_t maxt;
+
+	if (c == NULL)
+		return;
+	sl_coord_limits(c, &maxt, &budget);
+	CHECK(maxt == 100 && budget == 10 << 20 && sl_coord_mem_used(c) == 0, "limits as set");
+	CHECK(sl_coord_room(c, 11 << 20) == -SL_E_CAPACITY && sl_coord_room(c, 10 << 20) == 0,
+	      "more than the budget: no room; exactly the budget: room");
+	CHECK(sl_coord_room(c, UINT64_MAX) == -SL_E_CAPACITY, "a huge request does not wrap");
+	a = alloc_topic(c, "a", 1);
+	b2 = alloc_topic(c, "b", 1);
+	x = alloc_topic(c, "x", 1);
+	a->mem = 6 << 20;
+	b2->mem = 4 << 20;
+	x->mem = 1;
+	CHECK(sl_coord_topic_add(c, a) == 0 && sl_coord_mem_used(c) == 6 << 20,
+	      "a takes 6 MiB");
+	CHECK(sl_coord_room(c, 4 << 20) == 0 && sl_coord_room(c, (4 << 20) + 1) == -SL_E_CAPACITY,
+	      "4 MiB left, not a byte more");
+	CHECK(sl_coord_topic_add(c, b2) == 0 && sl_coord_mem_used(c) == 10 << 20,
+	      "b takes the last 4 MiB");
+	CHECK(sl_coord_topic_add(c, x) == -SL_E_CAPACITY && sl_coord_topic_find(c, "x", 1) == NULL &&
+		      sl_coord_mem_used(c) == 10 << 20,
+	      "x (1 byte) past the budget: -SL_E_CAPACITY, not visible, nothing counted");
+	CHECK(sl_coord_topic_del(c, a) == 0 && sl_coord_mem_used(c) == 4 << 20 &&
+		      sl_coord_topic_add(c, x) == 0,
+	      "deleting a gives its memory back: x fits");
+	sl_coord_set_budget(c, 0);
+	CHECK(sl_coord_room(c, UINT64_MAX) == 0, "budget 0: no budget");
+	sl_coord_topic_del(c, b2);
+	sl_coord_topic_del(c, x);
+	CHECK(sl_coord_mem_used(c) == 0 && sl_coord_topic_count(c) == 0, "all deleted: 0 used");
+	synchronize_rcu();
+	sl_coord_topic_free(a);
+	sl_coord_topic_free(b2);
+	sl_coord_topic_free(x);
 	sl_coord_close(c);
 }
 
@@ -373,6 +424,7 @@ main(void)
 	test_alloc();
 	test_add_find_del();
 	test_default_limit();
+	test_budget();
 	test_set_meta();
 	test_rcu_race();
 	rcu_unregister_thread();

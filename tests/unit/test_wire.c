@@ -249,6 +249,35 @@ test_names(void)
 		      "bad name #%zu rejected", i);
 	CHECK(sl_wire_check_name("a\0b", 3) == -SL_E_NAME, "embedded NUL rejected");
 	CHECK(sl_wire_check_name("ab", 1) == 0, "only len bytes are looked at");
+	/* a topic name is a directory under --data-dir: no '.', '..' or hidden name */
+	CHECK(sl_wire_check_name(".", 1) == -SL_E_NAME, "'.' rejected");
+	CHECK(sl_wire_check_name("..", 2) == -SL_E_NAME, "'..' rejected");
+	CHECK(sl_wire_check_name(".x", 2) == -SL_E_NAME, "leading dot rejected");
+	CHECK(sl_wire_check_name("x.", 2) == 0 && sl_wire_check_name("a..b", 4) == 0,
+	      "dots after the first byte accepted");
+	{
+		/* the decoders and encoders apply it: PUB to '..', SUB to '.'/'.x' */
+		uint8_t pub[] = { 0x00, 0x00, 0x02, 0x00, '.', '.', 0x00, 0x00, 0x00, 0x01, 'm' };
+		uint8_t sub[] = { 0x00, 0x00, 0x01, 0x02, '.', '.', 'x', 0x00, 0x00, 0, 0, 0, 1 };
+		uint8_t buf[128];
+		struct sl_wire_hdr h = { .version = SL_WIRE_VERSION, .session = 1, .seq = 1 };
+		struct sl_wire_sub so;
+		struct sl_wire_pub p;
+		const void *m = "m";
+		uint32_t l = 1;
+
+		CHECK(sl_wire_decode_pub(pub, sizeof(pub), 0, &p) == -SL_E_NAME,
+		      "PUB to '..' -> SL_E_NAME");
+		CHECK(sl_wire_decode_sub(sub, sizeof(sub), &so) == -SL_E_NAME,
+		      "SUB to topic '.' -> SL_E_NAME");
+		sub[4] = 't';
+		CHECK(sl_wire_decode_sub(sub, sizeof(sub), &so) == -SL_E_NAME,
+		      "SUB with channel '.x' -> SL_E_NAME");
+		sub[5] = 'c';
+		CHECK(sl_wire_decode_sub(sub, sizeof(sub), &so) == 0, "SUB t/cx accepted");
+		CHECK(sl_wire_encode_pub(buf, sizeof(buf), &h, 0, 0, "..", 0, 0, 1, &m, &l) ==
+		      -SL_E_NAME, "PUB encoder refuses '..'");
+	}
 }
 
 static void
