@@ -38,8 +38,8 @@ sl_cluster_parse_ids(const char *s, uint32_t *ids, int max)
 	return n > 0 ? n : -EINVAL;
 }
 
-static int
-has(const uint32_t *ids, int n, uint32_t id)
+int
+sl_cluster_has(const uint32_t *ids, int n, uint32_t id)
 {
 	int i;
 
@@ -59,23 +59,24 @@ sl_cluster_check_meta(const struct sl_part_meta *m, char *err, size_t err_len)
 		return -EINVAL;
 	}
 	for (i = 0; i < m->nreplicas; i++) {
-		if (has(m->replicas, i, m->replicas[i])) {
+		if (sl_cluster_has(m->replicas, i, m->replicas[i])) {
 			snprintf(err, err_len, "replica %u listed twice", m->replicas[i]);
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < m->nisr; i++) {
-		if (!has(m->replicas, m->nreplicas, m->isr[i]) || has(m->isr, i, m->isr[i])) {
+		if (!sl_cluster_has(m->replicas, m->nreplicas, m->isr[i]) ||
+		    sl_cluster_has(m->isr, i, m->isr[i])) {
 			snprintf(err, err_len, "ISR member %u is not a replica, or listed twice",
 				 m->isr[i]);
 			return -EINVAL;
 		}
 	}
-	if (!has(m->replicas, m->nreplicas, m->leader)) {
+	if (!sl_cluster_has(m->replicas, m->nreplicas, m->leader)) {
 		snprintf(err, err_len, "leader %u is not a replica", m->leader);
 		return -EINVAL;
 	}
-	if (!has(m->isr, m->nisr, m->leader)) {
+	if (!sl_cluster_has(m->isr, m->nisr, m->leader)) {
 		snprintf(err, err_len, "leader %u is not in the ISR", m->leader);
 		return -EINVAL;
 	}

@@ -56,6 +56,10 @@ sl_cluster_load(const char *path, struct sl_cluster *c, char *err, size_t err_le
 int
 sl_cluster_parse_ids(const char *s, uint32_t *ids, int max);
 
+/** 1 if id is among the n ids, else 0. Any thread. */
+int
+sl_cluster_has(const uint32_t *ids, int n, uint32_t id);
+
 /** Check a partition view: leader and ISR members are replicas, no duplicates, the ISR
  * holds the leader, at least one replica. 0 or -EINVAL with `err` set. Any thread. */
 int

@@ -24,17 +24,6 @@ static const struct sl_membership_ops *const backends[] = {
 };
 
 static int
-has(const uint32_t *ids, uint8_t n, uint32_t id)
-{
-	uint8_t i;
-
-	for (i = 0; i < n; i++)
-		if (ids[i] == id)
-			return 1;
-	return 0;
-}
-
-static int
 leader_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq *q, uint32_t self,
 		struct sl_part_meta *next)
 {
@@ -42,12 +31,13 @@ leader_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq *q, uin
 
 	if (q->epoch != cur->epoch || q->session != cur->leader_session ||
 	    cur->leader == self || q->nisr == 0 ||
-	    q->nisr > cur->nreplicas || !has(q->isr, q->nisr, cur->leader))
+	    q->nisr > cur->nreplicas || !sl_cluster_has(q->isr, q->nisr, cur->leader))
 		return 0;
 	for (i = 0; i < q->nisr; i++) {
-		if (!has(cur->replicas, cur->nreplicas, q->isr[i]) || has(q->isr, i, q->isr[i]))
+		if (!sl_cluster_has(cur->replicas, cur->nreplicas, q->isr[i]) ||
+		    sl_cluster_has(q->isr, i, q->isr[i]))
 			return 0;
-		same = same && has(cur->isr, cur->nisr, q->isr[i]);
+		same = same && sl_cluster_has(cur->isr, cur->nisr, q->isr[i]);
 	}
 	if (same)
 		return 0;
@@ -68,8 +58,8 @@ sl_membership_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq 
 		return leader_isr_next(cur, q, self, next);
 	case SL_VIEWREQ_ISR_JOIN:
 		/* only the leader's own requests: a view we lead */
-		if (cur->leader != self || has(cur->isr, cur->nisr, q->node) ||
-		    !has(cur->replicas, cur->nreplicas, q->node) ||
+		if (cur->leader != self || sl_cluster_has(cur->isr, cur->nisr, q->node) ||
+		    !sl_cluster_has(cur->replicas, cur->nreplicas, q->node) ||
 		    cur->nisr == SL_COORD_MAX_REPLICAS)
 			return 0;
 		*next = *cur;
@@ -77,7 +67,7 @@ sl_membership_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq 
 		return 1;
 	case SL_VIEWREQ_ISR_LEAVE:
 		if (cur->leader != self || q->node == cur->leader ||
-		    !has(cur->isr, cur->nisr, q->node))
+		    !sl_cluster_has(cur->isr, cur->nisr, q->node))
 			return 0;
 		*next = *cur;
 		for (i = 0; next->isr[i] != q->node; i++)
