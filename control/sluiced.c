@@ -83,6 +83,7 @@ struct opts {
 	const char *cluster;
 	const char *cluster_key;
 	int insecure_cluster;
+	uint32_t isr_lag_ms;
 	uint32_t segment_mb;
 	struct sl_persist_policy policy;
 };
@@ -145,6 +146,8 @@ usage(const char *prog)
 	       "  --cluster-key FILE     authenticate replica traffic with the key(s) in FILE\n"
 	       "                         (mode 0600; make one with `sluicectl keygen FILE`);\n"
 	       "                         needed with a cluster of more than one node\n"
+	       "  --isr-lag-ms N         a follower that has not held the leader's whole log\n"
+	       "                         within N ms leaves the ISR (default 1000)\n"
 	       "  --insecure-cluster     run a multi-node cluster without a key: anyone who can\n"
 	       "                         reach the replica port can forge replica datagrams\n"
 	       "  --data-dir DIR         keep topics on disk in DIR (default: memory only);\n"
@@ -179,6 +182,7 @@ opts_default(struct opts *o)
 	o->sub_chans = 16;
 	o->sub_chans_per_src = 8;
 	o->sub_chan_idle_s = 0;
+	o->isr_lag_ms = 1000;
 	o->max_sessions = 4096;
 	o->max_sessions_src = 256;
 	o->auto_create_parts = 1;
@@ -196,7 +200,7 @@ enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
-	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_DATA_DIR, O_DURABILITY, O_SYNC,
+	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_ISR_LAG, O_DATA_DIR, O_DURABILITY, O_SYNC,
 	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
 	O_MAX_TOPICS, O_LOG_BUDGET, O_HELP
 };
@@ -237,6 +241,7 @@ static const struct option long_opts[] = {
 	{"cluster", required_argument, NULL, O_CLUSTER},
 	{"cluster-key", required_argument, NULL, O_CLUSTER_KEY},
 	{"insecure-cluster", no_argument, NULL, O_INSECURE_CLUSTER},
+	{"isr-lag-ms", required_argument, NULL, O_ISR_LAG},
 	{"durability", required_argument, NULL, O_DURABILITY},
 	{"sync", required_argument, NULL, O_SYNC},
 	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
@@ -345,6 +350,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_CLUSTER: o->cluster = arg; return 0;
 	case O_CLUSTER_KEY: o->cluster_key = arg; return 0;
 	case O_INSECURE_CLUSTER: o->insecure_cluster = 1; return 0;
+	case O_ISR_LAG: NUM(isr_lag_ms, 10, 3600000); return 0;
 	case O_DURABILITY:
 		if (strcmp(arg, "disk") == 0)
 			o->policy.durability = SL_PERSIST_DISK;
@@ -724,6 +730,7 @@ main(int argc, char **argv)
 	bc.sub_chans = o.sub_chans;
 	bc.sub_chans_per_src = o.sub_chans_per_src;
 	bc.sub_chan_idle_ms = o.sub_chan_idle_s * 1000;
+	bc.isr_lag_ms = o.isr_lag_ms;
 	bc.auto_create = o.auto_create;
 	bc.auto_create_parts = o.auto_create_parts;
 	bc.max_topics = o.max_topics;

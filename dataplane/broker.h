@@ -88,6 +88,7 @@ struct sl_broker_conf {
 	uint32_t sub_chans;		/* channels SUB may create per partition (0: any) */
 	uint32_t sub_chans_per_src;	/* ... per partition and client address (0: any) */
 	uint64_t sub_chan_idle_ms;	/* idle anonymous durable channels expire (0: never) */
+	uint32_t isr_lag_ms;		/* ISR lag window of replicated partitions (0: 1 s) */
 	int auto_create;		/* create unknown topics on first publish */
 	uint16_t auto_create_parts;
 	/* room for topics, checked before any creation (auto, control socket, --topic,

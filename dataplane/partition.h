@@ -71,6 +71,7 @@ typedef void (*sl_partition_send_fn)(void *arg, uint32_t to, const char *topic,
 struct sl_partition_repl_conf {
 	const char *topic;
 	uint32_t max_dgram;		/* largest replica datagram payload */
+	uint64_t isr_lag_ns;		/* ISR lag window (sl_repl_conf; 0: default) */
 	sl_partition_send_fn send;
 	void *send_arg;
 	struct rte_ring *viewreq;	/* ISR change requests to the control thread (MP) */

@@ -687,6 +687,7 @@ sl_partition_replicate(struct sl_partition *p, const struct sl_partition_repl_co
 		.node_id = p->conf.node_id,
 		.partition = p->conf.partid,
 		.max_dgram = rc->max_dgram,
+		.isr_lag_ns = rc->isr_lag_ns,
 		.ops = &p->repl_ops,
 	};
 

@@ -1228,6 +1228,7 @@ sl_worker_partition_replicate(struct sl_worker *w, struct sl_partition *p, const
 		.send_arg = w,
 		.viewreq = w->viewreq,
 		.scratch = w->rbuf,
+		.isr_lag_ns = (uint64_t)c->isr_lag_ms * 1000000,
 	};
 	uint16_t mtu = 9000, i;
 

@@ -84,6 +84,7 @@ enum { ST_OK = 0, ST_DUP, ST_GAP, ST_FENCED, ST_NOT_ISR, ST_STALE_VIEW, ST_PUB_A
 
 #define BURST 32			/* records resent per member per round */
 #define CHAN_PEND 64			/* leader: channel syncs in flight */
+#define MARKS 8				/* ISR lag marks per member (power of 2) */
 #define CHAN_CACHE 64			/* replica: channels with a cached position */
 
 enum { M_NONE, M_FOLLOW, M_PROBE, M_FETCH };
@@ -98,7 +99,12 @@ struct member {
 	uint64_t next;			/* next id to send */
 	uint64_t fetch_end;		/* validated end from its last FETCH */
 	uint64_t last_send_ns;
-	uint64_t behind_since;
+	uint64_t caught_ns;		/* last time it held the leader's whole log */
+	uint8_t mark_head, mark_n;	/* marks not reached yet, oldest first */
+	struct {
+		uint64_t end;		/* the leader's end at ns: reaching it ... */
+		uint64_t ns;		/* ... makes caught_ns ns */
+	} mark[MARKS];
 	uint64_t leave_ns;
 };
 
@@ -438,6 +444,57 @@ join_cancel(struct sl_repl *r)
 }
 
 /* leader: the rejoining member has our end and every channel position: ask isr_join */
+
+/*
+ * The ISR lag rule (Kafka's replica.lag.time.max.ms): a member stays in the ISR only while it
+ * has held the leader's whole log at some moment within the last conf.isr_lag_ns; progress
+ * alone does not keep it. caught_ns is the last such moment. With writes pipelined, the
+ * leader's end runs ahead of every ack, so the moment is found through marks: every
+ * isr_lag_ns / MARKS the leader notes its end and the time (mark_take, from leader_poll); an
+ * ack that reaches a mark's end proves the member held everything the leader had then. A
+ * healthy member reaches each mark within a round trip; one on a link slower than the write
+ * rate falls further behind and leaves once its newest reached mark is older than the window
+ * (judged to within isr_lag_ns / MARKS).
+ */
+static void
+caught_up(struct sl_repl *r, struct member *m)
+{
+	m->caught_ns = r->now;
+	m->mark_n = 0;
+}
+
+/* Leader loop: note the leader's end for a member that does not hold it. */
+static void
+mark_take(struct sl_repl *r, struct member *m)
+{
+	uint8_t last = (m->mark_head + m->mark_n - 1) & (MARKS - 1);
+
+	if (m->mark_n == MARKS || (m->mark_n && (m->mark[last].end == r->end ||
+			r->now - m->mark[last].ns < r->conf.isr_lag_ns / MARKS)))
+		return;
+	last = (m->mark_head + m->mark_n++) & (MARKS - 1);
+	m->mark[last].end = r->end;
+	m->mark[last].ns = r->now;
+}
+
+/* m->acked moved forward: the end, or the newest mark it reached, moves caught_ns. */
+static void
+progress(struct sl_repl *r, struct member *m)
+{
+	if (m->acked >= r->end) {
+		caught_up(r, m);
+	} else {
+		while (m->mark_n && m->acked >= m->mark[m->mark_head].end) {
+			if (m->mark[m->mark_head].ns > m->caught_ns)
+				m->caught_ns = m->mark[m->mark_head].ns;
+			m->mark_head = (m->mark_head + 1) & (MARKS - 1);
+			m->mark_n--;
+		}
+	}
+	if (r->now - m->caught_ns < r->conf.isr_lag_ns)
+		m->leave_asked = 0;
+}
+
 static void
 join_try(struct sl_repl *r)
 {
@@ -457,7 +514,7 @@ join_try(struct sl_repl *r)
 	m->leave_asked = 0;
 	m->acked = r->end;
 	m->next = r->end + 1;
-	m->behind_since = r->now;
+	caught_up(r, m);
 	m->last_send_ns = r->now;
 	r->join_idx = -1;
 	r->pause_until = 0;
@@ -575,7 +632,7 @@ become_leader(struct sl_repl *r)
 		/* an ISR member holds every committed record, ours included */
 		m->acked = m->in_isr ? r->commit : 0;
 		m->next = r->commit + 1;
-		m->behind_since = r->now;
+		caught_up(r, m);
 	}
 	advance_commit(r);
 }
@@ -944,8 +1001,7 @@ in_write_ack(struct sl_repl *r, struct din *d)
 	}
 	if (end > m->acked) {
 		m->acked = end;
-		m->behind_since = r->now;
-		m->leave_asked = 0;
+		progress(r, m);
 	}
 	if (d->status == ST_GAP) {
 		/* go back to what it holds; resend at once unless we just did */
@@ -1176,7 +1232,7 @@ in_fetch(struct sl_repl *r, struct din *d)
 	m->fetch_end = from - 1;
 	if (counted(m) && from - 1 > m->acked) {
 		m->acked = from - 1;
-		m->behind_since = r->now;
+		progress(r, m);
 		advance_commit(r);
 	}
 	join_try(r);
@@ -1437,6 +1493,8 @@ sl_repl_open(const struct sl_repl_conf *conf)
 		r->conf.retransmit_ns = 2000000;
 	if (!r->conf.lag_timeout_ns)
 		r->conf.lag_timeout_ns = 500000000;
+	if (!r->conf.isr_lag_ns)
+		r->conf.isr_lag_ns = SL_REPL_ISR_LAG_NS;
 	if (!r->conf.catchup_pause_ns)
 		r->conf.catchup_pause_ns = 50000000;
 	if (!r->conf.join_lag)
@@ -1561,7 +1619,7 @@ sl_repl_write(struct sl_repl *r, struct sl_crec *c, const void *msgs, uint64_t n
 		if (!counted(m))
 			continue;
 		if (m->acked + 1 == c->log_id)
-			m->behind_since = now_ns;
+			caught_up(r, m);	/* it held everything until now */
 		if (m->next == c->log_id)
 			r->unsent = 1;	/* up to date: the next flush sends it */
 	}
@@ -1644,12 +1702,13 @@ leader_poll(struct sl_repl *r)
 		if (!counted(m))
 			continue;
 		if (m->acked < r->end) {
+			mark_take(r, m);
 			if (now - m->last_send_ns >= rt) {
 				send_from(r, m, m->acked + 1);
 				r->st.retransmits++;
 				done++;
 			}
-			if (now - m->behind_since >= lag &&
+			if (now - m->caught_ns >= r->conf.isr_lag_ns &&
 			    (!m->leave_asked || now - m->leave_ns >= lag)) {
 				m->leave_asked = 1;
 				m->leave_ns = now;

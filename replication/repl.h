@@ -127,13 +127,21 @@ struct sl_repl_ops {
 			   uint32_t nisr);
 };
 
+/* Default ISR lag window: 1 s, as Kafka's replica.lag.time.max.ms is in spirit. */
+#define SL_REPL_ISR_LAG_NS 1000000000ull
+
 struct sl_repl_conf {
 	uint32_t node_id;		/* this node */
 	uint32_t partition;
 	uint64_t topic_hash;		/* identifies the topic in replica datagrams */
 	const struct sl_repl_ops *ops;
 	uint64_t retransmit_ns;		/* resend unacknowledged writes after this; 0 = 2 ms */
-	uint64_t lag_timeout_ns;	/* an ISR member silent this long leaves; 0 = 500 ms */
+	uint64_t lag_timeout_ns;	/* a replica that hears nothing from its leader this
+					 * long asks again; channel syncs give up after 4x;
+					 * 0 = 500 ms */
+	uint64_t isr_lag_ns;		/* an ISR member that has not held the leader's
+					 * whole log within this window leaves (progress
+					 * alone does not keep it); 0 = SL_REPL_ISR_LAG_NS */
 	uint64_t catchup_pause_ns;	/* longest write pause for a rejoin; 0 = 50 ms */
 	uint32_t max_dgram;		/* largest datagram the transport carries (its MTU
 					 * minus headers); 0 = SL_REPL_MAX_DGRAM */

@@ -905,6 +905,7 @@ node_open(struct node *n)
 	conf.topic_hash = sl_repl_topic_hash("sim", 3);
 	conf.retransmit_ns = 2 * MS;
 	conf.lag_timeout_ns = 40 * MS;
+	conf.isr_lag_ns = 40 * MS;
 	conf.catchup_pause_ns = 10 * MS;
 	conf.join_lag = 16;
 	conf.max_dgram = sim_maxd;

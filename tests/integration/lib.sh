@@ -116,13 +116,14 @@ stop_pid() {
 	return $rc
 }
 
-# publish_until NS ADDR TOPIC IN ACKED N: publish the lines of IN in the background
-# (sluice-pub -A ACKED logs each acknowledged line), return once N are acknowledged;
-# sets PUBPID.
+# publish_until NS ADDR TOPIC IN ACKED N [PUB_ARGS...]: publish the lines of IN in the
+# background (sluice-pub -A ACKED logs each acknowledged line), return once N are
+# acknowledged; sets PUBPID.
 publish_until() {
 	local ns=$1 addr=$2 topic=$3 in=$4 acked=$5 n=$6 i
+	shift 6
 	: > "$acked"
-	ip netns exec "$ns" "$PUB" -a "$addr" -A "$acked" "$topic" < "$in" \
+	ip netns exec "$ns" "$PUB" -a "$addr" -A "$acked" "$@" "$topic" < "$in" \
 		> /dev/null 2> "$acked.log" &
 	PUBPID=$!
 	PIDS+=("$PUBPID")

@@ -246,6 +246,7 @@ open_keep(uint32_t id, int keep_log)
 	c.ops = &fops;
 	c.retransmit_ns = 2 * MS;
 	c.lag_timeout_ns = 50 * MS;
+	c.isr_lag_ns = 50 * MS;
 	c.catchup_pause_ns = 10 * MS;
 	c.max_dgram = g_maxd;
 	return sl_repl_open(&c);
@@ -981,6 +982,62 @@ test_view(void)
 	sl_repl_close(r);
 }
 
+/* Run a leader of three for 60 writes, one every 2 ms: member 1 acks everything at once,
+ * member 2 acks what `lag2` says. Returns the time member 2 was asked out (0: never). */
+static uint64_t
+lag_run(uint64_t (*lag2)(uint64_t end))
+{
+	struct sl_repl *r = leader3();
+	uint64_t t, out = 0;
+	int k;
+
+	for (k = 1; k <= 60; k++) {
+		t = 2 * MS * k;
+		CHECK(lwrite(r, t) == 0);
+		sl_repl_flush(r, t);
+		f.nout = 0;
+		ack(r, 1, 0, end_of(), E2, t);
+		if (lag2(end_of()))
+			ack(r, 2, 0, lag2(end_of()), E2, t);
+		sl_repl_poll(r, t);
+		f.nout = 0;
+		if (!out && f.nleft)
+			out = t;
+	}
+	CHECK(f.nleft == 0 || f.left[0] == 2);
+	sl_repl_close(r);
+	return out;
+}
+
+static uint64_t
+half(uint64_t end)
+{
+	return end / 2;
+}
+
+static uint64_t
+five_behind(uint64_t end)
+{
+	return end > 5 ? end - 5 : 0;
+}
+
+/* The ISR lag is a time (Kafka's replica.lag.time.max.ms): a member that falls further and
+ * further behind leaves once it has not held the leader's log within the window (50 ms here),
+ * though it acks progress every 2 ms (the rule before only asked for progress: it never left);
+ * one that stays a few records (10 ms) behind stays. */
+static void
+test_isr_lag_by_time(void)
+{
+	uint64_t t = lag_run(half);
+
+
+
+	/* it held at t the log of t / 2: out at t = 100 ms, judged early by at most the mark
+	 * spacing (50 / 8 ms, rounded up to the 2 ms polls) */
+	CHECK(t >= 90 * MS && t <= 100 * MS);
+	CHECK(lag_run(five_behind) == 0);
+}
+
 int
 main(void)
 {
@@ -991,6 +1048,7 @@ main(void)
 	test_leader_window_retransmit();
 	test_leader_packing();
 	test_leader_rollback();
+	test_isr_lag_by_time();
 	test_chan_sync();
 	test_catchup();
 	test_reset();
