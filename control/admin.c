@@ -444,8 +444,9 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 					      -ENOTSUP;
 			if (rc != 0) {
 				sl_ctl_set_error(out, "topic '%.80s': %s", argv[2],
-						 rc == -ENOTSUP ? "--replicas needs sluiced --etcd" :
-						 sl_strerror(rc));
+						 rc == -ENOTSUP ?
+							 "--replicas needs sluiced --etcd" :
+							 sl_strerror(rc));
 				return rc == -ENOTSUP ? -SL_E_INVAL : rc;
 			}
 			sl_json_str(out, "created", argv[2]);

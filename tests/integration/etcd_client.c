@@ -309,7 +309,8 @@ test_failover(void)
 
 	snprintf(eps, sizeof(eps), "%s,%s", dead, live);
 	e = open_ep(eps, 0);
-	CHECK(e != NULL && strcmp(sl_etcd_endpoint(e), dead) == 0, "first endpoint is the dead one");
+	CHECK(e != NULL && strcmp(sl_etcd_endpoint(e), dead) == 0,
+	      "first endpoint is the dead one");
 	if (e == NULL)
 		return;
 	rc = sl_etcd_put(e, "/f/k", "v", 1, 0, &rev);
