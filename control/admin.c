@@ -35,6 +35,7 @@ struct snap_part {
 static struct admin {
 	struct sl_broker *b;
 	struct sl_persist *persist;
+	struct sl_membership *ms;	/* topic create --replicas goes through it */
 	uint64_t start_tsc;
 	uint64_t next_snap_tsc;
 	pthread_mutex_t snap_lock;
@@ -388,7 +389,7 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 {
 	struct sl_broker *b = arg;
 	struct sl_persist_policy pol = sl_broker_get_conf(b)->policy;
-	long parts = 1, v;
+	long parts = 1, v, replicas = 0;
 	int rc, i;
 
 	if (argc >= 2 && strcmp(argv[1], "list") == 0) {
@@ -427,8 +428,31 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 			else if (strcmp(k, "--keep-unconsumed") == 0 &&
 				 parse_int(val, 0, 1, &v) == 0)
 				pol.retain_unconsumed = (int)v;
+			else if (strcmp(k, "--replicas") == 0 &&
+				 parse_int(val, 1, SL_COORD_MAX_REPLICAS, &replicas) == 0)
+				;
 			else
 				goto create_usage;
+		}
+		if (replicas != 0) {
+			/* a cluster-wide topic: the membership backend records it, its
+			 * controller places the partitions, every node creates it by watch */
+			rc = adm.ms != NULL ? sl_membership_topic_create(
+						      adm.ms, argv[2], (uint16_t)parts,
+						      (uint8_t)replicas,
+						      pol.durability == SL_PERSIST_DISK) :
+					      -ENOTSUP;
+			if (rc != 0) {
+				sl_ctl_set_error(out, "topic '%.80s': %s", argv[2],
+						 rc == -ENOTSUP ?
+							 "--replicas needs sluiced --etcd" :
+							 sl_strerror(rc));
+				return rc == -ENOTSUP ? -SL_E_INVAL : rc;
+			}
+			sl_json_str(out, "created", argv[2]);
+			sl_json_u64(out, "partitions", (uint64_t)parts);
+			sl_json_u64(out, "replicas", (uint64_t)replicas);
+			return 0;
 		}
 		rc = sl_broker_topic_create(b, argv[2], (uint16_t)parts, 0, &pol);
 		if (rc != 0) {
@@ -454,7 +478,7 @@ cmd_topic(void *arg, int argc, char **argv, struct sl_json *out)
 create_usage:
 		sl_ctl_set_error(out, "usage: topic create <name> [partitions] [--durability "
 				      "memory|disk] [--sync always|every:N|ms:T] [--retain-mb N] "
-				      "[--retain-age-s N] [--keep-unconsumed 0|1]");
+				      "[--retain-age-s N] [--keep-unconsumed 0|1] [--replicas R]");
 		return -SL_E_INVAL;
 	}
 	if (argc == 3 && strcmp(argv[1], "delete") == 0) {
@@ -1110,6 +1134,7 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 
 	adm.start_tsc = rte_get_tsc_cycles();
 	adm.persist = p;
+	adm.ms = ms;
 	adm.snap = calloc(SNAP_MAX, sizeof(*adm.snap));
 	adm.building = calloc(SNAP_MAX, sizeof(*adm.building));
 	if (adm.snap == NULL || adm.building == NULL)
@@ -1118,7 +1143,8 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 	rc |= sl_ctl_register(ctl, "topic", cmd_topic, b,
 			      "topic create <name> [partitions] [--durability memory|disk] "
 			      "[--sync always|every:N|ms:T] [--retain-mb N] [--retain-age-s N] "
-			      "[--keep-unconsumed 0|1] | topic list | topic info <name> "
+			      "[--keep-unconsumed 0|1] [--replicas R (--etcd)] | topic list | "
+			      "topic info <name> "
 			      "| topic delete <name>");
 	rc |= sl_ctl_register(ctl, "channel", cmd_channel, b,
 			      "channel list <topic> | channel create <topic> <channel> "

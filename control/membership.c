@@ -21,6 +21,7 @@ RTE_LOG_REGISTER_SUFFIX(sl_membership_logtype, membership, INFO);
 
 static const struct sl_membership_ops *const backends[] = {
 	&sl_membership_static_ops,
+	&sl_membership_etcd_ops,
 };
 
 static int
@@ -192,6 +193,15 @@ out:
 	if (rc != 0)
 		snprintf(err, err_len, "%s", sl_strerror(rc));
 	return rc;
+}
+
+int
+sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t nparts,
+			   uint8_t replicas, int disk)
+{
+	if (m->ops->topic_create == NULL)
+		return -ENOTSUP;
+	return m->ops->topic_create(m, name, nparts, replicas, disk);
 }
 
 void

@@ -39,6 +39,8 @@
 #include "partition.h"
 
 #define SL_MEMBERSHIP_MAX_NODES 64
+#define SL_MEMBERSHIP_ETCD_PREFIX "/sluice/default"
+#define SL_MEMBERSHIP_ETCD_TTL_S 2
 
 /* A member node. */
 struct sl_membership_node {
@@ -49,8 +51,14 @@ struct sl_membership_node {
 
 struct sl_membership_conf {
 	const char *backend;		/* "static" (NULL: "static") */
-	const char *source;		/* static: the cluster file (NULL: single node) */
+	const char *source;		/* static: the cluster file (NULL: single node);
+					 * etcd: the endpoints, "http://H:P[,http://H:P...]" */
 	uint32_t node_id;		/* this node */
+	/* etcd only (docs/cluster.md) */
+	const char *prefix;		/* key prefix (NULL: SL_MEMBERSHIP_ETCD_PREFIX) */
+	uint32_t ip;			/* this node's replica address (host byte order) */
+	uint16_t port;			/* this node's replica UDP port */
+	uint32_t lease_ttl_s;		/* node lease TTL (0: SL_MEMBERSHIP_ETCD_TTL_S) */
 	char *err;			/* open: what is wrong, "FILE:LINE: ..." (may be NULL) */
 	size_t err_len;
 };
@@ -76,6 +84,11 @@ struct sl_membership_ops {
 	void (*poll)(struct sl_membership *m);
 	/* Free the backend's state: may be NULL. */
 	void (*close)(struct sl_membership *m);
+	/* A cluster-wide topic (`sluicectl topic create ... --replicas R`): record it where
+	 * the backend keeps topics; its partitions are placed by the controller. May be NULL
+	 * (the static backend: topics are local). 0 or a negative error. */
+	int (*topic_create)(struct sl_membership *m, const char *name, uint16_t nparts,
+			    uint8_t replicas, int disk);
 };
 
 /* The handle: the backend's operations, the node list, the broker once attached. */
@@ -92,6 +105,9 @@ struct sl_membership {
 
 /** The static backend: the --cluster file (control/membership_static.c). */
 extern const struct sl_membership_ops sl_membership_static_ops;
+/** The etcd backend: nodes, controller and views in etcd (control/membership_etcd.c,
+ * docs/cluster.md). */
+extern const struct sl_membership_ops sl_membership_etcd_ops;
 
 /**
  * Open the membership backend named in conf and read its node list. No EAL needed.
@@ -126,6 +142,13 @@ sl_membership_poll(struct sl_membership *m);
 int
 sl_membership_set_view(struct sl_membership *m, const char *topic, uint16_t part,
 		       struct sl_part_meta *next, char *err, size_t err_len);
+
+/** Create a topic cluster-wide (nparts partitions of `replicas` replicas, disk or memory
+ * durability) through the backend: -ENOTSUP when the backend keeps topics per node (static),
+ * else 0 or a negative error. Control thread, online RCU reader. */
+int
+sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t nparts,
+			   uint8_t replicas, int disk);
 
 /** Close the backend and free the handle (NULL is fine). Control thread. */
 void

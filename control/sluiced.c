@@ -7,6 +7,7 @@
  *
  *   sluiced [EAL options] -- [sluiced options]     (sluiced --help)
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
@@ -84,6 +85,9 @@ struct opts {
 	const char *cluster_key;
 	int insecure_cluster;
 	uint32_t isr_lag_ms;
+	const char *etcd;		/* etcd endpoints: the etcd membership backend */
+	const char *etcd_prefix;
+	uint32_t etcd_ttl_s;
 	uint32_t segment_mb;
 	struct sl_persist_policy policy;
 };
@@ -148,6 +152,11 @@ usage(const char *prog)
 	       "                         needed with a cluster of more than one node\n"
 	       "  --isr-lag-ms N         a follower that has not held the leader's whole log\n"
 	       "                         within N ms leaves the ISR (default 1000)\n"
+	       "  --etcd URL[,URL...]    join the cluster whose state etcd holds (no cluster\n"
+	       "                         file): http://HOST:2379,... (docs/cluster.md)\n"
+	       "  --etcd-prefix P        the cluster's key prefix in etcd (default %s)\n"
+	       "  --etcd-ttl-s N         this node's lease in etcd: a node silent this long\n"
+	       "                         is gone and its partitions fail over (default %u)\n"
 	       "  --insecure-cluster     run a multi-node cluster without a key: anyone who can\n"
 	       "                         reach the replica port can forge replica datagrams\n"
 	       "  --data-dir DIR         keep topics on disk in DIR (default: memory only);\n"
@@ -161,7 +170,8 @@ usage(const char *prog)
 	       "  --retain-age-s N       default retention by age, seconds (0 = no limit)\n"
 	       "  --help\n",
 	       prog, SL_BROKER_MAX_PORTS, SL_WIRE_UDP_PORT, SL_IDEM_WINDOW,
-	       SL_BROKER_MAX_CHANNELS, SL_COORD_MAX_TOPICS_DEFAULT);
+	       SL_BROKER_MAX_CHANNELS, SL_COORD_MAX_TOPICS_DEFAULT, SL_MEMBERSHIP_ETCD_PREFIX,
+	       SL_MEMBERSHIP_ETCD_TTL_S);
 }
 
 static void
@@ -202,7 +212,7 @@ enum {
 	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_ISR_LAG, O_DATA_DIR, O_DURABILITY, O_SYNC,
 	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
-	O_MAX_TOPICS, O_LOG_BUDGET, O_HELP
+	O_MAX_TOPICS, O_LOG_BUDGET, O_ETCD, O_ETCD_PREFIX, O_ETCD_TTL, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -242,6 +252,9 @@ static const struct option long_opts[] = {
 	{"cluster-key", required_argument, NULL, O_CLUSTER_KEY},
 	{"insecure-cluster", no_argument, NULL, O_INSECURE_CLUSTER},
 	{"isr-lag-ms", required_argument, NULL, O_ISR_LAG},
+	{"etcd", required_argument, NULL, O_ETCD},
+	{"etcd-prefix", required_argument, NULL, O_ETCD_PREFIX},
+	{"etcd-ttl-s", required_argument, NULL, O_ETCD_TTL},
 	{"durability", required_argument, NULL, O_DURABILITY},
 	{"sync", required_argument, NULL, O_SYNC},
 	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
@@ -351,6 +364,9 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_CLUSTER_KEY: o->cluster_key = arg; return 0;
 	case O_INSECURE_CLUSTER: o->insecure_cluster = 1; return 0;
 	case O_ISR_LAG: NUM(isr_lag_ms, 10, 3600000); return 0;
+	case O_ETCD: o->etcd = arg; return 0;
+	case O_ETCD_PREFIX: o->etcd_prefix = arg; return 0;
+	case O_ETCD_TTL: NUM(etcd_ttl_s, 1, 3600); return 0;
 	case O_DURABILITY:
 		if (strcmp(arg, "disk") == 0)
 			o->policy.durability = SL_PERSIST_DISK;
@@ -458,6 +474,11 @@ parse_args(struct opts *o, int argc, char **argv)
 			o->nports, o->nips);
 		return -1;
 	}
+	if (o->etcd != NULL && o->cluster != NULL) {
+		fprintf(stderr, "sluiced: --cluster and --etcd are two ways to know the cluster: "
+				"give one\n");
+		return -1;
+	}
 	if (o->chan_window & (o->chan_window - 1)) {
 		fprintf(stderr, "sluiced: --chan-window must be a power of two\n");
 		return -1;
@@ -491,9 +512,11 @@ load_cluster_key(const struct opts *o, struct sl_broker_conf *bc, uint32_t nnode
 
 	if (o->cluster_key == NULL) {
 		if (nnodes > 1 && !o->insecure_cluster) {
-			MLOG(ERR, "--cluster %s has %u nodes: replica traffic needs a key "
+			MLOG(ERR, "%s %s has %u nodes: replica traffic needs a key "
 				  "(--cluster-key FILE, made by `sluicectl keygen FILE`), or "
-				  "--insecure-cluster to run without one", o->cluster, nnodes);
+				  "--insecure-cluster to run without one",
+			     o->etcd != NULL ? "--etcd" : "--cluster",
+			     o->etcd != NULL ? o->etcd : o->cluster, nnodes);
 			return -EINVAL;
 		}
 		if (nnodes > 1)
@@ -519,21 +542,38 @@ open_membership(const struct opts *o, struct sl_broker_conf *bc)
 {
 	char err[512] = "";
 	struct sl_membership_conf mc = {
-		.backend = "static",
-		.source = o->cluster,
+		.backend = o->etcd != NULL ? "etcd" : "static",
+		.source = o->etcd != NULL ? o->etcd : o->cluster,
 		.node_id = o->node_id,
 		.err = err,
 		.err_len = sizeof(err),
+		.prefix = o->etcd_prefix,
+		.port = (uint16_t)(o->udp_port + 1),
+		.lease_ttl_s = o->etcd_ttl_s,
 	};
-	struct sl_membership *m = sl_membership_open(&mc);
+	struct sl_membership *m;
 	const struct sl_membership_node *me;
 	uint32_t i;
 
+	if (o->etcd != NULL) {
+		/* the node's replica address: its first --ip */
+		char ip[INET_ADDRSTRLEN] = "";
+		struct in_addr a;
+
+		snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(o->ips[0], "/"), o->ips[0]);
+		if (inet_pton(AF_INET, ip, &a) != 1) {
+			MLOG(ERR, "--etcd: --ip %s is not an IPv4 address", o->ips[0]);
+			return NULL;
+		}
+		mc.ip = ntohl(a.s_addr);
+	}
+	m = sl_membership_open(&mc);
 	if (m == NULL) {
-		MLOG(ERR, "--cluster %s", err[0] != '\0' ? err : rte_strerror(rte_errno));
+		MLOG(ERR, "%s %s", o->etcd != NULL ? "--etcd" : "--cluster",
+		     err[0] != '\0' ? err : rte_strerror(rte_errno));
 		return NULL;
 	}
-	if (o->cluster == NULL)
+	if (o->cluster == NULL && o->etcd == NULL)
 		return m;
 	me = sl_membership_node(m, o->node_id);
 	if (me->port != o->udp_port + 1) {
@@ -552,7 +592,8 @@ open_membership(const struct opts *o, struct sl_broker_conf *bc)
 	}
 	bc->nnodes = m->nnodes;
 	bc->repl_port = me->port;
-	if (load_cluster_key(o, bc, m->nnodes) != 0)
+	/* with etcd, more nodes may join at any time: a key is needed from the start */
+	if (load_cluster_key(o, bc, o->etcd != NULL ? SL_MEMBERSHIP_MAX_NODES : m->nnodes) != 0)
 		goto fail;
 	return m;
 fail:
@@ -791,7 +832,8 @@ main(int argc, char **argv)
 		if (create_topic_arg(b, o.topics[i], &o.policy) != 0)
 			goto out_broker;
 	if (sl_membership_start(mship, b) != 0) {
-		MLOG(ERR, "--cluster %s: the partition views cannot be installed", o.cluster);
+		MLOG(ERR, "%s %s: the partition views cannot be installed",
+		     o.etcd != NULL ? "--etcd" : "--cluster", o.etcd != NULL ? o.etcd : o.cluster);
 		goto out_broker;
 	}
 	memset(&cc, 0, sizeof(cc));

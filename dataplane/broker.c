@@ -89,6 +89,30 @@ route_nodes(struct sl_broker_conf *c)
 	}
 }
 
+int
+sl_broker_node_add(struct sl_broker *b, uint32_t id, uint32_t ip, uint16_t port)
+{
+	struct sl_broker_conf *c = &b->conf;
+	struct sl_broker_conf one;
+	uint32_t i;
+
+	if (c->repl_port == 0 || id == 0 || port == 0)
+		return -EINVAL;
+	for (i = 0; i < c->nnodes; i++)
+		if (c->nodes[i].id == id)
+			return c->nodes[i].ip == ip && c->nodes[i].port == port ? 1 : -EEXIST;
+	if (c->nnodes == SL_BROKER_MAX_NODES)
+		return -ENOSPC;
+	/* route the new entry alone (route_nodes works on a table) */
+	memcpy(&one, c, offsetof(struct sl_broker_conf, nodes));
+	one.nnodes = 1;
+	one.nodes[0] = (struct sl_broker_node){.id = id, .ip = ip, .port = port};
+	route_nodes(&one);
+	c->nodes[c->nnodes] = one.nodes[0];
+	__atomic_store_n(&c->nnodes, c->nnodes + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* Free hugepage bytes of the kernel's default size (HugePages_Free x Hugepagesize). */
 static uint64_t
 kernel_free_hugepages(void)

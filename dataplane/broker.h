@@ -239,6 +239,17 @@ struct sl_wviewreq;
 int
 sl_broker_viewreq_take(struct sl_broker *b, struct sl_wviewreq *out);
 
+/**
+ * Add a node to the replication node table at run time (a node that joined the cluster:
+ * the etcd membership backend). ip in network byte order, port its replica UDP port. The
+ * table only grows; each worker sets the node up (link keys, route) on its next tick, and
+ * until then neither sends to it nor accepts from it. 0 added, 1 already there with that
+ * address, -EEXIST there with another address (not changed), -ENOSPC table full, -EINVAL
+ * (no replication: repl_port 0). Control thread.
+ */
+int
+sl_broker_node_add(struct sl_broker *b, uint32_t id, uint32_t ip, uint16_t port);
+
 const struct sl_broker_conf *
 sl_broker_get_conf(const struct sl_broker *b);
 struct sl_coord *

@@ -18,6 +18,9 @@ struct sl_peer {
 	uint64_t asked_tsc[SL_BROKER_MAX_NODES];	/* last ARP request per node */
 	struct sl_peer_stats st;
 	uint8_t nkeys;					/* 0: no tags (insecure) */
+	uint32_t nknown;	/* nodes [0, nknown) of the broker's table are set up here: a
+				 * node added at run time (sl_broker_node_add) counts from the
+				 * next sl_peer_tick on */
 	uint64_t tx_seq[SL_BROKER_MAX_NODES];		/* next sequence, per receiver */
 	/* link keys by node index: this node -> node (first cluster key), node -> this
 	 * node (every cluster key) */
@@ -26,15 +29,17 @@ struct sl_peer {
 	struct sl_rlink_replay win[SL_BROKER_MAX_NODES][SL_BROKER_MAX_WORKERS];
 };
 
-/* Every link key of this node: tags for what it sends, checks for what it receives. */
+/* Every link key of this node for the nodes the table holds beyond those already set up:
+ * tags for what it sends, checks for what it receives. The table only grows; its count is
+ * published with a release store after the entry (sl_broker_node_add). */
 static void
 derive_keys(struct sl_peer *pr)
 {
 	const struct sl_broker_conf *bc = pr->conf.bconf;
-	uint32_t i, k;
+	uint32_t i, k, n = __atomic_load_n(&bc->nnodes, __ATOMIC_ACQUIRE);
 
 	pr->nkeys = bc->ncluster_keys;
-	for (i = 0; i < bc->nnodes; i++) {
+	for (i = pr->nknown; i < n; i++) {
 		pr->tx_seq[i] = pr->conf.seq0;
 		if (pr->nkeys == 0)
 			continue;
@@ -44,6 +49,7 @@ derive_keys(struct sl_peer *pr)
 			sl_rlink_key_derive(&pr->rx_key[k][i], bc->cluster_keys[k],
 					    bc->nodes[i].id, bc->node_id);
 	}
+	pr->nknown = n;
 }
 
 struct sl_peer *
@@ -96,7 +102,7 @@ node_of(const struct sl_peer *pr, uint32_t id)
 	const struct sl_broker_conf *bc = pr->conf.bconf;
 	uint32_t i;
 
-	for (i = 0; i < bc->nnodes; i++)
+	for (i = 0; i < pr->nknown; i++)
 		if (bc->nodes[i].id == id)
 			return &bc->nodes[i];
 	return NULL;
@@ -135,7 +141,9 @@ sl_peer_tick(struct sl_peer *pr, uint64_t now_tsc)
 
 	if (bc->repl_port == 0)
 		return;
-	for (i = 0; i < bc->nnodes; i++) {
+	if (pr->nknown != __atomic_load_n(&bc->nnodes, __ATOMIC_RELAXED))
+		derive_keys(pr);
+	for (i = 0; i < pr->nknown; i++) {
 		n = &bc->nodes[i];
 		if (n->id != bc->node_id && sl_net_arp_lookup(pr->arp[n->pi], n->ip, mac) != 0)
 			arp_ask(pr, n, now_tsc);
