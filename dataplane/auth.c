@@ -280,9 +280,11 @@ line_allow(struct parser *ps, struct sl_auth_table *t, char **w, int nw)
 static int
 parse_line(struct parser *ps, struct sl_auth_table *t, char *line)
 {
-	char *w[5], *save = NULL, *p;
+	char *w[5], *save = NULL, *p = line + strspn(line, SPACE);
 	int nw = 0;
 
+	if (*p == '#')
+		return 0;
 	for (p = strtok_r(line, SPACE, &save); p != NULL; p = strtok_r(NULL, SPACE, &save)) {
 		if (nw == 5) {
 			perr(ps, "too many words");
@@ -290,7 +292,7 @@ parse_line(struct parser *ps, struct sl_auth_table *t, char *line)
 		}
 		w[nw++] = p;
 	}
-	if (nw == 0 || w[0][0] == '#')
+	if (nw == 0)
 		return 0;
 	if (strcmp(w[0], "token") == 0)
 		return line_token(ps, t, w, nw);

@@ -60,7 +60,7 @@ test_format(void)
 	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
 	snprintf(hashform, sizeof(hashform), SL_AUTH_HASH_PREFIX "%s", hex);
 	snprintf(text, sizeof(text),
-		 "# client tokens\n"
+		 "# client tokens: one line per token, then its rules, as many as needed\n"
 		 "\n"
 		 "   # an indented comment\n"
 		 "token writer " TOK_A "\n"
