@@ -471,7 +471,8 @@ sl_auth_rights(const struct sl_auth_table *t, uint32_t idx, const char *topic, s
 		const struct rule *r = &t->r[e->first + i];
 
 		if (r->kind == PAT_ANY ||
-		    (r->kind == PAT_PREFIX && len >= r->len && memcmp(topic, r->pat, r->len) == 0) ||
+		    (r->kind == PAT_PREFIX && len >= r->len &&
+		     memcmp(topic, r->pat, r->len) == 0) ||
 		    (r->kind == PAT_EXACT && len == r->len && memcmp(topic, r->pat, len) == 0))
 			m |= r->rights;
 	}

@@ -447,8 +447,8 @@ auto_create(struct sl_broker *b, struct sl_wautocreate *a)
 			(*per)++;
 		}
 		if (rc == 0)
-			BLOG(INFO, "auto-created topic %s (%u partitions) for %u.%u.%u.%u", a->topic,
-			     b->conf.auto_create_parts, ip[0], ip[1], ip[2], ip[3]);
+			BLOG(INFO, "auto-created topic %s (%u partitions) for %u.%u.%u.%u",
+			     a->topic, b->conf.auto_create_parts, ip[0], ip[1], ip[2], ip[3]);
 		else
 			BLOG(WARNING, "auto-creation of topic %s refused: %s", a->topic,
 			     sl_strerror(rc));

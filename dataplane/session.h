@@ -127,8 +127,9 @@ int
 sl_session_revoked(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_t udp_port);
 
 /**
- * Expire silent or closing sessions (a revoked one only once silent): clear their ids, synchronize_rcu(), return the
- * slots. Returns the number expired. Control thread (registered QSBR thread).
+ * Expire silent or closing sessions (a revoked one only once silent): clear their ids,
+ * synchronize_rcu(), return the slots. Returns the number expired. Control thread
+ * (registered QSBR thread).
  */
 uint32_t
 sl_session_expire(struct sl_session_table *t, uint64_t now);

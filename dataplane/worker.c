@@ -743,8 +743,9 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 					       r->info.src_port, &r->slot, w->now_tsc);
 	if (r->sess == NULL && !r->anon) {
 		/* a session whose token was removed is refused as such until it expires */
-		if (rcu_dereference(*w->auth) != NULL && sl_session_revoked(w->sessions, r->hdr.session,
-							   r->info.src_ip, r->info.src_port))
+		if (rcu_dereference(*w->auth) != NULL &&
+		    sl_session_revoked(w->sessions, r->hdr.session, r->info.src_ip,
+				       r->info.src_port))
 			reply_err(w, r, SL_E_AUTH, 0, "the session's client token was removed");
 		else
 			reply_err(w, r, SL_E_SESSION, 0, NULL);

@@ -128,7 +128,8 @@ test_errors(void)
 		 "tokens.conf:2: token 'a' declared twice (first at line 1)"},
 		{"token a " TOK_A "\n\ntoken b " TOK_A "\n",
 		 "tokens.conf:3: token 'b' is the same token as 'a' (line 1)"},
-		{"allow a pub x\ntoken a " TOK_A "\n", "tokens.conf:1: no token 'a' declared above"},
+		{"allow a pub x\ntoken a " TOK_A "\n",
+		 "tokens.conf:1: no token 'a' declared above"},
 		{"token a " TOK_A "\nallow a pub\n", "tokens.conf:2: expected: allow NAME RIGHTS"},
 		{"token a " TOK_A "\nallow a write x\n", "tokens.conf:2: rights 'write'"},
 		{"token a " TOK_A "\nallow a pub,,sub x\n", NULL},	/* empty words skipped */
