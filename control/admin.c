@@ -150,6 +150,11 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	sl_json_u64(out, "window", c->window);
 	sl_json_u64(out, "log_bytes_per_partition", c->log_bytes);
 	sl_json_bool(out, "auto_create", c->auto_create);
+	sl_json_u64(out, "auto_topics_per_source", c->auto_topics_per_src);
+	/* "open": any client that reaches the port may publish and consume */
+	sl_json_str(out, "client_auth", sl_broker_auth(b) != NULL ? "tokens" : "open");
+	if (sl_broker_auth(b) != NULL)
+		sl_json_u64(out, "client_tokens", sl_auth_count(sl_broker_auth(b)));
 	sl_json_obj_open(out, "lcores");
 	sl_json_u64(out, "control", rte_get_main_lcore());
 	sl_json_arr_open(out, "workers");
@@ -950,8 +955,10 @@ cmd_sessions(void *arg, int argc, char **argv, struct sl_json *out)
 {
 	struct sl_broker *b = arg;
 	struct sl_session_table *t = sl_broker_sessions(b);
+	const struct sl_auth_table *a = sl_broker_auth(b);
 	uint64_t now = rte_get_tsc_cycles(), hz = rte_get_tsc_hz();
 	uint32_t i, n = 0;
+	int k;
 
 	sl_json_u64(out, "count", sl_session_count(t));
 	sl_json_arr_open(out, "sessions");
@@ -969,9 +976,80 @@ cmd_sessions(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_u64(out, "udp_port", s->udp_port);
 		sl_json_u64(out, "idle_ms", (now - s->last_seen) * 1000 / hz);
 		sl_json_u64(out, "age_s", (now - s->created) / hz);
+		if (a != NULL) {
+			k = sl_auth_by_uid(a, s->auth_uid);
+			sl_json_str(out, "token", k >= 0 ? sl_auth_name(a, (uint32_t)k) : "");
+			sl_json_bool(out, "revoked", s->closing == SL_SESSION_REVOKED || k < 0);
+		}
 		sl_json_obj_close(out);
 	}
 	sl_json_arr_close(out);
+	return 0;
+}
+
+/* ---- client tokens ---- */
+
+static void
+json_tokens(struct sl_json *out, const struct sl_auth_table *a)
+{
+	char rule[128];
+	uint32_t i, r;
+
+	sl_json_arr_open(out, "tokens");
+	for (i = 0; i < sl_auth_count(a); i++) {
+		sl_json_obj_open(out, NULL);
+		sl_json_str(out, "name", sl_auth_name(a, i));
+		sl_json_arr_open(out, "allow");
+		for (r = 0; r < sl_auth_nrules(a, i); r++) {
+			sl_auth_rule_str(a, i, r, rule, sizeof(rule));
+			sl_json_str(out, NULL, rule);
+		}
+		sl_json_arr_close(out);
+		sl_json_obj_close(out);
+	}
+	sl_json_arr_close(out);
+}
+
+/* token list: the tokens' names and rules (never a token or its hash); token reload: read
+ * the token file again and install it (a file with an error changes nothing). */
+static int
+cmd_token(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_broker *b = arg;
+	const struct sl_broker_conf *c = sl_broker_get_conf(b);
+	const struct sl_auth_table *cur = sl_broker_auth(b);
+	struct sl_auth_table *t;
+	char err[512];
+	uint32_t revoked = 0;
+	int rc;
+
+	if (argc != 2 || (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "reload") != 0)) {
+		sl_ctl_set_error(out, "usage: token list | token reload");
+		return -EINVAL;
+	}
+	if (cur == NULL) {
+		sl_ctl_set_error(out, "no --token-file: this node runs open (any client that "
+				      "reaches the port may publish and consume)");
+		return -EINVAL;
+	}
+	if (strcmp(argv[1], "list") == 0) {
+		sl_json_str(out, "file", c->token_file);
+		json_tokens(out, cur);
+		return 0;
+	}
+	t = sl_auth_load(c->token_file, cur, err, sizeof(err));
+	if (t == NULL) {
+		sl_ctl_set_error(out, "%s (the tokens in use are unchanged)", err);
+		return -EINVAL;
+	}
+	rc = sl_broker_auth_swap(b, t, &revoked);
+	if (rc != 0) {
+		sl_auth_free(t);
+		return rc;
+	}
+	sl_json_str(out, "file", c->token_file);
+	sl_json_u64(out, "sessions_revoked", revoked);
+	json_tokens(out, sl_broker_auth(b));
 	return 0;
 }
 
@@ -1154,6 +1232,9 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 	rc |= sl_ctl_register(ctl, "stats", cmd_stats, b,
 			      "stats [all|ports|workers|partitions|channels]");
 	rc |= sl_ctl_register(ctl, "sessions", cmd_sessions, b, "sessions: live client sessions");
+	rc |= sl_ctl_register(ctl, "token", cmd_token, b,
+			      "token list: client tokens and their rights | token reload: read "
+			      "--token-file again; sessions of removed tokens are revoked");
 	rc |= sl_ctl_register(ctl, "partition", cmd_partition, ms,
 			      "partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "

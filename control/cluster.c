@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "name.h"
+#include "secfile.h"
 
 int
 sl_cluster_parse_ids(const char *s, uint32_t *ids, int max)
@@ -336,25 +337,12 @@ sl_cluster_key_load(const char *path, uint8_t keys[][SL_CLUSTER_KEY_LEN], int ma
 		    size_t err_len)
 {
 	char line[256];
-	struct stat st;
 	int fd, n = 0, rc = 0, lineno = 0;
 	FILE *f = NULL;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = sl_secfile_open(path, err, err_len);
 	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		snprintf(err, err_len, "%s: not a regular file", path);
-		goto out;
-	}
-	if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
-		rc = -EPERM;
-		snprintf(err, err_len, "%s: must be owned by this user and readable by no one "
-			 "else (chmod 600 %s)", path, path);
+		rc = fd;
 		goto out;
 	}
 	f = fdopen(fd, "r");

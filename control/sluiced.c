@@ -71,6 +71,7 @@ struct opts {
 	uint32_t max_sessions_src;
 	int auto_create;
 	uint16_t auto_create_parts;
+	uint32_t auto_topics_src;
 	uint32_t max_topics;
 	uint64_t log_budget_mb;		/* UINT64_MAX: auto */
 	uint32_t node_id;
@@ -88,6 +89,7 @@ struct opts {
 	const char *etcd;		/* etcd endpoints: the etcd membership backend */
 	const char *etcd_prefix;
 	uint32_t etcd_ttl_s;
+	const char *token_file;
 	uint32_t segment_mb;
 	struct sl_persist_policy policy;
 };
@@ -131,6 +133,8 @@ usage(const char *prog)
 	       "                         address cannot lock other clients out\n"
 	       "  --auto-create[=N]      create unknown topics on first publish, N partitions\n"
 	       "                         (off by default)\n"
+	       "  --auto-topics-per-source N  topics one client address may create by\n"
+	       "                         publishing (default 64, 0 = no limit of its own)\n"
 	       "  --max-topics N         most topics this node holds (default %d); a creation\n"
 	       "                         past it is refused (SL_E_CAPACITY)\n"
 	       "  --log-budget-mb N|auto memory all in-memory partition logs may take, MiB\n"
@@ -144,6 +148,11 @@ usage(const char *prog)
 	       "  --no-offload           do not use checksum offloads\n"
 	       "  --anon-publish         accept PUB/MPUB without a session (session 0: packet\n"
 	       "                         generators; no retry detection, at most once)\n"
+	       "  --token-file FILE      take only clients with a token listed in FILE, each\n"
+	       "                         with its rights per topic (mode 0600; make tokens\n"
+	       "                         with `sluicectl token gen`, reload with `sluicectl\n"
+	       "                         token reload`). Without it any client that reaches\n"
+	       "                         the port may publish and consume\n"
 	       "  --ready-file PATH      write PATH once serving (for scripts)\n"
 	       "  --cluster FILE         static cluster membership: nodes, and per partition\n"
 	       "                         its replicas, leader, ISR and epoch (docs/operations.md)\n"
@@ -196,6 +205,7 @@ opts_default(struct opts *o)
 	o->max_sessions = 4096;
 	o->max_sessions_src = 256;
 	o->auto_create_parts = 1;
+	o->auto_topics_src = 64;
 	o->max_topics = SL_COORD_MAX_TOPICS_DEFAULT;
 	o->log_budget_mb = UINT64_MAX;
 	o->node_id = 1;
@@ -212,7 +222,8 @@ enum {
 	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_ISR_LAG, O_DATA_DIR, O_DURABILITY, O_SYNC,
 	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
-	O_MAX_TOPICS, O_LOG_BUDGET, O_ETCD, O_ETCD_PREFIX, O_ETCD_TTL, O_HELP
+	O_MAX_TOPICS, O_LOG_BUDGET, O_ETCD, O_ETCD_PREFIX, O_ETCD_TTL,
+	O_TOKEN_FILE, O_AUTO_SRC, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -239,6 +250,7 @@ static const struct option long_opts[] = {
 	{"max-sessions", required_argument, NULL, O_MAX_SESS},
 	{"max-sessions-per-source", required_argument, NULL, O_MAX_SESS_SRC},
 	{"auto-create", optional_argument, NULL, O_AUTO},
+	{"auto-topics-per-source", required_argument, NULL, O_AUTO_SRC},
 	{"max-topics", required_argument, NULL, O_MAX_TOPICS},
 	{"log-budget-mb", required_argument, NULL, O_LOG_BUDGET},
 	{"topic", required_argument, NULL, O_TOPIC},
@@ -255,6 +267,7 @@ static const struct option long_opts[] = {
 	{"etcd", required_argument, NULL, O_ETCD},
 	{"etcd-prefix", required_argument, NULL, O_ETCD_PREFIX},
 	{"etcd-ttl-s", required_argument, NULL, O_ETCD_TTL},
+	{"token-file", required_argument, NULL, O_TOKEN_FILE},
 	{"durability", required_argument, NULL, O_DURABILITY},
 	{"sync", required_argument, NULL, O_SYNC},
 	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
@@ -342,6 +355,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 			NUM(auto_create_parts, 1, SL_COORD_MAX_PARTS);
 		return 0;
 	case O_MAX_TOPICS: NUM(max_topics, 1, 1 << 20); return 0;
+	case O_AUTO_SRC: NUM(auto_topics_src, 0, 1 << 20); return 0;
 	case O_LOG_BUDGET:
 		if (strcmp(arg, "auto") == 0) {
 			o->log_budget_mb = UINT64_MAX;
@@ -367,6 +381,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_ETCD: o->etcd = arg; return 0;
 	case O_ETCD_PREFIX: o->etcd_prefix = arg; return 0;
 	case O_ETCD_TTL: NUM(etcd_ttl_s, 1, 3600); return 0;
+	case O_TOKEN_FILE: o->token_file = arg; return 0;
 	case O_DURABILITY:
 		if (strcmp(arg, "disk") == 0)
 			o->policy.durability = SL_PERSIST_DISK;
@@ -483,6 +498,11 @@ parse_args(struct opts *o, int argc, char **argv)
 		fprintf(stderr, "sluiced: --chan-window must be a power of two\n");
 		return -1;
 	}
+	if (o->token_file != NULL && o->anon_publish) {
+		fprintf(stderr, "sluiced: --anon-publish cannot go with --token-file: a publish "
+				"without a session carries no token\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -532,6 +552,28 @@ load_cluster_key(const struct opts *o, struct sl_broker_conf *bc, uint32_t nnode
 	}
 	bc->ncluster_keys = (uint8_t)n;
 	MLOG(INFO, "replica traffic authenticated with %d cluster key(s)", n);
+	return 0;
+}
+
+/* The client tokens (--token-file), or the open mode, said clearly in the start log. */
+static int
+load_tokens(const struct opts *o, struct sl_broker_conf *bc)
+{
+	char err[512];
+
+	bc->token_file = o->token_file;
+	if (o->token_file == NULL) {
+		MLOG(WARNING, "no --token-file: any client that reaches the port may publish and "
+			      "consume");
+		return 0;
+	}
+	bc->auth = sl_auth_load(o->token_file, NULL, err, sizeof(err));
+	if (bc->auth == NULL) {
+		MLOG(ERR, "--token-file %s", err);
+		return -EINVAL;
+	}
+	MLOG(INFO, "client tokens: %u token(s) from %s; HELLO without a known token is refused",
+	     sl_auth_count(bc->auth), o->token_file);
 	return 0;
 }
 
@@ -774,6 +816,7 @@ main(int argc, char **argv)
 	bc.isr_lag_ms = o.isr_lag_ms;
 	bc.auto_create = o.auto_create;
 	bc.auto_create_parts = o.auto_create_parts;
+	bc.auto_topics_per_src = o.auto_topics_src;
 	bc.max_topics = o.max_topics;
 	bc.log_budget = o.log_budget_mb == UINT64_MAX ? SL_BROKER_LOG_BUDGET_AUTO :
 							 o.log_budget_mb << 20;
@@ -800,11 +843,14 @@ main(int argc, char **argv)
 		MLOG(ERR, "--durability disk needs --data-dir");
 		goto out_broker;
 	}
+	if (load_tokens(&o, &bc) != 0)
+		goto out_broker;
 	b = sl_broker_open(&bc);
 	if (b == NULL) {
 		MLOG(ERR, "broker: %s", rte_strerror(rte_errno));
 		goto out_broker;
 	}
+	bc.auth = NULL;		/* the broker's now */
 	{
 		uint64_t budget;
 		uint32_t maxt;
@@ -878,6 +924,7 @@ out_broker:
 	sl_admin_unregister();
 	sl_ctl_close(ctl);
 	sl_broker_close(b);
+	sl_auth_free(bc.auth);	/* not taken by a broker */
 out_ports:
 	for (i = 0; i < nopen; i++)
 		sl_port_close(&bc.ports[i]);

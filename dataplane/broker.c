@@ -42,6 +42,11 @@ struct sl_broker {
 	int started;
 	uint32_t loaded;	/* topics recreated from the data directory */
 	uint32_t skipped;	/* entries of the data directory left as they are */
+	struct sl_auth_table *auth;	/* RCU pointer: client tokens; NULL: open mode */
+	/* topics auto-created per client address, in buckets (a hash of the address: two
+	 * addresses may share a bucket, which only makes their limit shared). Control
+	 * thread */
+	uint32_t auto_src[SL_SESSION_SRC_BUCKETS];
 };
 
 static uint32_t instance;
@@ -167,6 +172,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	if (b == NULL)
 		goto nomem;
 	b->conf = *conf;
+	b->conf.auth = NULL;	/* b->auth is the table in use */
 	route_nodes(&b->conf);
 	cc.node_id = conf->node_id;
 	cc.max_topics = conf->max_topics;
@@ -199,6 +205,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		w->coord = b->coord;
 		w->persist = conf->data_dir != NULL ? conf->persist : NULL;
 		w->sessions = b->sessions;
+		w->auth = &b->auth;
 		w->autocreate = b->autocreate;
 		snprintf(name, sizeof(name), "sl_acdone%u_%u", id, i);
 		w->acdone = rte_ring_create(name, 128, conf->socket_id,
@@ -242,6 +249,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		b->conf.log_budget = auto_log_budget(conf->socket_id);
 		sl_coord_set_budget(b->coord, b->conf.log_budget);
 	}
+	b->auth = conf->auth;
 	return b;
 nomem:
 	sl_broker_close(b);
@@ -303,6 +311,7 @@ sl_broker_close(struct sl_broker *b)
 
 	if (b == NULL)
 		return;
+	sl_auth_free(b->auth);	/* workers are stopped */
 	if (b->coord != NULL) {
 		/* workers are stopped: nobody reads the table any more */
 		sl_coord_foreach(b->coord, free_topic_cb, b);
@@ -426,22 +435,44 @@ sl_broker_viewreq_take(struct sl_broker *b, struct sl_wviewreq *out)
 	return 1;
 }
 
+static uint32_t
+src_bucket(uint32_t ip)
+{
+	return (ip * 0x9E3779B1u) >> (32 - SL_SESSION_SRC_BITS);
+}
+
 /* A worker's auto-creation request: create the topic (unless it exists by now) and hand
- * the publish that asked back to that worker with the outcome, which it answers. */
+ * the publish that asked back to that worker with the outcome, which it answers. One
+ * client address creates at most auto_topics_per_src topics (SL_E_LIMIT beyond). */
 static void
 auto_create(struct sl_broker *b, struct sl_wautocreate *a)
 {
-	int rc = 0, found;
+	uint32_t *per = &b->auto_src[src_bucket(a->src_ip)];
+	const uint8_t *ip = (const uint8_t *)&a->src_ip;
+	struct sl_topic *t;
+	int rc = 0;
 
-	rcu_read_lock();
-	found = sl_coord_topic_find(b->coord, a->topic, (uint32_t)strlen(a->topic)) != NULL;
-	rcu_read_unlock();
-	if (!found) {
+	t = sl_coord_topic_find(b->coord, a->topic, (uint32_t)strlen(a->topic));
+	a->why = NULL;
+	if (t == NULL && b->conf.auto_topics_per_src != 0 &&
+	    *per >= b->conf.auto_topics_per_src) {
+		rc = -SL_E_LIMIT;
+		a->why = "too many topics auto-created from this address";
+		BLOG(WARNING, "auto-creation of topic %s refused: %u.%u.%u.%u created %u topics "
+			      "(--auto-topics-per-source)", a->topic, ip[0], ip[1], ip[2], ip[3],
+		     *per);
+	} else if (t == NULL) {
 		rc = sl_broker_topic_create(b, a->topic, b->conf.auto_create_parts,
 					    SL_COORD_TOPIC_AUTO, NULL);
+		t = rc == 0 ? sl_coord_topic_find(b->coord, a->topic,
+						  (uint32_t)strlen(a->topic)) : NULL;
+		if (t != NULL) {
+			t->auto_src = a->src_ip;
+			(*per)++;
+		}
 		if (rc == 0)
-			BLOG(INFO, "auto-created topic %s (%u partitions)", a->topic,
-			     b->conf.auto_create_parts);
+			BLOG(INFO, "auto-created topic %s (%u partitions) for %u.%u.%u.%u",
+			     a->topic, b->conf.auto_create_parts, ip[0], ip[1], ip[2], ip[3]);
 		else
 			BLOG(WARNING, "auto-creation of topic %s refused: %s", a->topic,
 			     sl_strerror(rc));
@@ -467,6 +498,39 @@ sl_broker_tick(struct sl_broker *b)
 		n++;
 	}
 	return n;
+}
+
+static int
+token_gone(void *arg, uint32_t uid)
+{
+	return sl_auth_by_uid(arg, uid) < 0;
+}
+
+int
+sl_broker_auth_swap(struct sl_broker *b, struct sl_auth_table *t, uint32_t *revoked)
+{
+	struct sl_auth_table *old;
+	uint32_t n;
+
+	if (t == NULL || b->auth == NULL)
+		return -EINVAL;
+	old = rcu_xchg_pointer(&b->auth, t);
+	/* after this, no worker holds the old table: every HELLO with one of its tokens has
+	 * created its session, every later one finds the token in t or is refused */
+	synchronize_rcu();
+	n = sl_session_revoke_tokens(b->sessions, token_gone, t);
+	sl_auth_free(old);
+	BLOG(INFO, "client tokens: %u token(s) in use, %u session(s) of removed tokens revoked",
+	     sl_auth_count(t), n);
+	if (revoked != NULL)
+		*revoked = n;
+	return 0;
+}
+
+const struct sl_auth_table *
+sl_broker_auth(const struct sl_broker *b)
+{
+	return b->auth;
 }
 
 const struct sl_broker_conf *
@@ -880,6 +944,8 @@ sl_broker_topic_delete(struct sl_broker *b, const char *name)
 
 	if (t == NULL)
 		return -SL_E_TOPIC;
+	if (t->auto_src != 0 && b->auto_src[src_bucket(t->auto_src)] > 0)
+		b->auto_src[src_bucket(t->auto_src)]--;
 	sl_coord_topic_del(b->coord, t);
 	for (p = 0; p < t->nparts; p++) {
 		struct sl_wcmd *c = cmd_new(SL_WCMD_DETACH, t->parts[p].state);

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "auth.h"
 #include "channel.h"
 #include "coord.h"
 #include "net.h"
@@ -98,7 +99,15 @@ struct sl_broker_conf {
 					 * all (nparts x log_bytes per topic); 0 = no budget,
 					 * SL_BROKER_LOG_BUDGET_AUTO: sl_broker_open sets it */
 	uint16_t max_parts_per_topic;
+	uint32_t auto_topics_per_src;	/* topics one client address may create by publishing
+					 * (auto_create): SL_E_LIMIT beyond; 0 = no limit */
 	int anon_publish;		/* accept PUB/MPUB with session 0 (no idempotency) */
+	/* client tokens (auth.h): with a table only HELLOs with a known token get a session,
+	 * and each request needs its token's right on its topic; NULL: open mode. The broker
+	 * owns the table once sl_broker_open succeeded (the caller frees it otherwise);
+	 * token_file is where sl_broker_auth_swap's caller reloads it from */
+	struct sl_auth_table *auth;
+	const char *token_file;
 	/* storage: without data_dir every topic lives in memory only */
 	const char *data_dir;		/* <data_dir>/<topic>/<partition>/ */
 	struct sl_persist *persist;	/* the persistence lcore (with data_dir) */
@@ -307,6 +316,22 @@ sl_broker_part_get_view(struct sl_broker *b, const char *topic, uint16_t part,
 int
 sl_broker_storage_resume(struct sl_broker *b, const char *topic, int part,
 			 uint32_t timeout_ms);
+
+/**
+ * Install a new client token table (auth.h) in place of the current one: published under
+ * RCU, then, after a grace period, every session whose token is not in t any more is
+ * revoked (its subscriptions end, its requests get SL_E_AUTH) and the old table is freed.
+ * Sessions of tokens still in t take their new rights at their next request. *revoked
+ * (may be NULL) gets the number of sessions revoked. The broker owns t on success. 0, or
+ * -EINVAL (t NULL, or the node runs without a token table: open mode). Control thread.
+ */
+int
+sl_broker_auth_swap(struct sl_broker *b, struct sl_auth_table *t, uint32_t *revoked);
+
+/** The client token table in use, NULL in open mode. Control thread (valid until the next
+ * sl_broker_auth_swap). */
+const struct sl_auth_table *
+sl_broker_auth(const struct sl_broker *b);
 
 /** Delete a topic, its partitions, channels and subscriptions. 0 or -SL_E_TOPIC. */
 int

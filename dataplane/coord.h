@@ -62,6 +62,9 @@ struct sl_topic {
 	uint64_t created_ns;		/* wall clock */
 	uint64_t mem;			/* bytes its partitions' logs reserve, counted against
 					 * the memory budget (set before sl_coord_topic_add) */
+	uint32_t auto_src;		/* auto-created: the client address (network order)
+					 * whose publish created it, counted against
+					 * --auto-topics-per-source; 0 otherwise. Control thread */
 	struct sl_coord_part *parts;	/* nparts entries, fixed for the topic's life */
 };
 

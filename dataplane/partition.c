@@ -551,6 +551,18 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 /* ---- channel operations ---- */
 
 int
+sl_partition_sub_creates_durable(const struct sl_partition *p, const struct sl_wire_sub *sub)
+{
+	size_t sl = strlen(EPHEMERAL_SUFFIX);
+	uint32_t len = sub->addr.channel_len;
+
+	if (sub->flags & SL_WIRE_SUB_EPHEMERAL ||
+	    sl_partition_chan_find(p, sub->addr.channel, len) >= 0)
+		return 0;
+	return !(len > sl && memcmp(sub->addr.channel + len - sl, EPHEMERAL_SUFFIX, sl) == 0);
+}
+
+int
 sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
 		       uint64_t session, uint32_t session_slot, uint64_t sub_id,
 		       struct sl_partition_res *res)

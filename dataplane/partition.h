@@ -182,6 +182,11 @@ sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
 		       uint64_t session, uint32_t session_slot, uint64_t sub_id,
 		       struct sl_partition_res *res);
 
+/** 1 if sub would create a durable channel (its channel does not exist, and neither the
+ * SUB's flags nor the name's "#ephemeral" suffix make it ephemeral), else 0. Owner lcore. */
+int
+sl_partition_sub_creates_durable(const struct sl_partition *p, const struct sl_wire_sub *sub);
+
 /** RDY, FIN, REQ, TOUCH, CLS (of a channel) and SET_OFFSET for `session`: 0 with *res,
  * SL_PARTITION_HELD (token answered by a completion) or -SL_E_*. Owner lcore. */
 int

@@ -133,7 +133,7 @@ sl_session_capacity(const struct sl_session_table *t)
 struct sl_session *
 sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 		  const uint8_t mac[6], uint16_t port_id, uint32_t window, uint32_t info,
-		  uint64_t now)
+		  uint32_t auth_uid, uint64_t auth_cache, uint64_t now)
 {
 	void *obj;
 	uint32_t slot;
@@ -163,6 +163,8 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 	s->closing = 0;
 	s->window = window;
 	s->client_info = info;
+	s->auth_uid = auth_uid;
+	__atomic_store_n(&s->auth_cache, auth_cache, __ATOMIC_RELAXED);
 	s->created = now;
 	__atomic_store_n(&s->last_seen, now, __ATOMIC_RELAXED);
 	do {
@@ -216,7 +218,36 @@ sl_session_get_src(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_
 void
 sl_session_mark_closing(struct sl_session *s)
 {
-	__atomic_store_n(&s->closing, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->closing, SL_SESSION_CLOSING, __ATOMIC_RELAXED);
+}
+
+uint32_t
+sl_session_revoke_tokens(struct sl_session_table *t, int (*gone)(void *arg, uint32_t uid),
+			 void *arg)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct sl_session *s = &t->s[i];
+
+		if (__atomic_load_n(&s->id, __ATOMIC_ACQUIRE) == 0 || s->auth_uid == 0 ||
+		    !gone(arg, s->auth_uid))
+			continue;
+		/* a closing session expires at the next scan anyway */
+		if (__atomic_load_n(&s->closing, __ATOMIC_RELAXED) == 0)
+			__atomic_store_n(&s->closing, SL_SESSION_REVOKED, __ATOMIC_RELAXED);
+		n++;
+	}
+	return n;
+}
+
+int
+sl_session_revoked(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_t udp_port)
+{
+	const struct sl_session *s = sl_session_peek(t, (uint32_t)(id & (SL_SESSION_MAX - 1)), id);
+
+	return s != NULL && s->ip == ip && s->udp_port == udp_port &&
+	       __atomic_load_n(&s->closing, __ATOMIC_RELAXED) == SL_SESSION_REVOKED;
 }
 
 uint32_t
@@ -232,7 +263,7 @@ sl_session_expire(struct sl_session_table *t, uint64_t now)
 		if (id == 0)
 			continue;
 		seen = __atomic_load_n(&s->last_seen, __ATOMIC_RELAXED);
-		if (!__atomic_load_n(&s->closing, __ATOMIC_RELAXED) &&
+		if (__atomic_load_n(&s->closing, __ATOMIC_RELAXED) != SL_SESSION_CLOSING &&
 		    (int64_t)(now - seen) < (int64_t)t->timeout_tsc)
 			continue;
 		__atomic_store_n(&s->id, 0, __ATOMIC_RELEASE);

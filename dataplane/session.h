@@ -30,11 +30,21 @@ struct sl_session {
 	uint16_t udp_port;	/* client, host order */
 	uint16_t port_id;	/* DPDK port the session came in on */
 	uint8_t mac[6];		/* client (or next hop) MAC */
-	uint8_t closing;	/* CLS received: expire at the next scan */
+	uint8_t closing;	/* SL_SESSION_CLOSING or _REVOKED, else 0 */
 	uint8_t pad;
 	uint32_t window;
 	uint32_t client_info;
+	uint32_t auth_uid;	/* its client token's uid (auth.h); 0: no token (open mode) */
+	uint64_t auth_cache;	/* (token table generation << 32) | the token's index in that
+				 * table, UINT32_MAX: removed; relaxed, any worker (auth.h) */
 } __rte_cache_aligned;
+
+/* closing: the session ends (CLS of the session): it expires at the next scan */
+#define SL_SESSION_CLOSING 1
+/* closing: its client token was removed (sl_session_revoke_tokens): its subscriptions end
+ * like a closing session's, but it stays known until it has been silent for the timeout,
+ * so that its requests get SL_E_AUTH (sl_session_revoked), not SL_E_SESSION */
+#define SL_SESSION_REVOKED 2
 
 /* Live sessions are counted per source address in this many buckets (a hash of the IPv4
  * address: two sources may share a bucket, which only makes their limit shared). */
@@ -61,7 +71,8 @@ uint32_t
 sl_session_capacity(const struct sl_session_table *t);
 
 /**
- * Create a session for a client address. Its id is the slot in the low SL_SESSION_SLOT_BITS
+ * Create a session for a client address (auth_uid, auth_cache: its client token, auth.h;
+ * 0 and 0 without a token file). Its id is the slot in the low SL_SESSION_SLOT_BITS
  * and 64 - SL_SESSION_SLOT_BITS bits from a CSPRNG above (ChaCha20 keyed from getrandom()
  * at open; no system call here): ids cannot be guessed from earlier ones. Returns the
  * slot's session, or NULL with rte_errno ENOSPC (table full) or EDQUOT (the address holds
@@ -70,7 +81,7 @@ sl_session_capacity(const struct sl_session_table *t);
 struct sl_session *
 sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 		  const uint8_t mac[6], uint16_t port_id, uint32_t window, uint32_t info,
-		  uint64_t now);
+		  uint32_t auth_uid, uint64_t auth_cache, uint64_t now);
 
 /**
  * Validate a session id and refresh last_seen. Returns the session and its slot, or
@@ -97,8 +108,28 @@ void
 sl_session_mark_closing(struct sl_session *s);
 
 /**
- * Expire silent or closing sessions: clear their ids, synchronize_rcu(), return the
- * slots. Returns the number expired. Control thread (registered QSBR thread).
+ * Revoke every live session whose client token is gone: those with an auth_uid for which
+ * gone(arg, uid) returns non-zero. Their subscriptions end (as for a closing session) and
+ * their requests are refused. Returns the number revoked. Control thread, once the table
+ * without those tokens is published and a grace period has passed (so that no HELLO
+ * still creates a session with a token of the old table).
+ */
+uint32_t
+sl_session_revoke_tokens(struct sl_session_table *t, int (*gone)(void *arg, uint32_t uid),
+			 void *arg);
+
+/**
+ * 1 if id names a live session of the address and port ip/udp_port whose client token was
+ * revoked (its requests get SL_E_AUTH), else 0. Refreshes nothing. Any worker lcore, RCU
+ * read side.
+ */
+int
+sl_session_revoked(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_t udp_port);
+
+/**
+ * Expire silent or closing sessions (a revoked one only once silent): clear their ids,
+ * synchronize_rcu(), return the slots. Returns the number expired. Control thread
+ * (registered QSBR thread).
  */
 uint32_t
 sl_session_expire(struct sl_session_table *t, uint64_t now);

@@ -212,10 +212,12 @@ addr_encode(uint8_t *p, const struct sl_wire_addr *a)
 int
 sl_wire_decode_hello(const uint8_t *body, size_t len, struct sl_wire_hello *out)
 {
-	if (len != 8)
+	if (len != 8 && (len < 10 || len != 9u + body[8] || body[8] > SL_WIRE_TOKEN_MAX))
 		return -SL_E_MALFORMED;
 	out->client_info = sl_bytes_get_be32(body);
 	out->window = sl_bytes_get_be32(body + 4);
+	out->token_len = len == 8 ? 0 : body[8];
+	out->token = len == 8 ? NULL : body + 9;
 	return 0;
 }
 
@@ -223,12 +225,19 @@ int
 sl_wire_encode_hello(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		     const struct sl_wire_hello *h)
 {
-	int n = frame_begin(buf, cap, hdr, SL_OP_HELLO, 8);
+	int n;
 
+	if (h->token_len > SL_WIRE_TOKEN_MAX || (h->token_len != 0 && h->token == NULL))
+		return -SL_E_INVAL;
+	n = frame_begin(buf, cap, hdr, SL_OP_HELLO, h->token_len ? 9u + h->token_len : 8);
 	if (n < 0)
 		return n;
 	sl_bytes_put_be32(buf + SL_WIRE_HDR_LEN, h->client_info);
 	sl_bytes_put_be32(buf + SL_WIRE_HDR_LEN + 4, h->window);
+	if (h->token_len != 0) {
+		buf[SL_WIRE_HDR_LEN + 8] = h->token_len;
+		memcpy(buf + SL_WIRE_HDR_LEN + 9, h->token, h->token_len);
+	}
 	return n;
 }
 

@@ -108,12 +108,17 @@ struct sl_wire_addr {
 };
 
 /*
- * HELLO body (8 bytes): u32 client_version_info (free form, e.g. library version),
- *                       u32 requested window (0 = broker default).
+ * HELLO body: u32 client_version_info (free form, e.g. library version),
+ *             u32 requested window (0 = broker default),
+ *             optionally a client token: u8 token_len (1..SL_WIRE_TOKEN_MAX), then
+ *             token_len bytes. Body length exactly 8 (no token) or 9 + token_len.
  */
+#define SL_WIRE_TOKEN_MAX 128
 struct sl_wire_hello {
 	uint32_t client_info;
 	uint32_t window;
+	uint8_t token_len;		/* 0: no token */
+	const uint8_t *token;		/* token_len bytes (decoded: points into the body) */
 };
 
 /*

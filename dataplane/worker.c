@@ -23,6 +23,7 @@
 #include <urcu-qsbr.h>
 
 #include "bytes.h"
+#include "auth.h"
 #include "err.h"
 #include "rlink.h"
 #include "wire.h"
@@ -128,6 +129,7 @@ struct req {
 	const uint8_t *body;
 	struct sl_session *sess;
 	uint32_t slot;
+	uint32_t rights;		/* its token's rights on its topic (SL_AUTH_*) */
 };
 
 /* Turn the request mbuf into a reply whose payload (plen bytes) is already written. */
@@ -339,6 +341,8 @@ struct op_handler {
 	uint8_t publish;	/* PUB/MPUB: anonymous allowed, auto-create, failures not
 				 * remembered by the idempotency window */
 	uint8_t may_hold;	/* may answer later (takes a held slot) */
+	uint8_t need;		/* SL_AUTH_* rights on the topic it needs (with tokens) */
+	const char *denied;	/* the ERR text when they are missing */
 };
 
 static void
@@ -350,18 +354,32 @@ op_hello(struct sl_worker *w, struct req *r)
 	struct sl_session *s;
 	size_t cap;
 	uint8_t *buf;
-	int rc = sl_wire_decode_hello(r->body, r->hdr.body_len, &h);
+	const struct sl_auth_table *a = rcu_dereference(*w->auth);
+	uint64_t acache = 0;
+	uint32_t uid = 0;
+	int rc = sl_wire_decode_hello(r->body, r->hdr.body_len, &h), idx;
 
 	if (rc != 0) {
 		reply_err(w, r, rc, 0, NULL);
 		return;
 	}
+	if (a != NULL) {
+		/* with a token file, only a known token opens a session (one hash per HELLO) */
+		idx = h.token_len != 0 ? sl_auth_find(a, h.token, h.token_len) : -1;
+		if (idx < 0) {
+			reply_err(w, r, SL_E_AUTH, 0, h.token_len != 0 ? "unknown client token" :
+				  "this node takes only clients with a token");
+			return;
+		}
+		uid = sl_auth_uid(a, (uint32_t)idx);
+		acache = (uint64_t)sl_auth_gen(a) << 32 | (uint32_t)idx;
+	}
 	wel.window = w->conf->window;
 	if (h.window != 0 && h.window < wel.window)
 		wel.window = h.window;
 	s = sl_session_create(w->sessions, r->info.src_ip, r->info.src_port, r->info.src_mac,
-			      w->conf->ports[r->pi].port_id, wel.window, h.client_info,
-			      w->now_tsc);
+			      w->conf->ports[r->pi].port_id, wel.window, h.client_info, uid,
+			      acache, w->now_tsc);
 	if (s == NULL) {
 		reply_err(w, r, SL_E_LIMIT, 0, rte_errno == EDQUOT ?
 			  "too many sessions from this address" : "too many sessions");
@@ -467,19 +485,58 @@ ex_chan(struct sl_worker *w, struct req *r, struct sl_partition *p, const union 
 				    res);
 }
 
+#define DENIED_PUB "publishing needs the pub right on this topic"
+#define DENIED_SUB "consuming needs the sub right on this topic"
+
 static const struct op_handler op_table[SL_WIRE_OP_MAX] = {
 	[SL_OP_HELLO] = {.local = op_hello},
 	[SL_OP_NOP] = {.decode = dec_nop},
-	[SL_OP_PUB] = {.decode = dec_pub, .exec = ex_pub, .publish = 1, .may_hold = 1},
-	[SL_OP_MPUB] = {.decode = dec_pub, .exec = ex_pub, .publish = 1, .may_hold = 1},
-	[SL_OP_SUB] = {.decode = dec_sub, .exec = ex_sub},
-	[SL_OP_RDY] = {.decode = dec_chan, .exec = ex_chan},
-	[SL_OP_FIN] = {.decode = dec_chan, .exec = ex_chan, .may_hold = 1},
-	[SL_OP_REQ] = {.decode = dec_chan, .exec = ex_chan},
-	[SL_OP_TOUCH] = {.decode = dec_chan, .exec = ex_chan},
-	[SL_OP_CLS] = {.decode = dec_chan, .exec = ex_chan},
-	[SL_OP_SET_OFFSET] = {.decode = dec_chan, .exec = ex_chan, .may_hold = 1},
+	[SL_OP_PUB] = {.decode = dec_pub, .exec = ex_pub, .publish = 1, .may_hold = 1,
+		       .need = SL_AUTH_PUB, .denied = DENIED_PUB},
+	[SL_OP_MPUB] = {.decode = dec_pub, .exec = ex_pub, .publish = 1, .may_hold = 1,
+			.need = SL_AUTH_PUB, .denied = DENIED_PUB},
+	[SL_OP_SUB] = {.decode = dec_sub, .exec = ex_sub, .need = SL_AUTH_SUB,
+		       .denied = DENIED_SUB},
+	[SL_OP_RDY] = {.decode = dec_chan, .exec = ex_chan, .need = SL_AUTH_SUB,
+		       .denied = DENIED_SUB},
+	[SL_OP_FIN] = {.decode = dec_chan, .exec = ex_chan, .may_hold = 1, .need = SL_AUTH_SUB,
+		       .denied = DENIED_SUB},
+	[SL_OP_REQ] = {.decode = dec_chan, .exec = ex_chan, .need = SL_AUTH_SUB,
+		       .denied = DENIED_SUB},
+	[SL_OP_TOUCH] = {.decode = dec_chan, .exec = ex_chan, .need = SL_AUTH_SUB,
+			 .denied = DENIED_SUB},
+	[SL_OP_CLS] = {.decode = dec_chan, .exec = ex_chan, .need = SL_AUTH_SUB,
+		       .denied = DENIED_SUB},
+	[SL_OP_SET_OFFSET] = {.decode = dec_chan, .exec = ex_chan, .may_hold = 1,
+			      .need = SL_AUTH_SUB | SL_AUTH_ADMIN,
+			      .denied = "SET_OFFSET needs the sub and admin rights on this topic"},
 };
+
+/* ---- client tokens (auth.h) ---- */
+
+/* The rights of r's session on topic t: SL_AUTH_ALL in open mode, else its token's (the
+ * session keeps the token's index in the table it last saw; after a reload it finds its
+ * token again by uid, once). -SL_E_AUTH when the token was removed. RCU read side. */
+static int
+session_rights(struct sl_worker *w, const struct req *r, const struct target *t)
+{
+	const struct sl_auth_table *a = rcu_dereference(*w->auth);
+	struct sl_session *s = r->sess;
+	uint64_t c;
+
+	if (a == NULL)
+		return SL_AUTH_ALL;
+	if (s == NULL)
+		return -SL_E_AUTH;
+	c = __atomic_load_n(&s->auth_cache, __ATOMIC_RELAXED);
+	if ((uint32_t)(c >> 32) != sl_auth_gen(a)) {
+		c = (uint64_t)sl_auth_gen(a) << 32 | (uint32_t)sl_auth_by_uid(a, s->auth_uid);
+		__atomic_store_n(&s->auth_cache, c, __ATOMIC_RELAXED);
+	}
+	if ((uint32_t)c == UINT32_MAX)
+		return -SL_E_AUTH;
+	return (int)sl_auth_rights(a, (uint32_t)c, t->topic, t->topic_len);
+}
 
 /* ---- request dispatch ---- */
 
@@ -522,6 +579,8 @@ autocreate_ask(struct sl_worker *w, struct req *r, const struct target *t)
 	a->pi = r->pi;
 	a->worker = w->idx;
 	a->rc = 0;
+	a->why = NULL;
+	a->src_ip = r->info.src_ip;
 	memcpy(a->topic, t->topic, t->topic_len);
 	a->topic[t->topic_len] = '\0';
 	if (rte_ring_mp_enqueue(w->autocreate, a) != 0) {
@@ -559,11 +618,15 @@ target_partition(struct sl_worker *w, struct req *r, const struct op_handler *h,
 
 	if (t == NULL) {
 		/* a frame back from auto-creation gets its outcome: asked once */
-		if (h->publish && w->conf->auto_create && w->ac_rc == 0)
+		if (h->publish && w->conf->auto_create && w->ac_rc == 0 &&
+		    !(r->rights & SL_AUTH_ADMIN))
+			reply_err(w, r, SL_E_DENIED, tg->partition,
+				  "creating a topic by publishing needs the admin right");
+		else if (h->publish && w->conf->auto_create && w->ac_rc == 0)
 			autocreate_ask(w, r, tg);
 		else
 			reply_err(w, r, w->ac_rc != 0 ? w->ac_rc : SL_E_TOPIC, tg->partition,
-				  NULL);
+				  w->ac_rc != 0 ? w->ac_why : NULL);
 		return NULL;
 	}
 	if (tg->partition == SL_WIRE_PART_ANY && h->publish)
@@ -679,7 +742,13 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 			    sl_session_get_src(w->sessions, r->hdr.session, r->info.src_ip,
 					       r->info.src_port, &r->slot, w->now_tsc);
 	if (r->sess == NULL && !r->anon) {
-		reply_err(w, r, SL_E_SESSION, 0, NULL);
+		/* a session whose token was removed is refused as such until it expires */
+		if (rcu_dereference(*w->auth) != NULL &&
+		    sl_session_revoked(w->sessions, r->hdr.session, r->info.src_ip,
+				       r->info.src_port))
+			reply_err(w, r, SL_E_AUTH, 0, "the session's client token was removed");
+		else
+			reply_err(w, r, SL_E_SESSION, 0, NULL);
 		return;
 	}
 	if (h == NULL || h->decode == NULL) {
@@ -692,9 +761,24 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 			reply_err(w, r, rc, 0, NULL);
 		return;
 	}
+	/* the token's rights on the topic, before anything is looked up or executed */
+	rc = session_rights(w, r, &tg);
+	if (rc < 0 || ((uint32_t)rc & h->need) != h->need) {
+		reply_err(w, r, rc < 0 ? rc : -SL_E_DENIED, tg.partition,
+			  rc < 0 ? "the session's client token was removed" : h->denied);
+		return;
+	}
+	r->rights = (uint32_t)rc;
 	p = target_partition(w, r, h, &tg, forwarded);
-	if (p != NULL)
-		execute(w, r, h, p, &b, tg.partition);
+	if (p == NULL)
+		return;
+	if (r->hdr.opcode == SL_OP_SUB && !(r->rights & SL_AUTH_ADMIN) &&
+	    sl_partition_sub_creates_durable(p, &b.sub)) {
+		reply_err(w, r, SL_E_DENIED, tg.partition, "creating a durable channel needs "
+			  "the admin right (join an existing one, or subscribe EPHEMERAL)");
+		return;
+	}
+	execute(w, r, h, p, &b, tg.partition);
 }
 
 /* A frame to the replica port: hand its datagram to the partition's replication. */
@@ -1004,8 +1088,10 @@ poll_autocreated(struct sl_worker *w)
 		struct sl_wautocreate *a = obj;
 
 		w->ac_rc = a->rc != 0 ? -a->rc : SL_E_TOPIC;
+		w->ac_why = a->why;
 		handle_frame(w, a->m, a->pi, 0);
 		w->ac_rc = 0;
+		w->ac_why = NULL;
 		rte_free(a);
 		n++;
 	}

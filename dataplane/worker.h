@@ -53,6 +53,9 @@ struct sl_wautocreate {
 	uint16_t pi;			/* port index it came in by */
 	uint16_t worker;		/* the worker it goes back to */
 	int rc;				/* set by the control thread: 0 or -SL_E_* */
+	const char *why;		/* set by the control thread: a static text for the
+					 * refusal's ERR, or NULL (sl_strerror of rc) */
+	uint32_t src_ip;		/* the client address (network order) */
 	char topic[SL_COORD_NAME_MAX + 1];
 };
 
@@ -108,11 +111,14 @@ struct sl_worker {
 	int ac_rc;					/* > 0 while a frame back from
 							 * auto-creation is handled:
 							 * -(its rc) or SL_E_TOPIC */
+	const char *ac_why;				/* ... and its ERR text or NULL */
 	struct rte_ring *viewreq;			/* this worker -> control: ISR */
 	struct sl_worker **peers;			/* every worker, by index */
 	struct sl_coord *coord;
 	struct sl_persist *persist;			/* NULL without a data directory */
 	struct sl_session_table *sessions;
+	struct sl_auth_table **auth;			/* the broker's RCU pointer to the
+							 * client tokens (NULL: open mode) */
 	struct sl_idem *idem;				/* [max_sessions] */
 	uint32_t nparts;
 	struct sl_partition **parts;			/* [SL_WORKER_MAX_PARTS] */

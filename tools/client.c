@@ -30,6 +30,7 @@
  * transport's own send/recv.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -111,6 +112,8 @@ struct sl_client {
 	void *x;
 	struct sl_wire_welcome wel;
 	uint32_t conf_window;
+	uint8_t token_len;	/* 0: HELLO without a token */
+	char token[SL_WIRE_TOKEN_MAX];
 	uint64_t retry_us;
 	uint64_t timeout_us;
 	uint64_t rto_max_us;
@@ -847,9 +850,10 @@ clamp_window(const struct sl_client *c, uint32_t broker_window, uint32_t n_slots
 static int
 hello(struct sl_client *c)
 {
-	struct sl_wire_hello hb = { .client_info = CLIENT_INFO, .window = c->conf_window };
+	struct sl_wire_hello hb = { .client_info = CLIENT_INFO, .window = c->conf_window,
+				    .token_len = c->token_len, .token = (uint8_t *)c->token };
 	struct sl_wire_hdr h = req_hdr();
-	uint8_t frame[SL_WIRE_HDR_LEN + 64];
+	uint8_t frame[SL_WIRE_HDR_LEN + 9 + SL_WIRE_TOKEN_MAX];
 	struct sl_wire_welcome wel;
 	uint64_t t0, now, next, rto;
 	struct sl_wire_err e;
@@ -1065,6 +1069,44 @@ sl_client_poll(struct sl_client *c, uint32_t timeout_us)
 
 /* ---- open / close ---- */
 
+int
+sl_client_token_read(const char *path, char *buf, size_t cap)
+{
+	const char *env = getenv("SLUICE_TOKEN");
+	char line[SL_WIRE_TOKEN_MAX + 64], *p = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc = -EINVAL;
+
+	if (path == NULL) {
+		if (env == NULL || env[0] == '\0')
+			return 1;
+		len = strlen(env);
+		if (len > SL_WIRE_TOKEN_MAX || len + 1 > cap)
+			return -EINVAL;
+		memcpy(buf, env, len + 1);
+		return 0;
+	}
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		p = line + strspn(line, " \t");
+		len = strcspn(p, " \t\r\n");
+		if (len == 0 || p[0] == '#')
+			continue;
+		if (len <= SL_WIRE_TOKEN_MAX && len + 1 <= cap) {
+			memcpy(buf, p, len);
+			buf[len] = '\0';
+			rc = 0;
+		}
+		break;
+	}
+	fclose(f);
+	explicit_bzero(line, sizeof(line));
+	return rc;
+}
+
 struct sl_client *
 sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_ops *ops,
 		     void *x)
@@ -1087,6 +1129,16 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->ops = ops;
 	c->x = x;
 	c->conf_window = conf->window;
+	if (conf->token != NULL) {
+		size_t tl = strlen(conf->token);
+
+		if (tl == 0 || tl > SL_WIRE_TOKEN_MAX) {
+			err = EINVAL;
+			goto fail;
+		}
+		memcpy(c->token, conf->token, tl);
+		c->token_len = (uint8_t)tl;
+	}
 	c->retry_us = (uint64_t)(conf->retry_ms != 0 ? conf->retry_ms : DEF_RETRY_MS) * 1000;
 	c->timeout_us = (uint64_t)(conf->timeout_ms != 0 ? conf->timeout_ms : DEF_TIMEOUT_MS) *
 			1000;
@@ -1137,6 +1189,7 @@ fail:
 		free(c->reqs);
 		free(c->frames);
 		free(c->free_stack);
+		explicit_bzero(c->token, sizeof(c->token));
 		free(c);
 	}
 	if (ops != NULL && ops->close != NULL)
@@ -1212,6 +1265,7 @@ sl_client_close(struct sl_client *c)
 	free(c->reqs);
 	free(c->frames);
 	free(c->free_stack);
+	explicit_bzero(c->token, sizeof(c->token));
 	free(c);
 }
 

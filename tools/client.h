@@ -33,6 +33,9 @@ struct sl_client_conf {
 	uint32_t window;		/* max requests in flight (<= broker's); 0 = broker's */
 	uint32_t retry_ms;		/* first retransmit timeout; 0 = 20 ms, doubles, max 1 s */
 	uint32_t timeout_ms;		/* give up on a request after this; 0 = 5000 */
+	const char *token;		/* client token sent in HELLO (a node with
+					 * --token-file needs one): 1..SL_WIRE_TOKEN_MAX
+					 * bytes, NUL-terminated, copied at open; NULL: none */
 	/* SL_XPORT_DPDK only */
 	uint16_t dpdk_port;		/* started port, 1 rx and 1 tx queue used */
 	uint16_t dpdk_queue;		/* rx/tx queue index */
@@ -87,8 +90,20 @@ int
 sl_client_dpdk_port_start(uint16_t port, struct rte_mempool *pool, uint16_t mtu,
 			  uint32_t timeout_ms);
 
+/**
+ * Read a client token for conf->token: from file `path` when it is not NULL (the first
+ * line that is not blank or a '#' comment, blanks around it removed), else from the
+ * environment variable SLUICE_TOKEN. Never take a token from the command line: it shows
+ * in ps. Returns 0 with the token in buf (NUL-terminated), 1 when there is none (path NULL
+ * and SLUICE_TOKEN unset or empty), or a negative errno (-EINVAL: no token in the file, or
+ * longer than SL_WIRE_TOKEN_MAX or cap - 1). Calling context: any thread.
+ */
+int
+sl_client_token_read(const char *path, char *buf, size_t cap);
+
 /** Open a client and its session (sends HELLO, waits for WELCOME up to timeout_ms).
- * Returns NULL with errno set (negative SL_E_* values in errno are positive codes). */
+ * Returns NULL with errno set (negative SL_E_* values in errno are positive codes;
+ * SL_E_AUTH: the node wants a token this client does not have, or does not know it). */
 struct sl_client *
 sl_client_open(const struct sl_client_conf *conf);
 

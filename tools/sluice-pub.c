@@ -4,7 +4,7 @@
  * sluice-pub: publish the lines of stdin, one message per line (without its '\n').
  *
  *   sluice-pub [-a ADDR] [-p PORT] [-P PARTITION|any] [-w WINDOW] [-b BATCH] [-A FILE] [-q]
- *              TOPIC
+ *              [--token-file FILE] TOPIC
  *
  * Publishes are pipelined (up to WINDOW requests in flight) and batched (BATCH lines
  * per MPUB, default 1). Lines keep their order within the partition as long as the
@@ -57,7 +57,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: sluice-pub [-a ADDR] [-p PORT] [-P PARTITION|any] [-w WINDOW] "
-		"[-b BATCH] [-A FILE] [-q] TOPIC\n"
+		"[-b BATCH] [-A FILE] [-q] [--token-file FILE] TOPIC\n"
 		"  publishes each line of stdin as one message\n"
 		"  -a ADDR       broker address (default $SLUICE_ADDR, else %s)\n"
 		"  -p PORT       broker UDP port (default $SLUICE_PORT, else %u)\n"
@@ -66,7 +66,9 @@ usage(void)
 		"  -b BATCH      lines per MPUB, 1..%u (default 1)\n"
 		"  -A FILE       append the number of each acknowledged line to FILE as its\n"
 		"                acknowledgement arrives (crash tests)\n"
-		"  -q            do not print the summary\n",
+		"  -q            do not print the summary\n"
+		"  --token-file FILE  client token for a node with --token-file (default\n"
+		"                $SLUICE_TOKEN; never on the command line: it would show in ps)\n",
 		DEF_ADDR, SL_WIRE_UDP_PORT, SL_WIRE_MPUB_MAX);
 }
 
@@ -206,7 +208,14 @@ fill(struct reader *r, struct sl_client *c)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct sl_client_conf conf = { .xport = SL_XPORT_UDP };
+	const char *token_file = NULL;
+	char token[SL_WIRE_TOKEN_MAX + 1];
 	const void *datas[SL_WIRE_MPUB_MAX];
 	uint32_t lens[SL_WIRE_MPUB_MAX];
 	struct reader rd = { 0 };
@@ -226,7 +235,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	conf.broker_port = env != NULL ? (uint16_t)v : SL_WIRE_UDP_PORT;
-	while ((opt = getopt(argc, argv, "a:p:P:w:b:A:qh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "a:p:P:w:b:A:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			conf.broker_ip = optarg;
@@ -264,6 +273,9 @@ main(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'T':
+			token_file = optarg;
+			break;
 		default:
 			usage();
 			return opt == 'h' ? 0 : 1;
@@ -279,7 +291,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 
+	rc = sl_client_token_read(token_file, token, sizeof(token));
+	if (rc < 0) {
+		fprintf(stderr, "sluice-pub: token from %s: %s\n",
+			token_file ? token_file : "$SLUICE_TOKEN",
+			rc == -EINVAL ? "no token of 1 to 128 bytes" : strerror(-rc));
+		return 1;
+	}
+	conf.token = rc == 0 ? token : NULL;
 	c = sl_client_open(&conf);
+	explicit_bzero(token, sizeof(token));
 	if (c == NULL) {
 		fprintf(stderr, "sluice-pub: cannot open a session with %s:%u: %s\n",
 			conf.broker_ip, conf.broker_port, sl_strerror(errno));

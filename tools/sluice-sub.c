@@ -5,7 +5,8 @@
  *
  *   sluice-sub [-a ADDR] [-p PORT] [-P PARTITION] [-c CHANNEL] [-e] [-o] [-r RDY]
  *              [-n COUNT] [-t IDLE_SECONDS]
- *              [--from-start | --from-end | --from-offset OFF | --from-time NS] TOPIC
+ *              [--from-start | --from-end | --from-offset OFF | --from-time NS]
+ *              [--token-file FILE] TOPIC
  *
  * Each message body is written to stdout followed by '\n'; a message is FINished only
  * after stdout was flushed, so a message is never acknowledged before it was written.
@@ -67,7 +68,9 @@ usage(void)
 		"  --from-offset OFF  consume from the message at queue offset OFF\n"
 		"  --from-time NS     consume from the first message published at or after\n"
 		"                 NS (ns since the Unix epoch)\n"
-		"  --from-end     consume only messages published from now on\n",
+		"  --from-end     consume only messages published from now on\n"
+		"  --token-file FILE  client token for a node with --token-file (default\n"
+		"                 $SLUICE_TOKEN; never on the command line: it would show in ps)\n",
 		DEF_ADDR, SL_WIRE_UDP_PORT, DEF_CHANNEL, DEF_RDY);
 }
 
@@ -141,11 +144,13 @@ main(int argc, char **argv)
 		{ "from-end", no_argument, NULL, 'E' },
 		{ "from-offset", required_argument, NULL, 'O' },
 		{ "from-time", required_argument, NULL, 'T' },
+		{ "token-file", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sl_client_conf conf = { .xport = SL_XPORT_UDP };
-	const char *topic, *channel = DEF_CHANNEL, *env;
+	const char *topic, *channel = DEF_CHANNEL, *env, *token_file = NULL;
+	char token[SL_WIRE_TOKEN_MAX + 1];
 	uint64_t v = 0, from_value = 0, idle_ms = 0, last_msg, count_seen = 0;
 	int opt, from = 0, status = 1, rc, last_rc = 0;
 	uint32_t rdy = DEF_RDY;
@@ -212,6 +217,9 @@ main(int argc, char **argv)
 			}
 			from = opt;
 			break;
+		case 'K':
+			token_file = optarg;
+			break;
 		case 'h':
 			usage();
 			return 0;
@@ -248,7 +256,16 @@ main(int argc, char **argv)
 		fprintf(stderr, "sluice-sub: out of memory\n");
 		return 1;
 	}
+	rc = sl_client_token_read(token_file, token, sizeof(token));
+	if (rc < 0) {
+		fprintf(stderr, "sluice-sub: token from %s: %s\n",
+			token_file ? token_file : "$SLUICE_TOKEN",
+			rc == -EINVAL ? "no token of 1 to 128 bytes" : strerror(-rc));
+		goto out;
+	}
+	conf.token = rc == 0 ? token : NULL;
 	st.c = sl_client_open(&conf);
+	explicit_bzero(token, sizeof(token));
 	if (st.c == NULL) {
 		fprintf(stderr, "sluice-sub: cannot open a session with %s:%u: %s\n",
 			conf.broker_ip, conf.broker_port, sl_strerror(errno));

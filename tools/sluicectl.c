@@ -36,20 +36,27 @@ usage(FILE *f)
 		"usage: %s [-s SOCKET] [--json] COMMAND [ARGS...]\n"
 		"       %s -h\n"
 		"       %s keygen FILE\n"
+		"       %s token gen [FILE] | token hash [FILE]\n"
 		"Send one command to the sluiced control socket and print its JSON reply.\n"
 		"keygen writes a new cluster key for --cluster-key to FILE (mode 0600; it\n"
 		"refuses to overwrite; append a second key line to rotate, docs/operations.md).\n"
+		"token gen prints a new client token (32 random bytes, 64 hex digits), or\n"
+		"writes it to a new FILE (mode 0600) for sluice-pub/sluice-sub --token-file.\n"
+		"token hash prints the blake2b: form of the token in FILE (or stdin) for\n"
+		"sluiced's --token-file, which then holds no usable secret. 'token list' and\n"
+		"'token reload' go to the daemon.\n"
 		"  -s, --socket SOCKET  control socket (default: $SLUICE_CTL if set, else\n"
 		"                       " DEFAULT_SOCKET ")\n"
 		"  --json               print the raw one-line JSON reply\n"
 		"  -h, --help           this text; '%s help' lists the daemon's commands\n"
 		"Exit status: 0 success, 1 the daemon replied with an error,\n"
 		"             2 usage error or daemon unreachable.\n",
-		prog, prog, prog, prog);
+		prog, prog, prog, prog, prog);
 }
 
-/* sluicectl keygen FILE: a new random cluster key, 64 hex digits, in a file only its owner
- * can read, created exclusively (an existing key is never overwritten). */
+/* sluicectl keygen FILE, token gen FILE: a new random cluster key or client token, 64 hex
+ * digits, in a file only its owner can read, created exclusively (an existing key is never
+ * overwritten). path NULL: the token on stdout. */
 static int
 keygen(const char *path)
 {
@@ -61,17 +68,21 @@ keygen(const char *path)
 		fprintf(stderr, "%s: keygen: libsodium cannot start\n", prog);
 		return EXIT_UNREACHABLE;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = path == NULL ? dup(STDOUT_FILENO) :
+			    open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		fprintf(stderr, "%s: keygen %s: %s\n", prog, path, strerror(errno));
+		fprintf(stderr, "%s: keygen %s: %s\n", prog, path ? path : "stdout",
+			strerror(errno));
 		return EXIT_UNREACHABLE;
 	}
 	randombytes_buf(key, sizeof(key));
 	sodium_bin2hex(hex, sizeof(hex), key, sizeof(key));
 	len = snprintf(line, sizeof(line), "%s\n", hex);
-	if (write(fd, line, (size_t)len) != len || fsync(fd) != 0) {
-		fprintf(stderr, "%s: keygen %s: %s\n", prog, path, strerror(errno));
-		unlink(path);
+	if (write(fd, line, (size_t)len) != len || (path != NULL && fsync(fd) != 0)) {
+		fprintf(stderr, "%s: keygen %s: %s\n", prog, path ? path : "stdout",
+			strerror(errno));
+		if (path != NULL)
+			unlink(path);
 		rc = EXIT_UNREACHABLE;
 	}
 	close(fd);
@@ -79,6 +90,46 @@ keygen(const char *path)
 	sodium_memzero(hex, sizeof(hex));
 	sodium_memzero(line, sizeof(line));
 	return rc;
+}
+
+/* sluicectl token hash [FILE]: the form of a client token that sluiced's --token-file may
+ * hold instead of the token, blake2b:<hex of its BLAKE2b-256 hash> (dataplane/auth.c hashes
+ * a HELLO's token the same way). The token is the first line of FILE or stdin that is not
+ * blank or a '#' comment. */
+static int
+token_hash(const char *path)
+{
+	FILE *f = path != NULL ? fopen(path, "r") : stdin;
+	uint8_t h[crypto_generichash_BYTES];
+	char line[256], hex[2 * sizeof(h) + 1], *p = NULL;
+	size_t len = 0, i;
+	int found = 0;
+
+	if (f == NULL || sodium_init() < 0) {
+		fprintf(stderr, "%s: token hash %s: %s\n", prog, path, strerror(errno));
+		return EXIT_UNREACHABLE;
+	}
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		p = line + strspn(line, " \t");
+		len = strcspn(p, " \t\r\n");
+		found = len != 0 && p[0] != '#';
+	}
+	if (path != NULL)
+		fclose(f);
+	for (i = 0; found && i < len; i++)
+		found = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			       "-_.~+/=", p[i]) != NULL;
+	if (!found || len < 16 || len > 128) {
+		fprintf(stderr, "%s: token hash: no token (16 to 128 of A-Z a-z 0-9 - _ . ~ + "
+			"/ =) in %s\n", prog, path != NULL ? path : "stdin");
+		sodium_memzero(line, sizeof(line));
+		return EXIT_UNREACHABLE;
+	}
+	crypto_generichash(h, sizeof(h), (const uint8_t *)p, len, NULL, 0);
+	sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+	printf("blake2b:%s\n", hex);
+	sodium_memzero(line, sizeof(line));
+	return 0;
 }
 
 static int
@@ -430,6 +481,11 @@ main(int argc, char **argv)
 		}
 		return keygen(argv[i + 1]);
 	}
+	/* token gen and token hash run here; token list and token reload go to the daemon */
+	if (strcmp(argv[i], "token") == 0 && i + 1 < argc && i + 3 >= argc &&
+	    (strcmp(argv[i + 1], "gen") == 0 || strcmp(argv[i + 1], "hash") == 0))
+		return strcmp(argv[i + 1], "gen") == 0 ? keygen(argv[i + 2]) :
+							  token_hash(argv[i + 2]);
 	for (; i < argc; i++) {
 		if (strchr(argv[i], '\n') != NULL) {
 			fprintf(stderr, "%s: arguments cannot contain a newline\n", prog);

@@ -36,6 +36,11 @@ enum sl_err {
 	SL_E_CAPACITY = 1024,	/* no room for another topic: the node's topic limit or memory
 				 * budget (sluiced --max-topics, --log-budget-mb) is reached, or
 				 * the memory for its logs could not be had; nothing was created */
+	SL_E_AUTH = 1025,	/* the node takes only clients with a token (sluiced --token-file):
+				 * HELLO without one, with an unknown one, or a session whose
+				 * token was removed since; no session, nothing executed */
+	SL_E_DENIED = 1026,	/* the session's token lacks the right this request needs on
+				 * its topic (publish, subscribe or admin); nothing executed */
 	SL_E_MAX
 };
 

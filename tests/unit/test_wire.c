@@ -976,6 +976,59 @@ test_doc_example(void)
 	      "docs/protocol.md OK example bytes");
 }
 
+/* HELLO's optional token: 8 bytes without, 9 + len with; any other length, a length byte
+ * of 0 or past SL_WIRE_TOKEN_MAX is malformed. */
+static void
+test_hello_token(void)
+{
+	static const char tok[] = "0123456789abcdef0123456789abcdef";
+	uint8_t buf[SL_WIRE_HDR_LEN + 9 + SL_WIRE_TOKEN_MAX + 8], big[SL_WIRE_TOKEN_MAX + 1];
+	struct sl_wire_hdr h = { .seq = 1 }, d;
+	struct sl_wire_hello x = { .client_info = 3, .window = 16, .token_len = 32,
+				   .token = (const uint8_t *)tok }, o;
+	const uint8_t *b;
+	int n, bad = 0;
+	size_t len;
+
+	n = sl_wire_encode_hello(buf, sizeof(buf), &h, &x);
+	CHECK(n == SL_WIRE_HDR_LEN + 9 + 32 && buf[SL_WIRE_HDR_LEN + 8] == 32,
+	      "HELLO with a 32-byte token: body 41 bytes");
+	CHECK(sl_wire_decode_hdr(buf, (size_t)n, &d) == 0 && d.body_len == 41, "its header");
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 41);
+	CHECK(sl_wire_decode_hello(b, 41, &o) == 0 && o.client_info == 3 && o.window == 16 &&
+	      o.token_len == 32 && memcmp(o.token, tok, 32) == 0, "HELLO token round trip");
+	/* every other body length of that frame is malformed */
+	for (len = 0; len < 41 + 8; len++) {
+		if (len == 8 || len == 41)
+			continue;
+		b = guard_copy(buf + SL_WIRE_HDR_LEN, len);
+		bad += sl_wire_decode_hello(b, len, &o) != -SL_E_MALFORMED;
+	}
+	CHECK(bad == 0, "HELLO bodies of 0..48 bytes but 8 and 41 are malformed (%d not)", bad);
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 8);
+	CHECK(sl_wire_decode_hello(b, 8, &o) == 0 && o.token_len == 0 && o.token == NULL,
+	      "the first 8 bytes alone: a HELLO without a token");
+	buf[SL_WIRE_HDR_LEN + 8] = 0;
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 9);
+	CHECK(sl_wire_decode_hello(b, 9, &o) == -SL_E_MALFORMED, "token length 0 is malformed");
+	x.token_len = SL_WIRE_TOKEN_MAX;
+	memset(big, 'k', sizeof(big));
+	x.token = big;
+	n = sl_wire_encode_hello(buf, sizeof(buf), &h, &x);
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, (size_t)n - SL_WIRE_HDR_LEN);
+	CHECK(n > 0 && sl_wire_decode_hello(b, (size_t)n - SL_WIRE_HDR_LEN, &o) == 0 &&
+	      o.token_len == SL_WIRE_TOKEN_MAX, "a %d-byte token (the most)", SL_WIRE_TOKEN_MAX);
+	buf[SL_WIRE_HDR_LEN + 8] = SL_WIRE_TOKEN_MAX + 1;
+	memcpy(buf + SL_WIRE_HDR_LEN + 9 + SL_WIRE_TOKEN_MAX, "k", 1);
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 9 + SL_WIRE_TOKEN_MAX + 1);
+	CHECK(sl_wire_decode_hello(b, 9 + SL_WIRE_TOKEN_MAX + 1, &o) == -SL_E_MALFORMED,
+	      "a token longer than %d bytes is malformed", SL_WIRE_TOKEN_MAX);
+	x.token_len = 0;
+	x.token = NULL;
+	CHECK(sl_wire_encode_hello(buf, sizeof(buf), &h, &x) == SL_WIRE_HDR_LEN + 8,
+	      "without a token the encoder writes the 8-byte body of before");
+}
+
 int
 main(void)
 {
@@ -995,5 +1048,6 @@ main(void)
 	test_fin();
 	test_addresses();
 	test_doc_example();
+	test_hello_token();
 	return check_report();
 }
