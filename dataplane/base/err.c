@@ -31,6 +31,8 @@ static const char *const texts[SL_E_MAX - SL_E_BASE] = {
 	[SL_E_INVAL - SL_E_BASE] = "invalid argument",
 	[SL_E_TIMEOUT - SL_E_BASE] = "timed out",
 	[SL_E_CAPACITY - SL_E_BASE] = "no room for another topic (topic limit or memory budget)",
+	[SL_E_OUT_OF_ORDER - SL_E_BASE] =
+		"an earlier publish of this session was refused: retry it first",
 };
 
 const char *

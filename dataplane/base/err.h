@@ -36,6 +36,8 @@ enum sl_err {
 	SL_E_CAPACITY = 1024,	/* no room for another topic: the node's topic limit or memory
 				 * budget (sluiced --max-topics, --log-budget-mb) is reached, or
 				 * the memory for its logs could not be had; nothing was created */
+	SL_E_OUT_OF_ORDER = 1025, /* an earlier publish of this session to this partition was
+				   * refused and not retried yet: retry that one first */
 	SL_E_MAX
 };
 
