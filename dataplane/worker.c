@@ -609,6 +609,41 @@ idem_new(struct sl_worker *w, struct req *r, uint16_t partition)
 	return 1;
 }
 
+/* Order across retryable refusals (idem.h, docs/protocol.md section 8): a publish of the
+ * session to p above one of its publishes to p that was refused and not accepted since is
+ * refused SL_E_OUT_OF_ORDER and not executed. 1 when so answered, 0: execute it. */
+static int
+order_refused(struct sl_worker *w, struct req *r, const struct sl_partition *p,
+	      uint16_t partition)
+{
+	switch (sl_idem_order_check(&w->idem[r->slot], p, r->hdr.seq, w->now_ns)) {
+	case SL_IDEM_ORDER_BLOCK:
+		reply_err(w, r, SL_E_OUT_OF_ORDER, partition, NULL);
+		return 1;
+	case SL_IDEM_ORDER_CLOSED:
+		w->st.order_closed++;
+		break;
+	case SL_IDEM_ORDER_GO:
+		break;
+	}
+	return 0;
+}
+
+/* A publish's outcome for the session's order on p: refused with a busy answer the client
+ * retries with the same seq (SL_E_FULL, SL_E_WRITE_DISABLED: it joins the hole), or
+ * settled (accepted, held, or refused for good: the hole passes it). A NOACK publish is
+ * never retried, so its refusal opens no hole. */
+static void
+order_note(struct sl_worker *w, const struct req *r, const struct sl_partition *p, int rc)
+{
+	int busy = rc == -SL_E_FULL || rc == -SL_E_WRITE_DISABLED;
+
+	if (busy && (r->hdr.flags & SL_WIRE_F_NOACK))
+		return;
+	if (sl_idem_order_note(&w->idem[r->slot], p, r->hdr.seq, busy, w->now_ns) != 0)
+		w->st.order_untracked++;
+}
+
 /* Run a request on its partition and answer it, now or (held) once it completes. */
 static void
 execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
@@ -623,10 +658,14 @@ execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
 		w->st.anon_pubs++;
 	else if (!idem_new(w, r, partition))
 		return;
+	if (h->publish && !r->anon && order_refused(w, r, p, partition))
+		return;
 	if (h->may_hold && (token = held_take(w)) < 0)
 		rc = -SL_E_FULL;	/* every held slot in use: the client retries */
 	else
 		rc = h->exec(w, r, p, b, (uint64_t)token, &res);
+	if (h->publish && !r->anon)
+		order_note(w, r, p, rc);
 	e.count = res.count;
 	e.id = res.id;
 	e.offset = res.offset;
