@@ -122,7 +122,8 @@ bits_up(uint64_t b[2], unsigned int k)
 
 /* Calling context: the owner worker lcore (per publish). */
 enum sl_idem_order
-sl_idem_order_check(struct sl_idem *w, const void *part, uint64_t seq, uint64_t now_ns)
+sl_idem_order_check(struct sl_idem *w, const void *part, uint64_t seq, int join,
+		    uint64_t now_ns)
 {
 	struct sl_idem_hole *h;
 	uint64_t off;
@@ -136,7 +137,8 @@ sl_idem_order_check(struct sl_idem *w, const void *part, uint64_t seq, uint64_t 
 	if (seq <= h->base)
 		return SL_IDEM_ORDER_GO;
 	off = seq - h->base;
-	h->bits[off >> 6] |= 1ull << (off & 63);
+	if (join)
+		h->bits[off >> 6] |= 1ull << (off & 63);
 	return SL_IDEM_ORDER_BLOCK;
 }
 

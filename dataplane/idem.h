@@ -97,11 +97,13 @@ sl_idem_record(struct sl_idem *w, uint64_t seq, const struct sl_idem_entry *e);
 
 /**
  * Before executing a publish of seq to partition part (after sl_idem_check said NEW):
- * GO or CLOSED (execute), or BLOCK (refuse it with SL_E_OUT_OF_ORDER; seq joined the
- * hole). now_ns: the caller's monotonic clock. Owner (per publish; O(1) without holes).
+ * GO or CLOSED (execute), or BLOCK (refuse it with SL_E_OUT_OF_ORDER; with join, seq
+ * joined the hole: 0 for a publish the client will not send again, NOACK). now_ns: the
+ * caller's monotonic clock. Owner (per publish; O(1) without holes).
  */
 enum sl_idem_order
-sl_idem_order_check(struct sl_idem *w, const void *part, uint64_t seq, uint64_t now_ns);
+sl_idem_order_check(struct sl_idem *w, const void *part, uint64_t seq, int join,
+		    uint64_t now_ns);
 
 /**
  * After executing a publish of seq to part: refused != 0 when it was refused with an

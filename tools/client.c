@@ -14,7 +14,8 @@
  * exponentially from retry_ms to 1 s; a request unanswered after timeout_ms fails with
  * -SL_E_TIMEOUT.
  *
- * Busy answers. A publish answered SL_E_FULL, SL_E_WRITE_DISABLED or SL_E_OUT_OF_ORDER
+ * Busy answers. A publish answered SL_E_FULL, SL_E_WRITE_DISABLED, SL_E_QUORUM or
+ * SL_E_OUT_OF_ORDER
  * (nothing written, nothing remembered by the broker) waits; one client-wide timer
  * (backing off like a retransmission, reset by an OK of such a publish) then sends every
  * waiting publish again at once, lowest seq first, so the broker can take them in the
@@ -765,8 +766,8 @@ on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 
 /*
  * A publish the broker could not take just now (its queue toward the disk or the
- * replicas is full, writes pause while a replica rejoins, or an earlier publish of ours
- * was refused and must go first): nothing was written and the broker does not remember
+ * replicas is full, writes pause while a replica rejoins, the ISR is too small or shrank
+ * under it, or an earlier publish of ours was refused and must go first): nothing was written and the broker does not remember
  * that answer, so the same request (same seq) waits for the next ordered resend
  * (busy_resend), until the request's own timeout, when it ends with that answer.
  */
@@ -776,7 +777,8 @@ busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
 	struct req *r = &c->reqs[idx];
 	uint64_t now = now_us(c);
 
-	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED && code != SL_E_OUT_OF_ORDER) ||
+	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED && code != SL_E_QUORUM &&
+	     code != SL_E_OUT_OF_ORDER) ||
 	    r->state != REQ_SENT || (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB) ||
 	    now - r->t_first >= c->timeout_us)
 		return 0;

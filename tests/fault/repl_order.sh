@@ -16,18 +16,19 @@
 NS=sl-rord-$$
 SUBNET=10.85.$(( $$ % 200 ))
 KILLS=${REPL_ORDER_KILLS:-6}
-STEP=3000	# acknowledgements between two kills
+STEP=1000	# acknowledgements between two kills
+RATE=${REPL_ORDER_RATE:-20}	# lines per 10 ms
 
 . "$(dirname "$0")/../integration/cluster.sh"
 
 acked() { wc -l < "$TMP/acked.txt"; }
 
-# wait_acked N: until N publishes are acknowledged (sluice-pub must still run)
+# wait_acked N: until N publishes are acknowledged; 1 when sluice-pub ended first
 wait_acked() {
 	local i
 	for i in $(seq 600); do
 		[ "$(acked)" -ge "$1" ] && return 0
-		kill -0 "$PUBPID" 2>/dev/null || fail "sluice-pub ended early: $(cat "$TMP/pub.log")"
+		kill -0 "$PUBPID" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	fail "fewer than $1 publishes acknowledged in 60 s"
@@ -46,23 +47,23 @@ for id in 1 2 3; do
 	boot $id --data-dir "$TMP/data$id" --log-mb 8
 done
 
-log "one session publishes increasing numbers, 32 in flight"
+log "one session publishes increasing numbers ($RATE every 10 ms), 32 in flight"
 : > "$TMP/acked.txt"
 # numbers at about 10,000 a second until the stop file appears
 python3 -c '
 import os, sys, time
 i, stop = 0, sys.argv[1]
 while not os.path.exists(stop):
-    for _ in range(100):
+    for _ in range(int(sys.argv[2])):
         i += 1
         sys.stdout.write("%d\n" % i)
     sys.stdout.flush()
     time.sleep(0.01)
-' "$TMP/stop" | ip netns exec "$NS" "$PUB" -a "$SUBNET.11" -w 32 -A "$TMP/acked.txt" r \
+' "$TMP/stop" "$RATE" | ip netns exec "$NS" "$PUB" -a "$SUBNET.11" -w 32 -A "$TMP/acked.txt" r \
 	> /dev/null 2> "$TMP/pub.log" &
 PUBPID=$!
 PIDS+=("$PUBPID")
-wait_acked $STEP
+wait_acked $STEP || fail "sluice-pub ended early: $(cat "$TMP/pub.log")"
 
 for k in $(seq "$KILLS"); do
 	f=$(( k % 2 == 1 ? 3 : 2 ))
@@ -72,13 +73,15 @@ for k in $(seq "$KILLS"); do
 	wait_isr "1,$other"
 	boot $f --data-dir "$TMP/data$f" --log-mb 8
 	wait_isr 1,2,3
-	wait_acked $(( $(acked) + STEP ))
-	log "kill $k: node $f killed, restarted and back in the ISR ($(acked) acknowledged)"
+	wait_acked $(( $(acked) + STEP )) || break
+	log "$(date +%T) kill $k: node $f killed, restarted and back in the ISR" \
+		"($(acked) acknowledged)"
 done
 
 touch "$TMP/stop"
-wait "$PUBPID" || fail "sluice-pub failed: $(cat "$TMP/pub.log")"
-log "sluice-pub: $(cat "$TMP/pub.log")"
+pub_rc=0
+wait "$PUBPID" || pub_rc=$?
+log "sluice-pub (exit $pub_rc): $(cat "$TMP/pub.log")"
 N=$(acked)
 paused=$(leader_errs "writes disabled")
 ooo=$(leader_errs "an earlier publish of this session was refused: retry it first")
@@ -98,11 +101,12 @@ missing = acked - set(got)
 reorder = sum(1 for i in range(1, len(got)) if got[i] < got[i - 1])
 print("[repl_order] %d messages in the leader's log, %d reorderings, %d twice, "
       "%d acknowledged missing" % (len(got), reorder, len(dup), len(missing)))
-assert not missing, "acknowledged numbers missing, e.g. %s" % sorted(missing)[:3]
-assert not dup, "numbers twice, e.g. %s" % dup[:3]
 assert reorder == 0, "%d reorderings, e.g. at %s" % (reorder, [
     (got[i - 1], got[i]) for i in range(1, len(got)) if got[i] < got[i - 1]][:5])
+assert not missing, "acknowledged numbers missing, e.g. %s" % sorted(missing)[:3]
+assert not dup, "numbers twice, e.g. %s" % dup[:3]
 PY
+[ "$pub_rc" = 0 ] || fail "sluice-pub failed: $(cat "$TMP/pub.log")"
 for id in 1 2 3; do
 	stop_pid "${NODE_PID[$id]}" || fail "node $id exited with $? on SIGTERM"
 done
