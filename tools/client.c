@@ -767,9 +767,10 @@ on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 /*
  * A publish the broker could not take just now (its queue toward the disk or the
  * replicas is full, writes pause while a replica rejoins, the ISR is too small or shrank
- * under it, or an earlier publish of ours was refused and must go first): nothing was written and the broker does not remember
- * that answer, so the same request (same seq) waits for the next ordered resend
- * (busy_resend), until the request's own timeout, when it ends with that answer.
+ * under it, or an earlier publish of ours was refused and must go first): nothing was
+ * written and the broker does not remember that answer, so the same request (same seq)
+ * waits for the next ordered resend (busy_resend), until the request's own timeout, when
+ * it ends with that answer.
  */
 static int
 busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)

@@ -11,8 +11,8 @@
  * (writes paused, queue full): the broker refuses the later ones of the session until
  * the refused one is retried, and the client sends them again in order (docs/protocol.md
  * section 8). A lost datagram can still let a later line overtake an earlier one; -w 1
- * forces one request at a time. Exit status 0 only if every line was acknowledged; otherwise the first failed
- * line is reported on stderr and the status is 1.
+ * forces one request at a time. Exit status 0 only if every line was acknowledged;
+ * otherwise the first failed line is reported on stderr and the status is 1.
  */
 #include <errno.h>
 #include <getopt.h>

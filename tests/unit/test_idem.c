@@ -259,7 +259,8 @@ test_order(void)
 
 	/* an earlier seq refused after a later one (it arrived late) */
 	sl_idem_order_note(&win, a, 20, 1, 0);
-	CHECK(sl_idem_order_check(&win, a, 21, 1, 0) == SL_IDEM_ORDER_BLOCK, "20 refused: 21 BLOCK");
+	CHECK(sl_idem_order_check(&win, a, 21, 1, 0) == SL_IDEM_ORDER_BLOCK,
+	      "20 refused: 21 BLOCK");
 	sl_idem_order_note(&win, a, 18, 1, 0);
 	CHECK(win.holes[0].base == 18 && sl_idem_order_check(&win, a, 19, 1, 0) ==
 		      SL_IDEM_ORDER_BLOCK && sl_idem_order_check(&win, a, 20, 1, 0) ==
