@@ -487,7 +487,11 @@ def mem_behind(c):
         d = p.req(OP["PUB"], pub_body(topic, b"z" * 24))
         check(err_code(d) == E["OUT_OF_ORDER"], "round %d: that session's next publish "
               "waits behind its refused ones: SL_E_OUT_OF_ORDER (%s)" % (rnd, err_code(d)))
-        answers = [q.req(OP["PUB"], pub_body(topic, b"x" * 24)) for _ in range(3)]
+        # the same publish of another session, sent again: refused every time
+        q.seq += 1
+        probe = q.seq
+        answers = [q.req(OP["PUB"], pub_body(topic, b"x" * 24), seq=probe)
+                   for _ in range(3)]
         codes = [err_code(d) for d in answers]
         check(codes == [E["FULL"]] * 3, "round %d: FULL again and again while it is behind (%s)"
               % (rnd, codes))
@@ -498,7 +502,7 @@ def mem_behind(c):
         check(len(got) == n, "round %d: it consumes %d" % (rnd, len(got)))
         d = None
         for _ in range(50):     # the next millisecond tick frees the log
-            d = q.req(OP["PUB"], pub_body(topic, b"y" * 24))
+            d = q.req(OP["PUB"], pub_body(topic, b"x" * 24), seq=probe)
             if ok_fields(d) is not None:
                 break
             time.sleep(0.01)
