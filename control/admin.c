@@ -863,6 +863,8 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "forwarded_out", s->fwd_out);
 	sl_json_u64(out, "tx_handoff", s->tx_handoff);
 	sl_json_u64(out, "anonymous_publishes", s->anon_pubs);
+	sl_json_u64(out, "order_holes_closed", s->order_closed);
+	sl_json_u64(out, "order_untracked", s->order_untracked);
 	sl_json_u64(out, "repl_in", s->repl_in);
 	sl_json_u64(out, "repl_out", s->repl_out);
 	sl_json_u64(out, "repl_drops", s->repl_drops);

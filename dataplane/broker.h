@@ -165,6 +165,10 @@ struct sl_worker_stats {
 	uint64_t repl_rej_not_member;	/* ... not for us / not from a member's address */
 	uint64_t repl_rej_bad_mac;	/* ... tag wrong or key unknown */
 	uint64_t repl_rej_replay;	/* ... sequence seen before (replay) */
+	uint64_t order_closed;		/* session order holes closed without their retry
+					 * (not retried in time, or out of the window) */
+	uint64_t order_untracked;	/* retryable refusals no hole could hold (every one
+					 * of the session's holes on this worker in use) */
 };
 
 /* Snapshot of one channel, filled by its owner worker on request. */

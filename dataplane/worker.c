@@ -232,6 +232,16 @@ answer_code(int rc)
 
 /* ---- requests whose answer waits: the worker's held pool, by token ---- */
 
+static int busy_code(int code);
+static void order_note(struct sl_worker *w, uint32_t slot, const struct sl_wire_hdr *hdr,
+		       const void *p, int rc);
+
+static int
+is_publish(uint8_t opcode)
+{
+	return opcode == SL_OP_PUB || opcode == SL_OP_MPUB;
+}
+
 /* A free held slot's token, or -1 when every slot is in use. */
 static int64_t
 held_take(struct sl_worker *w)
@@ -246,9 +256,10 @@ held_put(struct sl_worker *w, uint64_t token)
 	w->held_free[w->nheld_free++] = (uint32_t)token;
 }
 
-/* Keep request r (answered later with entry e) in slot token. */
+/* Keep request r to partition p (answered later with entry e) in slot token. */
 static void
-held_fill(struct sl_worker *w, uint64_t token, struct req *r, const struct sl_idem_entry *e)
+held_fill(struct sl_worker *w, uint64_t token, struct req *r, const void *p,
+	  const struct sl_idem_entry *e)
 {
 	struct sl_held *h = &w->held[token];
 
@@ -259,6 +270,7 @@ held_fill(struct sl_worker *w, uint64_t token, struct req *r, const struct sl_id
 		h->m = r->m;
 	}
 	h->used = 1;
+	h->part = p;
 	h->slot = r->slot;
 	h->pi = r->pi;
 	h->anon = r->anon;
@@ -286,10 +298,18 @@ held_answer(struct sl_worker *w, const struct sl_partition_done *d)
 	if (!h->anon) {
 		struct sl_idem *idem = &w->idem[h->slot];
 		struct sl_idem_entry *slot = &idem->e[h->hdr.seq % SL_IDEM_WINDOW];
+		/* a publish rolled back (an ISR shrink): busy, retried with the same seq */
+		int busy = is_publish(h->hdr.opcode) && d->code != 0 && busy_code(d->code);
 
 		/* the session may have expired and its slot been reused meanwhile */
-		if (idem->session == h->hdr.session && slot->seq == h->hdr.seq)
-			*slot = h->e;
+		if (idem->session == h->hdr.session && slot->seq == h->hdr.seq) {
+			if (busy)
+				memset(slot, 0, sizeof(*slot));	/* not remembered */
+			else
+				*slot = h->e;
+			if (is_publish(h->hdr.opcode))
+				order_note(w, h->slot, &h->hdr, h->part, -(int)d->code);
+		}
 	}
 	if (h->m != NULL) {
 		memset(&r, 0, sizeof(r));
@@ -672,6 +692,56 @@ idem_new(struct sl_worker *w, struct req *r, uint16_t partition)
 	return 1;
 }
 
+/* A publish's refusal the client retries with the same seq (docs/protocol.md section 8):
+ * nothing was written and the answer is not remembered. SL_E_QUORUM also ends a held
+ * publish that an ISR shrink rolled back. */
+static int
+busy_code(int code)
+{
+	if (code < 0)
+		code = -code;
+	return code == SL_E_FULL || code == SL_E_WRITE_DISABLED || code == SL_E_QUORUM;
+}
+
+/* Order across retryable refusals (idem.h, docs/protocol.md section 8): a publish of the
+ * session to p above one of its publishes to p that was refused and not accepted since is
+ * refused SL_E_OUT_OF_ORDER and not executed. 1 when so answered, 0: execute it. */
+static int
+order_refused(struct sl_worker *w, struct req *r, const struct sl_partition *p,
+	      uint16_t partition)
+{
+	/* a NOACK publish is not sent again: refused, it does not join the hole */
+	int join = !(r->hdr.flags & SL_WIRE_F_NOACK);
+
+	switch (sl_idem_order_check(&w->idem[r->slot], p, r->hdr.seq, join, w->now_ns)) {
+	case SL_IDEM_ORDER_BLOCK:
+		reply_err(w, r, SL_E_OUT_OF_ORDER, partition, NULL);
+		return 1;
+	case SL_IDEM_ORDER_CLOSED:
+		w->st.order_closed++;
+		break;
+	case SL_IDEM_ORDER_GO:
+		break;
+	}
+	return 0;
+}
+
+/* A publish's outcome for the session's order on partition p (slot: its session's; hdr:
+ * its header): refused with a busy answer (it joins the hole), or settled (accepted,
+ * held, or refused for good: the hole passes it). A NOACK publish is never retried, so
+ * its refusal opens no hole. */
+static void
+order_note(struct sl_worker *w, uint32_t slot, const struct sl_wire_hdr *hdr, const void *p,
+	   int rc)
+{
+	int busy = rc < 0 && busy_code(rc);
+
+	if (busy && (hdr->flags & SL_WIRE_F_NOACK))
+		return;
+	if (sl_idem_order_note(&w->idem[slot], p, hdr->seq, busy, w->now_ns) != 0)
+		w->st.order_untracked++;
+}
+
 /* Run a request on its partition and answer it, now or (held) once it completes. */
 static void
 execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
@@ -686,10 +756,14 @@ execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
 		w->st.anon_pubs++;
 	else if (!idem_new(w, r, partition))
 		return;
+	if (h->publish && !r->anon && order_refused(w, r, p, partition))
+		return;
 	if (h->may_hold && (token = held_take(w)) < 0)
 		rc = -SL_E_FULL;	/* every held slot in use: the client retries */
 	else
 		rc = h->exec(w, r, p, b, (uint64_t)token, &res);
+	if (h->publish && !r->anon)
+		order_note(w, r->slot, &r->hdr, p, rc);
 	e.count = res.count;
 	e.id = res.id;
 	e.offset = res.offset;
@@ -700,7 +774,7 @@ execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
 			e.pending = 1;
 			sl_idem_record(&w->idem[r->slot], r->hdr.seq, &e);
 		}
-		held_fill(w, (uint64_t)token, r, &e);
+		held_fill(w, (uint64_t)token, r, p, &e);
 		return;
 	}
 	if (h->may_hold && token >= 0)

@@ -64,6 +64,7 @@ struct sl_wautocreate {
  * index is the token the partition gives back. */
 struct sl_held {
 	struct rte_mbuf *m;		/* NULL: no answer wanted (NOACK) */
+	const void *part;		/* the partition (session order of publishes) */
 	uint32_t slot;			/* session slot (idempotency window) */
 	uint16_t pi;
 	uint8_t anon;

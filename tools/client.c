@@ -14,6 +14,13 @@
  * exponentially from retry_ms to 1 s; a request unanswered after timeout_ms fails with
  * -SL_E_TIMEOUT.
  *
+ * Busy answers. A publish answered SL_E_FULL, SL_E_WRITE_DISABLED, SL_E_QUORUM or
+ * SL_E_OUT_OF_ORDER
+ * (nothing written, nothing remembered by the broker) waits; one client-wide timer
+ * (backing off like a retransmission, reset by an OK of such a publish) then sends every
+ * waiting publish again at once, lowest seq first, so the broker can take them in the
+ * session's order (docs/protocol.md section 8, rule 10).
+ *
  * Messages. A MSG is delivered to its subscription's callback; when the callback returns
  * 0 the id joins the subscription's FIN batch, sent as one FIN frame (up to
  * SL_WIRE_FIN_MAX ids) at the end of the poll iteration, or at once when the batch is
@@ -83,6 +90,7 @@ struct req {
 	uint64_t rto;		/* current retransmission timeout, us */
 	uint64_t sub_id;	/* SUB: local id of the subscription */
 	uint16_t busy_code;	/* the last busy answer (sent again since); 0 = none */
+	uint8_t busy_wait;	/* answered busy: waits for the next ordered resend */
 	sl_pub_cb_t cb;
 	void *arg;
 	struct waiter *w;
@@ -105,6 +113,12 @@ struct sub {
 	void *arg;
 	uint32_t fin_n;
 	uint64_t fin_ids[FIN_CAP];
+};
+
+/* A publish waiting to be sent again, for sorting by seq. */
+struct busy_ent {
+	uint64_t seq;
+	uint32_t idx;
 };
 
 struct sl_client {
@@ -142,6 +156,9 @@ struct sl_client {
 	uint64_t order;
 	uint64_t next_timer;	/* earliest retransmission / timeout; may be early */
 	uint64_t last_tx;
+	uint64_t busy_next;	/* next resend of the busy-waiting publishes; MAX = none */
+	uint64_t busy_rto;	/* its back-off */
+	struct busy_ent *busy_tmp;	/* [n_slots]: the resend's sort buffer */
 
 	/* subscriptions */
 	struct sub **subs;
@@ -397,6 +414,7 @@ req_start(struct sl_client *c, uint32_t idx, uint8_t opcode, uint32_t len, sl_pu
 	r->t_first = now;
 	r->rto = c->retry_us;
 	r->busy_code = 0;
+	r->busy_wait = 0;
 	r->state = REQ_QUEUED;
 	c->n_queued++;
 	timer_arm(c, now + c->timeout_us);
@@ -500,7 +518,45 @@ wait_req(struct sl_client *c, struct waiter *w)
 	return w->err;
 }
 
-/* Retransmit late requests and fail expired ones. */
+static int
+busy_cmp(const void *a, const void *b)
+{
+	const struct busy_ent *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Send every publish waiting after a busy answer again, lowest seq first: the broker
+ * takes them in that order (a later one that overtakes an earlier one is refused
+ * SL_E_OUT_OF_ORDER and waits again). */
+static void
+busy_resend(struct sl_client *c, uint64_t now)
+{
+	uint32_t i, n = 0;
+	struct req *r;
+
+	c->busy_next = UINT64_MAX;
+	for (i = 0; i < c->n_slots; i++) {
+		if (c->reqs[i].state != REQ_SENT || !c->reqs[i].busy_wait)
+			continue;
+		c->busy_tmp[n].seq = c->reqs[i].seq;
+		c->busy_tmp[n++].idx = i;
+	}
+	qsort(c->busy_tmp, n, sizeof(*c->busy_tmp), busy_cmp);
+	for (i = 0; i < n; i++) {
+		r = &c->reqs[c->busy_tmp[i].idx];
+		r->busy_wait = 0;
+		c->st.busy_retries++;
+		hdr_set_retry(r->frame, r->len);
+		xmit(c, r->frame, r->len, now);
+		r->t_next = now + r->rto;	/* its answer may still be lost */
+		timer_arm(c, r->t_next);
+	}
+	if (n > 0)
+		c->busy_rto = min_u64(2 * c->busy_rto, c->rto_max_us);
+}
+
+/* Retransmit late requests, send busy publishes again and fail expired ones. */
 static void
 run_timers(struct sl_client *c, uint64_t now)
 {
@@ -521,12 +577,19 @@ run_timers(struct sl_client *c, uint64_t now)
 				     NULL, 0);
 			continue;
 		}
+		if (r->busy_wait) {
+			timer_arm(c, r->t_first + c->timeout_us);
+			continue;	/* goes with the next ordered resend */
+		}
 		if (r->state == REQ_SENT && now >= r->t_next)
 			req_retransmit(c, i, now);
 		timer_arm(c, r->t_first + c->timeout_us);
 		if (r->state == REQ_SENT)
 			timer_arm(c, r->t_next);
 	}
+	if (c->busy_next != UINT64_MAX && now >= c->busy_next)
+		busy_resend(c, now);
+	timer_arm(c, c->busy_next);
 }
 
 static uint64_t
@@ -697,15 +760,19 @@ on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 		return;
 	}
 	idx = find_req(c, h);
-	if (idx >= 0)
-		req_complete(c, (uint32_t)idx, 0, &ok, 0);
+	if (idx < 0)
+		return;
+	if (c->reqs[idx].busy_code != 0)
+		c->busy_rto = c->retry_us;	/* the broker takes them again */
+	req_complete(c, (uint32_t)idx, 0, &ok, 0);
 }
 
 /*
  * A publish the broker could not take just now (its queue toward the disk or the
- * replicas is full, or writes pause while a replica rejoins): nothing was written and
- * the broker does not remember that answer, so the same request (same seq) goes again
- * after the retransmission timeout, backing off, until the request's own timeout, when
+ * replicas is full, writes pause while a replica rejoins, the ISR is too small or shrank
+ * under it, or an earlier publish of ours was refused and must go first): nothing was
+ * written and the broker does not remember that answer, so the same request (same seq)
+ * waits for the next ordered resend (busy_resend), until the request's own timeout, when
  * it ends with that answer.
  */
 static int
@@ -714,15 +781,19 @@ busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
 	struct req *r = &c->reqs[idx];
 	uint64_t now = now_us(c);
 
-	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED) || r->state != REQ_SENT ||
-	    (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB) ||
+	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED && code != SL_E_QUORUM &&
+	     code != SL_E_OUT_OF_ORDER) ||
+	    r->state != REQ_SENT || (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB) ||
 	    now - r->t_first >= c->timeout_us)
 		return 0;
-	c->st.busy_retries++;
+	if (code == SL_E_OUT_OF_ORDER)
+		c->st.order_refusals++;
 	r->busy_code = (uint16_t)code;
-	r->t_next = now + r->rto;
-	r->rto = min_u64(2 * r->rto, c->rto_max_us);
-	timer_arm(c, r->t_next);
+	r->busy_wait = 1;
+	if (c->busy_next == UINT64_MAX) {
+		c->busy_next = now + c->busy_rto;
+		timer_arm(c, c->busy_next);
+	}
 	return 1;
 }
 
@@ -1146,6 +1217,8 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->epoch = 1;
 	c->next_sub_id = 1;
 	c->next_timer = UINT64_MAX;
+	c->busy_next = UINT64_MAX;
+	c->busy_rto = c->retry_us;
 	c->nonce = (now_us(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)getpid() << 32) ^
 		   (uint64_t)(uintptr_t)c;
 	c->rx_main = malloc(RX_BUF_LEN);
@@ -1169,7 +1242,9 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->reqs = calloc(c->n_slots, sizeof(*c->reqs));
 	c->frames = malloc((size_t)c->n_slots * c->frame_cap);
 	c->free_stack = malloc(c->n_slots * sizeof(*c->free_stack));
-	if (c->reqs == NULL || c->frames == NULL || c->free_stack == NULL) {
+	c->busy_tmp = malloc(c->n_slots * sizeof(*c->busy_tmp));
+	if (c->reqs == NULL || c->frames == NULL || c->free_stack == NULL ||
+	    c->busy_tmp == NULL) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -1190,6 +1265,7 @@ fail:
 		free(c->frames);
 		free(c->free_stack);
 		explicit_bzero(c->token, sizeof(c->token));
+		free(c->busy_tmp);
 		free(c);
 	}
 	if (ops != NULL && ops->close != NULL)
@@ -1266,6 +1342,7 @@ sl_client_close(struct sl_client *c)
 	free(c->frames);
 	free(c->free_stack);
 	explicit_bzero(c->token, sizeof(c->token));
+	free(c->busy_tmp);
 	free(c);
 }
 

@@ -191,7 +191,10 @@ struct sl_client_stats {
 	uint64_t retries;
 	uint64_t errors;	/* ERR answers */
 	uint64_t busy_retries;	/* publishes sent again after a busy answer (SL_E_FULL,
-				 * SL_E_WRITE_DISABLED) */
+				 * SL_E_WRITE_DISABLED, SL_E_QUORUM, SL_E_OUT_OF_ORDER), in
+				 * seq order */
+	uint64_t order_refusals;	/* SL_E_OUT_OF_ORDER answers: an earlier publish of
+				 * the session had to go first */
 	uint64_t timeouts;	/* requests given up */
 	uint64_t msgs;		/* MSG frames delivered to callbacks */
 	uint64_t dup_msgs;	/* MSG frames for ids already being handled */

@@ -7,10 +7,12 @@
  *              [--token-file FILE] TOPIC
  *
  * Publishes are pipelined (up to WINDOW requests in flight) and batched (BATCH lines
- * per MPUB, default 1). Lines keep their order within the partition as long as the
- * broker executes a session's requests in sequence order; -w 1 forces one request at a
- * time. Exit status 0 only if every line was acknowledged; otherwise the first failed
- * line is reported on stderr and the status is 1.
+ * per MPUB, default 1). Lines keep their order within the partition across busy answers
+ * (writes paused, queue full): the broker refuses the later ones of the session until
+ * the refused one is retried, and the client sends them again in order (docs/protocol.md
+ * section 8). A lost datagram can still let a later line overtake an earlier one; -w 1
+ * forces one request at a time. Exit status 0 only if every line was acknowledged;
+ * otherwise the first failed line is reported on stderr and the status is 1.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -382,8 +384,17 @@ main(int argc, char **argv)
 			st.acked, sent);
 		goto out;
 	}
-	if (!quiet)
-		fprintf(stderr, "published %" PRIu64 " messages\n", st.acked);
+	if (!quiet) {
+		struct sl_client_stats cs;
+
+		sl_client_get_stats(c, &cs);
+		fprintf(stderr, "published %" PRIu64 " messages", st.acked);
+		if (cs.busy_retries != 0)
+			fprintf(stderr, " (%" PRIu64 " sent again after a busy answer, %" PRIu64
+				" of them refused out of order)", cs.busy_retries,
+				cs.order_refusals);
+		fprintf(stderr, "\n");
+	}
 	status = 0;
 out:
 	if (status != 0 && c != NULL)

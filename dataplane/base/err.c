@@ -33,6 +33,8 @@ static const char *const texts[SL_E_MAX - SL_E_BASE] = {
 	[SL_E_CAPACITY - SL_E_BASE] = "no room for another topic (topic limit or memory budget)",
 	[SL_E_AUTH - SL_E_BASE] = "no valid client token (HELLO without a known token)",
 	[SL_E_DENIED - SL_E_BASE] = "the client token lacks the right for this topic",
+	[SL_E_OUT_OF_ORDER - SL_E_BASE] =
+		"an earlier publish of this session was refused: retry it first",
 };
 
 const char *

@@ -41,6 +41,8 @@ enum sl_err {
 				 * token was removed since; no session, nothing executed */
 	SL_E_DENIED = 1026,	/* the session's token lacks the right this request needs on
 				 * its topic (publish, subscribe or admin); nothing executed */
+	SL_E_OUT_OF_ORDER = 1027, /* an earlier publish of this session to this partition was
+				   * refused and not retried yet: retry that one first */
 	SL_E_MAX
 };
 

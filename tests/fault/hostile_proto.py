@@ -35,6 +35,7 @@ PORT = 5150
 passed = failed = 0
 
 E = dict(MALFORMED=1001, SESSION=1004, CHANNEL=1007, FULL=1008, SEQ_OLD=1010, LIMIT=1017,
+         OUT_OF_ORDER=1027,
          INVAL=1022)
 OP = dict(HELLO=1, PUB=2, MPUB=3, SUB=4, RDY=5, FIN=6, REQ=7, TOUCH=8, CLS=9, NOP=10,
           SET_OFFSET=11, OK=0x80, ERR=0x81, MSG=0x82, WELCOME=0x83)
@@ -142,8 +143,9 @@ class Client:
 
     def publish_many(self, topic, n, body_of, window=48, stall_s=15.0, limit_s=300.0):
         """Publish n PUBs (pipelined, at most `window` seqs apart, each retried on
-        SL_E_FULL with back-off as the C client does). Returns (ids in order, FULL answers,
-        other errors). Stops when nothing is acknowledged for stall_s."""
+        SL_E_FULL, and on SL_E_OUT_OF_ORDER behind one, with back-off as the C client
+        does). Returns (ids in order, FULL answers, other errors). Stops when nothing is
+        acknowledged for stall_s."""
         first_seq = self.seq + 1
         frames = {}
         acked = {}
@@ -187,8 +189,8 @@ class Client:
                 last_progress = time.time()
                 while base in acked:
                     base += 1
-            elif err_code(d) == E["FULL"]:
-                fulls += 1
+            elif err_code(d) in (E["FULL"], E["OUT_OF_ORDER"]):
+                fulls += err_code(d) == E["FULL"]
                 retry_at[seq] = time.time() + min(0.002 * (1 + fulls % 64), 0.1)
             else:
                 others += 1
@@ -473,12 +475,23 @@ def mem_behind(c):
     body = lambda i: b"%024d" % i
     d = c.req(OP["SUB"], addr(topic, b"slow") + struct.pack(">BBI", 0, 0, 0))
     check(ok_fields(d) is not None, "SUB 'slow' (rdy 0): a consumer that is behind")
+    q = Client()
     for rnd in range(2):
-        ids, fulls, others = c.publish_many(topic, 1000000, body, stall_s=1.0)
+        # a session of its own per round: it gives up on the publishes still refused when
+        # it stops, so its later ones would wait behind them (protocol.md 8, rule 10)
+        p = Client()
+        ids, fulls, others = p.publish_many(topic, 1000000, body, stall_s=1.0)
         n = len(ids)
         check(fulls > 0 and n > 1000, "round %d: %d accepted, then SL_E_FULL (%d)" %
               (rnd, n, fulls))
-        answers = [c.req(OP["PUB"], pub_body(topic, b"x" * 24)) for _ in range(3)]
+        d = p.req(OP["PUB"], pub_body(topic, b"z" * 24))
+        check(err_code(d) == E["OUT_OF_ORDER"], "round %d: that session's next publish "
+              "waits behind its refused ones: SL_E_OUT_OF_ORDER (%s)" % (rnd, err_code(d)))
+        # the same publish of another session, sent again: refused every time
+        q.seq += 1
+        probe = q.seq
+        answers = [q.req(OP["PUB"], pub_body(topic, b"x" * 24), seq=probe)
+                   for _ in range(3)]
         codes = [err_code(d) for d in answers]
         check(codes == [E["FULL"]] * 3, "round %d: FULL again and again while it is behind (%s)"
               % (rnd, codes))
@@ -489,14 +502,16 @@ def mem_behind(c):
         check(len(got) == n, "round %d: it consumes %d" % (rnd, len(got)))
         d = None
         for _ in range(50):     # the next millisecond tick frees the log
-            d = c.req(OP["PUB"], pub_body(topic, b"y" * 24))
+            d = q.req(OP["PUB"], pub_body(topic, b"x" * 24), seq=probe)
             if ok_fields(d) is not None:
                 break
             time.sleep(0.01)
         check(ok_fields(d) is not None, "round %d: accepting again once it has consumed" % rnd)
         c.consume(topic, b"slow", 1, rdy=512, stall_s=2)
         c.req(OP["RDY"], addr(topic, b"slow") + struct.pack(">I", 0))
+        p.req(OP["CLS"], addr(b"", b""))
         time.sleep(0.05)
+    q.req(OP["CLS"], addr(b"", b""))
 
 
 def sub_caps():

@@ -656,8 +656,8 @@ test_pipeline_and_retry(struct sl_client *c)
 	fk.drop_third_pub = 0;
 }
 
-/* Busy answers (SL_E_FULL, SL_E_WRITE_DISABLED): the publish goes again, same seq, until
- * it is taken; any other error ends it. */
+/* Busy answers (SL_E_FULL, SL_E_WRITE_DISABLED, SL_E_QUORUM): the publish goes again,
+ * same seq, until it is taken; any other error ends it. */
 static void
 test_busy(struct sl_client *c)
 {
@@ -687,8 +687,13 @@ test_busy(struct sl_client *c)
 	      rc, fk.busy_answers);
 	fk.busy_always = 0;
 	fk.busy_code = SL_E_QUORUM;
+	fk.busy_answers = 0;
 	rc = sl_client_pub(c, "topic", 0, "quorum", 6, &res);
-	CHECK(rc == -SL_E_QUORUM, "SL_E_QUORUM ends the publish (rc %d)", rc);
+	CHECK(rc == 0 && fk.busy_answers == 1, "SL_E_QUORUM (an ISR shrink rolled it back) is "
+	      "busy too: sent again and taken (rc %d)", rc);
+	fk.busy_code = SL_E_TOO_BIG;
+	rc = sl_client_pub(c, "topic", 0, "big", 3, &res);
+	CHECK(rc == -SL_E_TOO_BIG, "SL_E_TOO_BIG ends the publish (rc %d)", rc);
 	fk.busy_code = 0;
 }
 

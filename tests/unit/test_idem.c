@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * Unit test of the idempotency window (dataplane/idem.c).
+ * Unit test of the idempotency window (dataplane/idem.c), and of the holes retryable
+ * refusals leave in a session's publishes to a partition (order across retries).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,109 @@ test_beyond_window(void)
 	CHECK(n_fail == fails, "holes: OLD below the window, DUP/NEW inside it");
 }
 
+/* Order across retryable refusals: what a hole lets through, in which order it passes,
+ * and the ways it closes without its retry. */
+static void
+test_order(void)
+{
+	static const char parts[SL_IDEM_HOLES + 1];
+	const void *a = &parts[0], *b = &parts[1];
+	const uint64_t T = SL_IDEM_HOLE_NS;
+	int i, ok;
+
+	sl_idem_bind(&win, 300);
+	CHECK(sl_idem_order_check(&win, a, 5, 1, 0) == SL_IDEM_ORDER_GO, "no hole: GO");
+	CHECK(sl_idem_order_note(&win, a, 5, 1, 0) == 0 && win.nholes == 1,
+	      "seq 5 refused busy: a hole opens");
+	CHECK(sl_idem_order_check(&win, a, 6, 1, 0) == SL_IDEM_ORDER_BLOCK &&
+		      sl_idem_order_check(&win, a, 7, 1, 0) == SL_IDEM_ORDER_BLOCK,
+	      "seqs 6 and 7 to the same partition: BLOCK");
+	CHECK(sl_idem_order_check(&win, b, 6, 1, 0) == SL_IDEM_ORDER_GO,
+	      "seq 6 to another partition: GO");
+	CHECK(sl_idem_order_check(&win, a, 4, 1, 0) == SL_IDEM_ORDER_GO &&
+		      sl_idem_order_check(&win, a, 5, 1, 0) == SL_IDEM_ORDER_GO,
+	      "the refused seq 5 and the earlier seq 4: GO");
+	sl_idem_order_note(&win, a, 5, 0, 1);
+	CHECK(win.holes[0].base == 6 && sl_idem_order_check(&win, a, 7, 1, 1) ==
+		      SL_IDEM_ORDER_BLOCK,
+	      "5 accepted: 6 (refused meanwhile) is next, 7 still BLOCK");
+	sl_idem_order_note(&win, a, 6, 0, 2);
+	CHECK(win.holes[0].base == 7 && sl_idem_order_check(&win, a, 7, 1, 2) ==
+		      SL_IDEM_ORDER_GO, "6 accepted: 7 GO");
+	sl_idem_order_note(&win, a, 7, 0, 3);
+	CHECK(win.nholes == 0 && win.holes[0].part == NULL &&
+		      sl_idem_order_check(&win, a, 8, 1, 3) == SL_IDEM_ORDER_GO,
+	      "7 accepted: the hole is closed, 8 GO");
+
+	/* an earlier seq refused after a later one (it arrived late) */
+	sl_idem_order_note(&win, a, 20, 1, 0);
+	CHECK(sl_idem_order_check(&win, a, 21, 1, 0) == SL_IDEM_ORDER_BLOCK,
+	      "20 refused: 21 BLOCK");
+	sl_idem_order_note(&win, a, 18, 1, 0);
+	CHECK(win.holes[0].base == 18 && sl_idem_order_check(&win, a, 19, 1, 0) ==
+		      SL_IDEM_ORDER_BLOCK && sl_idem_order_check(&win, a, 20, 1, 0) ==
+		      SL_IDEM_ORDER_BLOCK,
+	      "18 refused after 20: 18 is first, 19 and 20 BLOCK");
+	ok = 1;
+	for (i = 18; i <= 21; i++) {
+		ok &= win.holes[0].base == (uint64_t)i &&
+		      sl_idem_order_check(&win, a, (uint64_t)i, 1, 0) == SL_IDEM_ORDER_GO;
+		sl_idem_order_note(&win, a, (uint64_t)i, 0, 0);
+	}
+	CHECK(ok && win.nholes == 0, "then 18, 19, 20, 21 pass one after the other, closed");
+
+	/* across the two words of the set, both ways */
+	sl_idem_order_note(&win, a, 1000, 1, 0);
+	sl_idem_order_check(&win, a, 1070, 1, 0);
+	sl_idem_order_check(&win, a, 1100, 1, 0);
+	sl_idem_order_note(&win, a, 1000, 0, 0);
+	CHECK(win.holes[0].base == 1070 && sl_idem_order_check(&win, a, 1100, 1, 0) ==
+		      SL_IDEM_ORDER_BLOCK, "1000 accepted: 1070 next (70 on)");
+	sl_idem_order_note(&win, a, 1070, 0, 0);
+	sl_idem_order_note(&win, a, 1100, 0, 0);
+	CHECK(win.nholes == 0, "1070 then 1100 accepted: closed");
+	sl_idem_order_note(&win, a, 2000, 1, 0);
+	sl_idem_order_check(&win, a, 2060, 1, 0);
+	sl_idem_order_note(&win, a, 1990, 1, 0);
+	ok = win.holes[0].base == 1990;
+	sl_idem_order_note(&win, a, 1990, 0, 0);
+	ok &= win.holes[0].base == 2000;
+	sl_idem_order_note(&win, a, 2000, 0, 0);
+	ok &= win.holes[0].base == 2060;
+	sl_idem_order_note(&win, a, 2060, 0, 0);
+	CHECK(ok && win.nholes == 0, "a base moved down across a word: 1990, 2000, 2060");
+
+	/* closed without the retry: base not retried for SL_IDEM_HOLE_NS */
+	sl_idem_order_note(&win, a, 30, 1, 0);
+	CHECK(sl_idem_order_check(&win, a, 31, 1, T - 1) == SL_IDEM_ORDER_BLOCK,
+	      "just under the hole timeout: BLOCK");
+	sl_idem_order_note(&win, a, 30, 1, T - 1);
+	CHECK(sl_idem_order_check(&win, a, 31, 1, 2 * T - 2) == SL_IDEM_ORDER_BLOCK,
+	      "30 retried and refused again: the timeout starts over");
+	CHECK(sl_idem_order_check(&win, a, 31, 1, 2 * T - 1) == SL_IDEM_ORDER_CLOSED &&
+		      win.nholes == 0 && sl_idem_order_check(&win, a, 32, 1, 2 * T) ==
+		      SL_IDEM_ORDER_GO,
+	      "30 not retried for the timeout: CLOSED, then GO");
+	/* closed: base out of the window */
+	sl_idem_order_note(&win, a, 100, 1, 0);
+	CHECK(sl_idem_order_check(&win, a, 100 + SL_IDEM_WINDOW - 1, 1, 0) ==
+		      SL_IDEM_ORDER_BLOCK && sl_idem_order_check(&win, a, 100 + SL_IDEM_WINDOW, 1,
+								 0) == SL_IDEM_ORDER_CLOSED,
+	      "a seq a window past base: CLOSED");
+	/* every hole in use */
+	ok = 1;
+	for (i = 0; i < SL_IDEM_HOLES; i++)
+		ok &= sl_idem_order_note(&win, &parts[i], 200, 1, 0) == 0;
+	CHECK(ok && sl_idem_order_note(&win, &parts[SL_IDEM_HOLES], 200, 1, 1) == -1,
+	      "%d holes: the next partition's refusal is not tracked", SL_IDEM_HOLES);
+	CHECK(sl_idem_order_note(&win, &parts[SL_IDEM_HOLES], 200, 1, T) == 0 &&
+		      win.nholes == 1,
+	      "once the others are stale, they make room");
+	sl_idem_bind(&win, 301);
+	CHECK(win.nholes == 0 && sl_idem_order_check(&win, &parts[SL_IDEM_HOLES], 201, 1, T) ==
+		      SL_IDEM_ORDER_GO, "another session in the slot: no hole");
+}
+
 int
 main(void)
 {
@@ -229,5 +333,6 @@ main(void)
 	test_wrap();
 	test_rebind();
 	test_beyond_window();
+	test_order();
 	return check_report();
 }

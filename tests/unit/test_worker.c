@@ -10,6 +10,9 @@
  * the session, a request without a session, an unknown topic, an unknown opcode, bad
  * versions and truncated frames at each layer, answer opcodes sent to the broker, and
  * the session limit. Every request checks that only its own opcode's counter moved.
+ * Order across retryable refusals (docs/protocol.md section 8): a pipelined session whose
+ * publish is refused (writes disabled, log full) and retried in seq order gets its
+ * messages written in seq order, the later ones refused SL_E_OUT_OF_ORDER meanwhile.
  * EAL with --no-huge; no NIC.
  */
 #include <inttypes.h>
@@ -483,6 +486,204 @@ test_sessions(void)
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK, "another session is unaffected");
 }
 
+/* ---- order across retryable refusals ---- */
+
+/* One publish of the order tests: the frame's header, and its outcome. */
+struct opub {
+	struct sl_wire_hdr h;
+	const char *topic;
+	const char *body;
+	uint16_t code;		/* the last answer: 0 OK, else the ERR code; 0xFFFF none */
+	uint64_t id;		/* message id, once OK */
+};
+
+static void
+opub_init(struct opub *o, const char *topic, const char *body)
+{
+	o->h = hdr(session, 0);
+	o->h.cookie = o->h.seq;
+	o->topic = topic;
+	o->body = body;
+	o->code = 0xFFFF;
+	o->id = 0;
+}
+
+/* Send o's frame (again: with the RETRY flag, same session, seq and cookie). */
+static int
+opub_send(struct opub *o)
+{
+	const char *bodies[] = {o->body};
+	struct sl_wire_hdr h = o->h;
+
+	if (o->code != 0xFFFF)
+		h.flags |= SL_WIRE_F_RETRY;
+	return fx_send(&fp, req, (uint32_t)enc_pub(&h, 0, 0, o->topic, 1, bodies));
+}
+
+/* Receive `want` answers and file them by seq among o[0..n). Returns how many came. */
+static int
+opub_collect(struct opub *o, int n, int want)
+{
+	int got = 0, i;
+
+	while (got < want) {
+		struct answer a = recv_answer();
+
+		if (a.len < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (o[i].h.seq != a.h.seq)
+				continue;
+			o[i].code = a.h.opcode == SL_OP_OK ? 0 : a.err.code;
+			o[i].id = a.h.opcode == SL_OP_OK ? a.ok.id : 0;
+		}
+		got++;
+	}
+	return got;
+}
+
+static int
+retryable(uint16_t code)
+{
+	return code == SL_E_FULL || code == SL_E_WRITE_DISABLED || code == SL_E_OUT_OF_ORDER;
+}
+
+/* What libsluice does: send every refused publish again, all of them, in seq order, and
+ * collect the answers, until none is refused (the broker may still be busy: each round
+ * waits for its answers). 0 when all were accepted, else -1. */
+static int
+opub_retry_in_order(struct opub *o, int n)
+{
+	int round, i, sent;
+
+	for (round = 0; round < 100000; round++) {
+		for (i = 0, sent = 0; i < n; i++)
+			if (retryable(o[i].code) && opub_send(&o[i]) == 0)
+				sent++;
+		if (sent == 0)
+			break;
+		if (opub_collect(o, n, sent) != sent)
+			return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (o[i].code != 0)
+			return -1;
+	return 0;
+}
+
+/* Pairs of accepted publishes written in the other order than their seqs. */
+static int
+reorderings(const struct opub *o, int n)
+{
+	int i, j, k = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			k += o[i].code == 0 && o[j].code == 0 && o[i].id > o[j].id;
+	return k;
+}
+
+static int
+set_writes_disabled(const char *topic, uint8_t off)
+{
+	struct sl_part_meta m;
+	int rc = sl_broker_part_get_view(b, topic, 0, &m);
+
+	if (rc != 0)
+		return rc;
+	m.writes_disabled = off;
+	return sl_broker_part_set_view(b, topic, 0, &m);
+}
+
+/* Writes disabled while a pipelined session publishes: the refused publish is retried
+ * first and the later ones are refused meanwhile, so the log holds them in seq order. */
+static void
+test_order_write_disabled(void)
+{
+	struct opub o[5];
+	struct answer a;
+	struct sl_wire_hdr h;
+	const char *one[] = {"x"};
+	int rc;
+
+	opub_init(&o[0], "o", "o1");
+	CHECK(opub_send(&o[0]) == 0 && opub_collect(o, 1, 1) == 1 && o[0].code == 0,
+	      "order: the first publish is written (%u)", o[0].code);
+	rc = set_writes_disabled("o", 1);
+	opub_init(&o[1], "o", "o2");
+	CHECK(rc == 0 && opub_send(&o[1]) == 0 && opub_collect(o, 2, 1) == 1 &&
+		      o[1].code == SL_E_WRITE_DISABLED,
+	      "order: with writes disabled the second is refused WRITE_DISABLED (%u)",
+	      o[1].code);
+	rc = set_writes_disabled("o", 0);
+	/* pipelined: the next three leave before the refused one is retried */
+	opub_init(&o[2], "o", "o3");
+	opub_init(&o[3], "o", "o4");
+	opub_init(&o[4], "o", "o5");
+	CHECK(rc == 0 && opub_send(&o[2]) == 0 && opub_send(&o[3]) == 0 &&
+		      opub_send(&o[4]) == 0 && opub_collect(o, 5, 3) == 3,
+	      "order: writes enabled again, three more publishes answered");
+	CHECK(o[2].code == SL_E_OUT_OF_ORDER && o[3].code == SL_E_OUT_OF_ORDER &&
+		      o[4].code == SL_E_OUT_OF_ORDER,
+	      "order: the later publishes are refused OUT_OF_ORDER (%u %u %u)", o[2].code,
+	      o[3].code, o[4].code);
+
+	/* the hole is this session's and this partition's only */
+	h = hdr(session, 90);
+	a = xchg(req, enc_pub(&h, 0, 0, "f", 1, one));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK, "order: the session's publish to another "
+	      "topic is not held back");
+
+	CHECK(opub_retry_in_order(o, 5) == 0, "order: every publish accepted once retried "
+	      "in seq order");
+	rc = reorderings(o, 5);
+	printf("# order (writes disabled): %d reordering(s); ids %" PRIu64 " %" PRIu64
+	       " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rc, o[0].id, o[1].id, o[2].id,
+	       o[3].id, o[4].id);
+	CHECK(rc == 0 && o[1].id == o[0].id + 1 && o[4].id == o[0].id + 4,
+	      "order: the partition holds the session's messages in seq order (%d "
+	      "reorderings)", rc);
+}
+
+/* A full log (memory only, no channel): the refused publish is written before a later
+ * one once a channel lets the log be trimmed. */
+static void
+test_order_full(void)
+{
+	static char big[1001];
+	struct opub o[3];
+	uint64_t next_id;
+	int i, rc;
+
+	memset(big, 'f', sizeof(big) - 1);
+	for (i = 0; i < 4096; i++) {
+		opub_init(&o[0], "f", big);
+		if (opub_send(&o[0]) != 0 || opub_collect(o, 1, 1) != 1 || o[0].code != 0)
+			break;
+	}
+	CHECK(o[0].code == SL_E_FULL, "order: a memory log without a channel fills up: FULL "
+	      "after %d publishes (%u)", i, o[0].code);
+	rc = sl_broker_chan_create(b, "f", 0, "c", 0);
+	rc = rc != 0 ? rc : sl_broker_chan_reset(b, "f", 0, "c", SL_OFF_END, 0, &next_id);
+	CHECK(rc == 0, "order: a channel at the end lets the log be trimmed (%d)", rc);
+	/* a later publish of the session, sent until the log has room (or it is refused
+	 * for the refused one's sake) */
+	opub_init(&o[1], "f", "after");
+	do {
+		if (opub_send(&o[1]) != 0 || opub_collect(o, 3, 1) != 1)
+			break;
+	} while (o[1].code == SL_E_FULL);
+	opub_init(&o[2], "f", "after2");
+	CHECK(opub_send(&o[2]) == 0 && opub_collect(o, 3, 1) == 1, "order: one more publish");
+	CHECK(opub_retry_in_order(o, 3) == 0, "order: all three accepted once retried in seq "
+	      "order");
+	rc = reorderings(o, 3);
+	printf("# order (full): %d reordering(s); ids %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+	       rc, o[0].id, o[1].id, o[2].id);
+	CHECK(rc == 0, "order: the refused publish was written before the later ones (%d "
+	      "reorderings)", rc);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -503,6 +704,9 @@ main(int argc, char **argv)
 	}
 	rc = sl_broker_topic_create(b, "t", 1, 0, NULL);
 	CHECK(rc == 0, "topic t created on the running broker (%d)", rc);
+	rc = sl_broker_topic_create(b, "o", 1, 0, NULL);
+	rc = rc != 0 ? rc : sl_broker_topic_create(b, "f", 1, 0, NULL);
+	CHECK(rc == 0, "topics o and f created (%d)", rc);
 
 	test_hello();
 	test_no_session();
@@ -511,6 +715,8 @@ main(int argc, char **argv)
 	test_subscribe();
 	test_nop();
 	test_bad_frames();
+	test_order_write_disabled();
+	test_order_full();
 	test_sessions();
 
 	sl_broker_stop(b);
