@@ -264,15 +264,33 @@ main(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'g': o.gw = optarg; break;
-		case 's': o.sluice = optarg; break;
-		case 'p': o.sluice_port = (uint16_t)atoi(optarg); break;
-		case 'P': o.gw_pid = atol(optarg); break;
-		case 't': o.topic = optarg; break;
-		case 'n': o.count = strtoull(optarg, NULL, 10); break;
-		case 'S': o.size = (uint32_t)atoi(optarg); break;
-		case 'b': o.batch = (uint32_t)atoi(optarg); break;
-		case 'w': o.window = (uint32_t)atoi(optarg); break;
+		case 'g':
+			o.gw = optarg;
+			break;
+		case 's':
+			o.sluice = optarg;
+			break;
+		case 'p':
+			o.sluice_port = (uint16_t)atoi(optarg);
+			break;
+		case 'P':
+			o.gw_pid = atol(optarg);
+			break;
+		case 't':
+			o.topic = optarg;
+			break;
+		case 'n':
+			o.count = strtoull(optarg, NULL, 10);
+			break;
+		case 'S':
+			o.size = (uint32_t)atoi(optarg);
+			break;
+		case 'b':
+			o.batch = (uint32_t)atoi(optarg);
+			break;
+		case 'w':
+			o.window = (uint32_t)atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "see the comment at the top of sluice-nsq-bench.c\n");
 			return 1;

@@ -880,7 +880,8 @@ cmd_identify(struct conn *c, const uint8_t *body, uint32_t len)
 	c->sample_rate = (int32_t)sr;
 	if (mt != 0) {
 		if (mt < 1000 || mt > gw->conf.max_msg_timeout_ms) {
-			ERR_FATAL(c, "E_BAD_BODY IDENTIFY msg timeout (%" PRId64 ") is invalid", mt);
+			ERR_FATAL(c, "E_BAD_BODY IDENTIFY msg timeout (%" PRId64 ") is invalid",
+				  mt);
 			return;
 		}
 		c->msg_timeout_ms = (int32_t)mt;
