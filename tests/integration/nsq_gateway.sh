@@ -1,0 +1,17 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The sluice authors
+#
+# sluice-nsqd in front of a real sluiced: every NSQ TCP protocol V2 frame and error case,
+# and the nsqd and nsqlookupd HTTP APIs, checked over raw sockets (nsq_proto.py). Then a
+# clean shutdown of the gateway on SIGTERM.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nsq_lib.sh"
+
+start_nsq_stack
+log "raw NSQ protocol checks against sluice-nsqd -> sluiced $BROKER"
+ip netns exec "$NS" python3 "$(dirname "$0")/nsq_proto.py" "$NSQD_TCP" "$NSQD_HTTP" \
+	"$LOOKUPD_HTTP" || fail "nsq_proto.py"
+log "clean gateway shutdown"
+stop_pid "$GW_PID" || fail "sluice-nsqd exited with $? on SIGTERM"
+log "PASS"

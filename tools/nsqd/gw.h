@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The sluice authors
+ *
+ * sluice-nsqd, the NSQ compatibility gateway: the core shared by its TCP (protocol V2)
+ * and HTTP front ends. One event loop (libevent), one thread: every function here runs
+ * on the loop's thread. The gateway reaches the sluice node(s) with libsluice over kernel
+ * UDP, one client (session) per node, and keeps its own view of the topics and channels
+ * NSQ clients named through it (for /stats, /topics, /lookup).
+ */
+#ifndef SL_GW_H
+#define SL_GW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "client.h"
+
+#define SL_GW_NODES_MAX 16
+#define SL_GW_TOPICS_MAX 4096
+#define SL_GW_CHANNELS_MAX 64	/* per topic, as seen by the gateway */
+#define SL_GW_PARTS_MAX 64	/* partitions a SUB probes */
+#define SL_GW_VERSION "1.3.0-sluice"	/* what nsqd-style "version" fields say */
+
+struct sl_gw_conf {
+	const char *sluice;		/* "A.B.C.D[,A.B.C.D...]" */
+	uint16_t sluice_port;		/* 0 = SL_WIRE_UDP_PORT */
+	const char *tcp_address;	/* HOST:PORT */
+	const char *http_address;	/* HOST:PORT, "" = off */
+	const char *lookupd_http_address; /* HOST:PORT, "" = off */
+	const char *broadcast_address;	/* what /lookup announces; NULL = tcp host */
+	uint32_t max_rdy_count;		/* nsqd --max-rdy-count, 2500 */
+	uint32_t max_body_size;		/* nsqd --max-body-size, bytes */
+	uint32_t msg_timeout_ms;	/* default msg_timeout */
+	uint32_t max_msg_timeout_ms;
+	uint32_t max_req_timeout_ms;
+	uint32_t max_heartbeat_ms;
+	uint32_t max_connections;
+	uint32_t max_pending;		/* publishes awaiting their answer per connection */
+	uint32_t max_output_bytes;	/* per connection, then back pressure */
+};
+
+struct sl_gw_node {
+	struct sl_client *c;
+	char ip[16];
+	int fd;				/* the client's UDP socket, for the event loop */
+	struct event *ev;
+	uint32_t max_msg;
+};
+
+struct sl_gw_channel {
+	char name[SL_WIRE_NAME_MAX + 1];
+	uint64_t message_count;		/* delivered through the gateway */
+	uint64_t requeue_count;
+	uint64_t timeout_count;
+	uint32_t clients;		/* subscribed gateway connections */
+};
+
+struct sl_gw_topic {
+	char name[SL_WIRE_NAME_MAX + 1];
+	uint64_t message_count;		/* published through the gateway */
+	uint64_t message_bytes;
+	uint32_t nchannels;
+	uint32_t waiting_subs;		/* connections waiting for the topic to exist */
+	struct sl_gw_channel ch[SL_GW_CHANNELS_MAX];
+};
+
+struct sl_gw;
+struct pub_ctx;
+typedef void (*sl_gw_topic_cb_t)(struct sl_gw *gw, const char *topic);
+
+struct sl_gw {
+	struct sl_gw_conf conf;
+	struct event_base *base;
+	struct sl_gw_node node[SL_GW_NODES_MAX];
+	uint32_t nnodes;
+	uint32_t max_msg;		/* smallest of the nodes' */
+	struct sl_gw_topic **topic;
+	uint32_t ntopics;
+	struct event *tick;		/* retransmits, heartbeats, waiting SUBs */
+	uint64_t start_time;		/* unix seconds */
+	uint64_t pubs, pub_msgs, pub_errors;
+	struct pub_ctx *free_ctx;	/* recycled publish contexts */
+	sl_gw_topic_cb_t on_topic_exists; /* a publish through the gateway succeeded */
+	void *tcp;			/* the TCP front end (tcp.c) */
+	void *http;			/* the HTTP front ends (http.c) */
+	char tcp_host[64];
+	uint16_t tcp_port, http_port;
+	char hostname[64];
+};
+
+/* One publish (PUB, or MPUB of count <= SL_WIRE_MPUB_MAX messages that fit a datagram). */
+typedef void (*sl_gw_pub_cb_t)(void *arg, int err);
+
+/**
+ * Validate conf, open one libsluice session per node and hook them into base.
+ * Returns 0 or a negative error (message on stderr). Calling context: main thread,
+ * before the loop runs.
+ */
+int
+sl_gw_open(struct sl_gw *gw, const struct sl_gw_conf *conf, struct event_base *base);
+
+/** Close the sessions and free everything. Calling context: main thread, loop stopped. */
+void
+sl_gw_close(struct sl_gw *gw);
+
+/** 1 if name is a valid NSQ topic/channel name (nsqd's rule). Any context. */
+int
+sl_gw_nsq_name_ok(const char *name, size_t len);
+
+/** 1 if name is also valid for sluice (no leading '.'). Any context. */
+int
+sl_gw_sluice_name_ok(const char *name, size_t len);
+
+/** The gateway's record of a topic, created when create != 0 (NULL when full or not
+ * found). Calling context: loop thread. */
+struct sl_gw_topic *
+sl_gw_topic_get(struct sl_gw *gw, const char *name, int create);
+
+/** The record of a channel of t, created when create != 0. Calling context: loop. */
+struct sl_gw_channel *
+sl_gw_channel_get(struct sl_gw_topic *t, const char *name, int create);
+
+/**
+ * Publish count messages to topic (any partition), asynchronously: cb(arg, err) runs
+ * later from the loop with 0 or a negative SL_E_* / errno. The messages must fit one
+ * sluice datagram (sl_gw_chunk). Returns 0 (cb will run) or a negative error (cb will
+ * not run). Calling context: loop thread (it may poll the node while its window is full,
+ * running other callbacks).
+ */
+int
+sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *const *datas,
+	      const uint32_t *lens, sl_gw_pub_cb_t cb, void *arg);
+
+/**
+ * How many of the n messages (lens[]) starting at the first fit one sluice MPUB
+ * datagram for a topic of tlen bytes (at least 1). Any context.
+ */
+uint32_t
+sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n);
+
+/** Run the nodes' clients (answers, deliveries, retransmits). Calling context: loop. */
+void
+sl_gw_poll(struct sl_gw *gw);
+
+/** Millisecond monotonic clock. Any context. */
+uint64_t
+sl_gw_now_ms(void);
+
+#endif /* SL_GW_H */
