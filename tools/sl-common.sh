@@ -24,6 +24,11 @@ network namespaces and DPDK devices"
 sl_install_deps() {
 	local missing=() p
 	for p in "${SLUICE_DEPS[@]}" "$@"; do
+		# Node.js from another source (e.g. NodeSource's nodejs, which carries its own
+		# npm and conflicts with Debian's npm package): its commands are enough
+		case $p in
+		nodejs | npm) command -v "${p/nodejs/node}" > /dev/null && continue ;;
+		esac
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 			missing+=("$p")
 	done
