@@ -208,6 +208,11 @@ sl_memfile_map(struct sl_memfile *mf, uint64_t len, uint32_t hint)
 	unmap(mf);
 	if (mf->ops->ftruncate(mf->fd, (off_t)total) != 0)
 		return NULL;
+	/* blocks for every page now: a full disk is an error here, never a SIGBUS when a
+	 * page is first written */
+	errno = mf->ops->fallocate(mf->fd, 0, (off_t)total);
+	if (errno != 0)
+		return NULL;
 	m = mf->ops->mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 			  mf->fd, 0);
 	if (m == MAP_FAILED)

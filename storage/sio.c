@@ -113,6 +113,17 @@ posix_fstat(int fd, struct stat *st)
 	return fstat(fd, st);
 }
 
+static int
+posix_falloc(int fd, off_t off, off_t len)
+{
+	int r;
+
+	do {
+		r = posix_fallocate(fd, off, len);
+	} while (r == EINTR);
+	return r;
+}
+
 static void *
 posix_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -136,6 +147,7 @@ const struct sl_sio_ops sl_sio_posix = {
 	.unlink = posix_unlink,
 	.rename = posix_rename,
 	.fstat = posix_fstat,
+	.fallocate = posix_falloc,
 	.mmap = posix_mmap,
 	.munmap = posix_munmap,
 };

@@ -26,7 +26,9 @@ struct sl_sio_ops {
 	int (*unlink)(const char *path);
 	int (*rename)(const char *from, const char *to);
 	int (*fstat)(int fd, struct stat *st);
-	/* the memory log file's shared mapping (storage/memfile.h) */
+	/* the memory log file's blocks (posix_fallocate: returns an errno, not -1) and its
+	 * shared mapping (storage/memfile.h) */
+	int (*fallocate)(int fd, off_t off, off_t len);
 	void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 	int (*munmap)(void *addr, size_t len);
 };

@@ -51,7 +51,8 @@ boot() {
 	in_ns "$NS" ip link set "$IF" up || fail "link up $IF"
 }
 boot
-grep -q '^durability=memory$' "$DATA/mk/topic.conf" || fail "topic.conf: $(cat "$DATA/mk/topic.conf")"
+grep -q '^durability=memory$' "$DATA/mk/topic.conf" ||
+	fail "topic.conf: $(cat "$DATA/mk/topic.conf")"
 
 for r in $(seq "$ROUNDS"); do
 	log "round $r: $N lines, SIGKILL after $KILL_AT acknowledgements"
@@ -73,7 +74,8 @@ for r in $(seq "$ROUNDS"); do
 done
 
 ctl mk topic info mk > "$TMP/info.json" || fail "topic info"
-M=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partition_info"][0]["message_count"])' "$TMP/info.json")
+M=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["partition_info"][0]["message_count"])' "$TMP/info.json")
 log "after $ROUNDS kills: $M messages"
 in_ns "$NS" "$SUB" -a "$BROKER" -i -c all -n "$M" -t 30 --from-start mk > "$TMP/final.txt" \
 	2> "$TMP/final.log" || fail "sluice-sub all: $(cat "$TMP/final.log")"
