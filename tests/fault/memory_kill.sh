@@ -46,7 +46,8 @@ publish_bg() {
 make_netns "$NS"
 boot() {
 	start_sluiced mk "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" \
-		--data-dir "$DATA" --topic mk:1:memory --log-mb 16
+		--data-dir "$DATA" --topic mk:1:memory --log-mb 16 --sub-channels 0 \
+		--sub-channels-per-source 0
 	in_ns "$NS" ip addr replace "$HOST/24" dev "$IF" || fail "address $IF"
 	in_ns "$NS" ip link set "$IF" up || fail "link up $IF"
 }
