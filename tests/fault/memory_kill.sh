@@ -30,7 +30,8 @@ KILL_AT=100000
 publish_bg() {
 	local in=$1 acked=$2 n=$3 i
 	: > "$acked"
-	in_ns "$NS" "$PUB" -a "$BROKER" -b 64 -A "$acked" mk < "$in" > /dev/null \
+	# a plain command in the background (not a function): $! is the process itself
+	ip netns exec "$NS" "$PUB" -a "$BROKER" -b 64 -A "$acked" mk < "$in" > /dev/null \
 		2> "$acked.log" &
 	PUBPID=$!
 	PIDS+=("$PUBPID")
@@ -58,8 +59,8 @@ grep -q '^durability=memory$' "$DATA/mk/topic.conf" ||
 for r in $(seq "$ROUNDS"); do
 	log "round $r: $N lines, SIGKILL after $KILL_AT acknowledgements"
 	seq -f "round $r line %06g" 1 $N > "$TMP/in$r.txt"
-	in_ns "$NS" "$SUB" -a "$BROKER" -i -e -c "watch$r" --from-end mk > "$TMP/seen$r.txt" \
-		2> "$TMP/watch$r.log" &
+	ip netns exec "$NS" "$SUB" -a "$BROKER" -i -e -c "watch$r" --from-end mk \
+		> "$TMP/seen$r.txt" 2> "$TMP/watch$r.log" &
 	SUBPID=$!
 	PIDS+=("$SUBPID")
 	publish_bg "$TMP/in$r.txt" "$TMP/acked$r.txt" $KILL_AT
