@@ -1070,12 +1070,20 @@ sl_partition_open(const struct sl_partition_conf *conf)
 		goto fail;
 	p->conf = *conf;
 	p->conf.store = NULL;
-	p->log_mem = rte_malloc_socket("sl_memlog", conf->log_bytes, 64, conf->socket_id);
+	/* memory durability with a data directory: the log is a shared mapping of a file,
+	 * so that what was acknowledged outlives a kill of the process (the store already
+	 * wrote what the last one left there to the disk log) */
+	p->log_mapped = store != NULL && store->pol.durability == SL_PERSIST_MEMORY;
+	if (p->log_mapped)
+		p->log_mem = sl_pstore_log_mem(store, conf->log_bytes & ~(uint64_t)7, 64);
+	else
+		p->log_mem = rte_malloc_socket("sl_memlog", conf->log_bytes, 64,
+					       conf->socket_id);
 	if (p->log_mem == NULL)
 		goto fail;
 	memset(&mc, 0, sizeof(mc));
 	mc.mem = p->log_mem;
-	mc.mem_len = conf->log_bytes;
+	mc.mem_len = p->log_mapped ? conf->log_bytes & ~(uint64_t)7 : conf->log_bytes;
 	mc.avg_msg_hint = 64;
 	if (store != NULL) {
 		/* memory continues where the disk ends; older messages are read back */
@@ -1097,6 +1105,9 @@ sl_partition_open(const struct sl_partition_conf *conf)
 	p->log = sl_memlog_open(&mc);
 	if (p->log == NULL)
 		goto fail;
+	/* the file holds the records of earlier runs: index none of them */
+	if (p->log_mapped)
+		sl_memlog_reset(p->log, mc.start_id, mc.start_offset);
 	p->trimmed_to = sl_memlog_first_id(p->log);
 	p->log_base = RTE_MAX(ds.first_id, 1u);	/* retained, or reset, and maybe empty */
 	if (store == NULL)
@@ -1139,6 +1150,7 @@ sl_partition_close(struct sl_partition *p)
 	rte_free(p->chanwait);
 	sl_pstore_close(p->store);
 	sl_memlog_close(p->log);
-	rte_free(p->log_mem);
+	if (!p->log_mapped)
+		rte_free(p->log_mem);	/* a mapped one goes with its store */
 	rte_free(p);
 }

@@ -36,7 +36,9 @@ struct sl_partition {
 	struct sl_partition_conf conf;
 	struct sl_coord_part *cp;	/* coordinator entry (stable for the topic's life) */
 	struct sl_memlog *log;
-	void *log_mem;			/* rte_malloc'ed region behind log */
+	void *log_mem;			/* rte_malloc'ed region behind log, or (log_mapped)
+					 * the store's shared file mapping (memfile.h) */
+	int log_mapped;
 	uint32_t nchans;
 	struct sl_channel *chans[SL_BROKER_MAX_CHANNELS];
 	uint64_t pubs;

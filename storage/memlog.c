@@ -157,28 +157,42 @@ fit(uint64_t ring_size, uint64_t head, uint64_t tail, int empty, uint64_t s, uin
 	return -1;
 }
 
-/* Calling context: any thread, before the log is handed to its owner lcore. */
-struct sl_memlog *
-sl_memlog_open(const struct sl_memlog_conf *conf)
+static int
+conf_ok(const struct sl_memlog_conf *conf)
 {
-	struct sl_memlog *log;
-	uint64_t hint, n, slots;
+	return conf != NULL && conf->mem != NULL && conf->mem_len >= 4096 &&
+	       ((uintptr_t)conf->mem & 7) == 0;
+}
 
-	if (conf == NULL || conf->mem == NULL || conf->mem_len < 4096 ||
-	    ((uintptr_t)conf->mem & 7) != 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	hint = conf->avg_msg_hint != 0 ? conf->avg_msg_hint : DEFAULT_HINT;
-	n = conf->mem_len / SL_MEMLOG_REC_SIZE(hint);
-	slots = 1;
+/* The index size of a region: a power of two, sized from the region and the average
+ * message hint, at most about a quarter of the region. */
+static uint64_t
+idx_slots_of(const struct sl_memlog_conf *conf)
+{
+	uint64_t hint = conf->avg_msg_hint != 0 ? conf->avg_msg_hint : DEFAULT_HINT;
+	uint64_t n = conf->mem_len / SL_MEMLOG_REC_SIZE(hint), slots = 1;
+
 	while (slots * 2 <= n)
 		slots *= 2;
 	while (slots > MIN_IDX_SLOTS && slots * sizeof(uint64_t) > conf->mem_len / 4)
 		slots /= 2;
 	if (slots < MIN_IDX_SLOTS)
 		slots = MIN_IDX_SLOTS;
+	return slots;
+}
 
+/* Calling context: any thread, before the log is handed to its owner lcore. */
+struct sl_memlog *
+sl_memlog_open(const struct sl_memlog_conf *conf)
+{
+	struct sl_memlog *log;
+	uint64_t slots;
+
+	if (!conf_ok(conf)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	slots = idx_slots_of(conf);
 	log = calloc(1, sizeof(*log));
 	if (log == NULL) {
 		errno = ENOMEM;
@@ -219,11 +233,17 @@ put_record(struct sl_memlog *log, uint64_t pos, uint64_t id, const void *data, u
 	uint64_t rs = SL_MEMLOG_REC_SIZE(len);
 	uint8_t *p = log->ring + pos;
 
-	memcpy(p, &h, sizeof(h));
+	/* the id goes last: a process killed part-way leaves the old id there (a record
+	 * of an older lap, or none), which sl_memlog_scan never takes for this one */
 	if (len > 0)
 		memcpy(p + SL_MEMLOG_REC_HDR, data, len);
 	if (rs - SL_MEMLOG_REC_HDR > len)
 		memset(p + SL_MEMLOG_REC_HDR + len, 0, rs - SL_MEMLOG_REC_HDR - len);
+	memcpy(p, &h, offsetof(struct rec_hdr, id));
+	memcpy(p + offsetof(struct rec_hdr, timestamp_ns), &h.timestamp_ns,
+	       sizeof(h) - offsetof(struct rec_hdr, timestamp_ns));
+	__atomic_signal_fence(__ATOMIC_RELEASE);	/* program order is enough for a kill */
+	memcpy(p + offsetof(struct rec_hdr, id), &h.id, sizeof(h.id));
 }
 
 /* Wrap: pad the ring tail (readers skip to position 0) and start a new lap. */
@@ -392,25 +412,30 @@ sl_memlog_trim(struct sl_memlog *log, uint64_t id)
 void
 sl_memlog_truncate(struct sl_memlog *log, uint64_t id)
 {
-	uint64_t pos;
+	uint64_t pos, end;
 
 	if (id < log->first_id)
 		id = log->first_id;
 	if (id > log->end_id)
 		return;
+	end = log->end_id;
 	if (id == log->first_id) {
 		log->end_offset = offset_of_id(log, id);
 		log->end_id = id - 1;
 		set_empty(log);
-		return;
+	} else {
+		pos = idx_get(log, id);
+		log->end_offset = logical_of(log, pos);
+		if (is_wrapped(log) && pos >= log->head)
+			log->cur_base = log->prev_base;	/* the newer lap is gone entirely */
+		log->tail = pos;
+		log->end_id = id - 1;
+		log->last_ts = ts_of_id(log, log->end_id);
 	}
-	pos = idx_get(log, id);
-	log->end_offset = logical_of(log, pos);
-	if (is_wrapped(log) && pos >= log->head)
-		log->cur_base = log->prev_base;	/* the newer lap is gone entirely */
-	log->tail = pos;
-	log->end_id = id - 1;
-	log->last_ts = ts_of_id(log, log->end_id);
+	/* the removed records stay in the ring: unindex them, so that no scan of a region
+	 * a killed process left takes them back (a rare path: a replication rollback) */
+	for (; id <= end; id++)
+		idx_set(log, id, IDX_NONE);
 }
 
 /*
@@ -426,6 +451,73 @@ sl_memlog_reset(struct sl_memlog *log, uint64_t start_id, uint64_t start_offset)
 	log->end_offset = start_offset;
 	log->last_ts = 0;
 	set_empty(log);
+}
+
+/* The record of message id in a region left by another process, if whole: 0 and *h. */
+static int
+scan_rec(const struct sl_memlog *g, uint64_t id, struct rec_hdr *h, uint64_t *pos)
+{
+	uint32_t len;
+
+	*pos = idx_get(g, id);
+	if (*pos == IDX_NONE || *pos > g->ring_size - SL_MEMLOG_REC_HDR || (*pos & 7) != 0)
+		return -1;
+	hdr_get(g, *pos, h);
+	len = h->magic_len & LEN_MASK;
+	if (h->id != id || h->magic_len >> MAGIC_SHIFT != MAGIC_REC ||
+	    SL_MEMLOG_REC_SIZE(len) > g->ring_size - *pos)
+		return -1;
+	return 0;
+}
+
+/* Calling context: any thread, before the region is opened as a log (control path). */
+int64_t
+sl_memlog_scan(const struct sl_memlog_conf *conf, uint64_t from, sl_memlog_scan_fn cb,
+	       void *arg)
+{
+	struct sl_memlog g;
+	struct sl_memlog_rec r;
+	struct rec_hdr h;
+	uint64_t id, end = from - 1, ts = 0, pos, off;
+	uint32_t want = 0;	/* the batch index the next record must have */
+	int rc;
+
+	if (!conf_ok(conf) || from == 0)
+		return -EINVAL;
+	memset(&g, 0, sizeof(g));
+	g.idx = conf->mem;
+	g.idx_slots = idx_slots_of(conf);
+	g.idx_mask = g.idx_slots - 1;
+	g.ring = (uint8_t *)conf->mem + g.idx_slots * sizeof(uint64_t);
+	g.ring_size = (conf->mem_len - g.idx_slots * sizeof(uint64_t)) & ~(uint64_t)7;
+	/* pass 1: the end of the last whole PUB/MPUB (ids consecutive, batch positions
+	 * that follow, timestamps that never go down, at most idx_slots messages) */
+	for (id = from; id - from < g.idx_slots && scan_rec(&g, id, &h, &pos) == 0; id++) {
+		if ((h.batch & 0xFFFFu) != want || h.timestamp_ns < ts)
+			break;
+		ts = h.timestamp_ns;
+		want = h.batch >> 16 == 0 ? 0 : want + 1;
+		if (want == 0)
+			end = id;
+	}
+	/* pass 2: hand them over */
+	off = conf->start_offset;
+	for (id = from; id <= end; id++) {
+		scan_rec(&g, id, &h, &pos);
+		r.id = id;
+		r.offset = off;
+		r.timestamp_ns = h.timestamp_ns;
+		r.trace_id = h.trace_id;
+		r.len = h.magic_len & LEN_MASK;
+		r.batch_index = (uint16_t)h.batch;
+		r.batch_left = (uint16_t)(h.batch >> 16);
+		r.data = g.ring + pos + SL_MEMLOG_REC_HDR;
+		rc = cb(arg, &r);
+		if (rc != 0)
+			return rc < 0 ? rc : -EINVAL;
+		off += SL_MEMLOG_REC_SIZE(r.len);
+	}
+	return (int64_t)(end + 1 - from);
 }
 
 /* Calling context: owner lcore. */

@@ -128,6 +128,27 @@ sl_memlog_truncate(struct sl_memlog *log, uint64_t id);
 void
 sl_memlog_reset(struct sl_memlog *log, uint64_t start_id, uint64_t start_offset);
 
+/* One message found by sl_memlog_scan (rec->batch_left == 0: it ends its PUB/MPUB).
+ * 0 to go on; a negative errno stops the scan with it. */
+typedef int (*sl_memlog_scan_fn)(void *arg, const struct sl_memlog_rec *rec);
+
+/**
+ * Find the messages that a process which was killed left in a region it shared with a
+ * file that outlived it (the region of a `memory`-durability partition with a data
+ * directory): from id `from` on (it must start a PUB/MPUB), every whole PUB/MPUB with
+ * ids consecutive, located through the region's index (conf's geometry: mem, mem_len,
+ * avg_msg_hint as the process opened it). A record is whole when its id is there: an
+ * append writes the id last (see put_record), and a truncation unindexes what it removes.
+ * An incomplete trailing MPUB is left out. cb gets each message in order, its offset
+ * counted from conf->start_offset (the queue offset of `from`); rec->data points into
+ * the region. Returns the number of messages given to cb, or cb's negative error, or
+ * -EINVAL on a bad conf. Nothing in the region is changed.
+ * Calling context: any thread, before the region is opened as a log (control path).
+ */
+int64_t
+sl_memlog_scan(const struct sl_memlog_conf *conf, uint64_t from, sl_memlog_scan_fn cb,
+	       void *arg);
+
 /* Positions. first_id: oldest retained id (== end_id + 1 when empty). end_id: last
  * written id (0 when nothing was ever written). end_offset: offset after the last. */
 uint64_t

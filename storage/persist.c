@@ -171,6 +171,142 @@ sl_persist_sync_str(const struct sl_persist_policy *pol, char *buf, size_t len)
 
 /* ---- stores ---- */
 
+#define REPLAY_CRECS 1024
+#define REPLAY_BUF (4u << 20)
+
+/* Writing what a killed process left in the memory log file to the disk log. */
+struct replay {
+	struct sl_disklog *dl;
+	uint8_t *buf;
+	size_t cap;
+	size_t used;
+	struct sl_crec crecs[REPLAY_CRECS];
+	uint32_t ncrec;
+	uint64_t epoch;			/* of the disk log's last commit record */
+	uint32_t grp_n;			/* messages of the PUB/MPUB being built */
+	size_t grp_start;
+	uint64_t grp_first;
+	uint64_t grp_off;
+	uint64_t grp_ts;
+};
+
+static int
+replay_flush(struct replay *r)
+{
+	int rc = 0;
+
+	if (r->ncrec > 0)
+		rc = sl_disklog_write(r->dl, r->buf, r->crecs, r->ncrec);
+	r->used = 0;
+	r->ncrec = 0;
+	return rc;
+}
+
+/* One message of the scan (sl_memlog_scan_fn): whole PUB/MPUBs become commit records. */
+static int
+replay_msg(void *arg, const struct sl_memlog_rec *m)
+{
+	struct replay *r = arg;
+	size_t need = SL_DISKLOG_MREC_SIZE(m->len);
+	struct sl_crec *c;
+	int rc;
+
+	if (r->grp_n == 0 && (r->ncrec == REPLAY_CRECS || r->cap - r->used < need)) {
+		rc = replay_flush(r);
+		if (rc != 0)
+			return rc;
+	}
+	if (r->cap - r->used < need) {
+		/* one MPUB larger than the buffer */
+		size_t cap = r->used + need + REPLAY_BUF;
+		uint8_t *b = realloc(r->buf, cap);
+
+		if (b == NULL)
+			return -ENOMEM;
+		r->buf = b;
+		r->cap = cap;
+	}
+	if (r->grp_n == 0) {
+		r->grp_first = m->id;
+		r->grp_off = m->offset;
+		r->grp_ts = m->timestamp_ns;
+		r->grp_start = r->used;
+	}
+	r->used += sl_disklog_encode_msg(r->buf + r->used, m->id, m->timestamp_ns, m->trace_id,
+					 m->data, m->len, m->batch_left == 0);
+	r->grp_n++;
+	if (m->batch_left != 0)
+		return 0;
+	c = &r->crecs[r->ncrec++];
+	c->log_id = r->grp_first;
+	c->epoch = r->epoch;
+	c->last_msg_log_id = m->id;
+	c->msg_offset = r->grp_off;
+	c->msg_cnt = m->id;
+	c->timestamp_ns = r->grp_ts;
+	c->msg_size = (uint32_t)(r->used - r->grp_start);
+	c->msg_num = r->grp_n;
+	r->grp_n = 0;
+	return 0;
+}
+
+/*
+ * Memory durability: open the file behind the in-memory log and write to the disk log
+ * (then sync) every whole PUB/MPUB a killed process of this boot left there beyond the
+ * disk log's end. 0 or a negative errno.
+ */
+static int
+mem_replay(struct sl_pstore *ps, const char *dir)
+{
+	struct sl_memfile_conf mc = {.dir = dir, .partition = ps->partition};
+	struct sl_memlog_conf lc;
+	struct sl_disklog_stats ds;
+	struct replay *r = NULL;
+	struct sl_crec last;
+	int64_t n;
+	int rc = 0;
+
+	ps->mf = sl_memfile_open(&mc);
+	if (ps->mf == NULL)
+		return -errno;
+	memset(&lc, 0, sizeof(lc));
+	if (!sl_memfile_prev(ps->mf, (const void **)&lc.mem, &lc.mem_len, &lc.avg_msg_hint))
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL || (r->buf = malloc(REPLAY_BUF)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	r->cap = REPLAY_BUF;
+	r->dl = ps->dl;
+	if (sl_disklog_last(ps->dl, &last) == 0)
+		r->epoch = last.epoch;
+	sl_disklog_get_stats(ps->dl, &ds);
+	lc.start_offset = ds.end_offset;
+	n = sl_memlog_scan(&lc, ds.end_id + 1, replay_msg, r);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	rc = replay_flush(r);
+	if (rc == 0 && n > 0)
+		rc = sl_disklog_sync(ps->dl);
+	if (rc == 0 && n > 0)
+		rc = sl_disklog_checkpoint(ps->dl);
+	if (rc == 0 && n > 0) {
+		ps->mem_replayed = (uint64_t)n;
+		PLOG(NOTICE, "%s/%u: %" PRId64 " message(s) (ids %" PRIu64 "..%" PRIu64 ") "
+		     "acknowledged before the last process was killed, not yet on disk, taken "
+		     "back from the memory log file\n", ps->topic, ps->partition, n,
+		     ds.end_id + 1, ds.end_id + (uint64_t)n);
+	}
+out:
+	if (r != NULL)
+		free(r->buf);
+	free(r);
+	return rc;
+}
+
 struct sl_pstore *
 sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	       const struct sl_persist_policy *pol, uint64_t segment_bytes)
@@ -212,6 +348,15 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	}
 	if (strcmp(ps->rec.what, "clean") != 0)
 		PLOG(WARNING, "%s/%u: recovery: %s\n", topic, partition, ps->rec.what);
+	if (pol->durability == SL_PERSIST_MEMORY) {
+		err = mem_replay(ps, dir);
+		if (err != 0) {
+			PLOG(ERR, "%s/%u: the memory log file in %s: %s\n", topic, partition,
+			     dir, sl_strerror(err));
+			err = -err;
+			goto fail;
+		}
+	}
 	sl_disklog_get_stats(ps->dl, &ds);
 	ps->written_id = ds.end_id;
 	ps->durable_id = ds.end_id;
@@ -228,11 +373,30 @@ fail:
 	return NULL;
 }
 
+void *
+sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint)
+{
+	void *m;
+
+	if (ps->mf == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	m = sl_memfile_map(ps->mf, len, hint);
+	if (m == NULL) {
+		rte_errno = errno;
+		PLOG(ERR, "%s/%u: cannot map the memory log file (%" PRIu64 " bytes): %s\n",
+		     ps->topic, ps->partition, len, sl_strerror(rte_errno));
+	}
+	return m;
+}
+
 void
 sl_pstore_close(struct sl_pstore *ps)
 {
 	if (ps == NULL)
 		return;
+	sl_memfile_close(ps->mf);
 	if (ps->dl != NULL)
 		sl_disklog_close(ps->dl);
 	rte_free(ps->fetch.buf);

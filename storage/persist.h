@@ -45,6 +45,7 @@
 #include <rte_common.h>
 
 #include "disklog.h"
+#include "memfile.h"
 #include "memlog.h"
 
 #define SL_PERSIST_MAX_SOURCES 16
@@ -157,6 +158,9 @@ struct sl_pstore {
 	uint32_t partition;
 	char topic[72];
 	struct sl_disklog_recovery rec;	/* what recovery found */
+	struct sl_memfile *mf;		/* memory durability: the file behind the log */
+	uint64_t mem_replayed;		/* messages a killed process left in it, written
+					 * to the disk log at open */
 
 	/* persistence lcore -> worker (release / acquire) */
 	uint64_t written_id __rte_cache_aligned;
@@ -299,11 +303,26 @@ sl_persist_close(struct sl_persist *p);
 
 /**
  * Open (create or recover) a partition's store in dir. The report of what recovery did
- * is in ps->rec. NULL with rte_errno. Control thread.
+ * is in ps->rec. With `memory` durability, the messages a killed process left in the
+ * memory log file beyond the disk log's end (sl_memlog_scan) are then written to the disk
+ * log and synced (ps->mem_replayed): the next id is past every one it may have
+ * acknowledged. NULL with rte_errno. Control thread.
  */
 struct sl_pstore *
 sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	       const struct sl_persist_policy *pol, uint64_t segment_bytes);
+
+/**
+ * The region for a `memory`-durability partition's in-memory log (len bytes, index
+ * geometry hint): a shared mapping of the file <dir>/memlog, prefaulted, which outlives
+ * a kill of the process (storage/memfile.h); whatever the last process left there beyond
+ * the disk log was already written to it and synced by sl_pstore_open. The contents are
+ * garbage: open the log, then sl_memlog_reset it. NULL with rte_errno when the mapping
+ * fails, or when ps has `disk` durability (its region is plain memory: EINVAL). The
+ * region is unmapped by sl_pstore_close. Control thread, before the store is attached.
+ */
+void *
+sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint);
 
 /** Close a store that is detached from the persistence lcore. Control thread. */
 void

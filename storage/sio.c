@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sio.h"
@@ -106,6 +107,35 @@ posix_rename(const char *from, const char *to)
 	return r;
 }
 
+static int
+posix_fstat(int fd, struct stat *st)
+{
+	return fstat(fd, st);
+}
+
+static int
+posix_falloc(int fd, off_t off, off_t len)
+{
+	int r;
+
+	do {
+		r = posix_fallocate(fd, off, len);
+	} while (r == EINTR);
+	return r;
+}
+
+static void *
+posix_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+static int
+posix_munmap(void *addr, size_t len)
+{
+	return munmap(addr, len);
+}
+
 const struct sl_sio_ops sl_sio_posix = {
 	.open = posix_open,
 	.close = posix_close,
@@ -116,4 +146,8 @@ const struct sl_sio_ops sl_sio_posix = {
 	.ftruncate = posix_ftruncate,
 	.unlink = posix_unlink,
 	.rename = posix_rename,
+	.fstat = posix_fstat,
+	.fallocate = posix_falloc,
+	.mmap = posix_mmap,
+	.munmap = posix_munmap,
 };

@@ -3,12 +3,13 @@
  *
  * sluice-sub: print the messages of a topic partition's channel, one per line.
  *
- *   sluice-sub [-a ADDR] [-p PORT] [-P PARTITION] [-c CHANNEL] [-e] [-o] [-r RDY]
+ *   sluice-sub [-a ADDR] [-p PORT] [-P PARTITION] [-c CHANNEL] [-e] [-o] [-i] [-r RDY]
  *              [-n COUNT] [-t IDLE_SECONDS]
  *              [--from-start | --from-end | --from-offset OFF | --from-time NS]
  *              [--token-file FILE] TOPIC
  *
- * Each message body is written to stdout followed by '\n'; a message is FINished only
+ * Each message body is written to stdout followed by '\n' (with -i, after its id in decimal
+ * and a space); a message is FINished only
  * after stdout was flushed, so a message is never acknowledged before it was written.
  * Exits 0 after COUNT messages (-n), after IDLE_SECONDS without a message (-t), when
  * stdout's reader goes away (EPIPE), or on SIGINT/SIGTERM; the session is closed first,
@@ -43,6 +44,7 @@ static struct {
 	uint32_t n_ids;
 	uint32_t cap_ids;
 	int write_err;
+	int print_id;		/* -i: each line starts with the message id and a space */
 	struct sl_client *c;
 } st;
 
@@ -51,7 +53,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: sluice-sub [-a ADDR] [-p PORT] [-P PARTITION] [-c CHANNEL] [-e] [-o]\n"
-		"                  [-r RDY] [-n COUNT] [-t IDLE_SECONDS]\n"
+		"                  [-i] [-r RDY] [-n COUNT] [-t IDLE_SECONDS]\n"
 		"                  [--from-start | --from-end | --from-offset OFF |\n"
 		"                   --from-time NS] TOPIC\n"
 		"  prints each message of TOPIC followed by a newline\n"
@@ -61,6 +63,7 @@ usage(void)
 		"  -c CHANNEL     channel (default %s)\n"
 		"  -e             ephemeral channel (removed with its last subscriber)\n"
 		"  -o             ordered delivery (one message in flight at a time)\n"
+		"  -i             print each message's id and a space before its body\n"
 		"  -r RDY         messages in flight (default %u)\n"
 		"  -n COUNT       exit after COUNT messages\n"
 		"  -t SECONDS     exit after this long without a message (default: never)\n"
@@ -127,7 +130,8 @@ on_msg(void *arg, const struct sl_client_msg *m)
 		return 1; /* not taken: requeued when we close */
 	if (st.n_ids == st.cap_ids)
 		flush_and_fin();
-	if (fwrite(m->data, 1, m->len, stdout) != m->len || putchar('\n') == EOF) {
+	if ((st.print_id && printf("%" PRIu64 " ", m->id) < 0) ||
+	    fwrite(m->data, 1, m->len, stdout) != m->len || putchar('\n') == EOF) {
 		st.write_err = errno != 0 ? errno : EIO;
 		return 1;
 	}
@@ -165,7 +169,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	conf.broker_port = env != NULL ? (uint16_t)v : SL_WIRE_UDP_PORT;
-	while ((opt = getopt_long(argc, argv, "a:p:P:c:eor:n:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "a:p:P:c:eoir:n:t:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			conf.broker_ip = optarg;
@@ -188,6 +192,9 @@ main(int argc, char **argv)
 			break;
 		case 'o':
 			flags |= SL_WIRE_SUB_ORDERED;
+			break;
+		case 'i':
+			st.print_id = 1;
 			break;
 		case 'r':
 			if (parse_u64(optarg, UINT32_MAX, &v) != 0 || v == 0)
