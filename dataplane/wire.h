@@ -270,7 +270,7 @@ struct sl_wire_meta {
 	uint16_t nparts;
 	uint16_t first_partition;
 	uint16_t count;
-	const uint8_t *entries;		/* decoded: count entries, read with sl_wire_meta_get */
+	const uint8_t *entries;		/* count entries: read with sl_wire_meta_get */
 };
 
 #define SL_WIRE_OK_LEN 32
