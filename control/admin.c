@@ -47,7 +47,7 @@ static struct admin {
 
 static const char *const op_names[SL_WIRE_OP_MAX] = {
 	NULL, "hello", "pub", "mpub", "sub", "rdy", "fin", "req", "touch", "cls", "nop",
-	"set_offset",
+	"set_offset", "metadata",
 };
 
 /* ---- helpers ---- */

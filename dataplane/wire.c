@@ -45,8 +45,8 @@ all_zero(const uint8_t *p, size_t n)
 static int
 op_valid(uint8_t op)
 {
-	return (op >= SL_OP_HELLO && op <= SL_OP_SET_OFFSET) ||
-	       (op >= SL_OP_OK && op <= SL_OP_WELCOME);
+	return (op >= SL_OP_HELLO && op <= SL_OP_METADATA) ||
+	       (op >= SL_OP_OK && op <= SL_OP_META);
 }
 
 int
@@ -67,10 +67,12 @@ static const char *const op_names[256] = {
 	[SL_OP_CLS] = "CLS",
 	[SL_OP_NOP] = "NOP",
 	[SL_OP_SET_OFFSET] = "SET_OFFSET",
+	[SL_OP_METADATA] = "METADATA",
 	[SL_OP_OK] = "OK",
 	[SL_OP_ERR] = "ERR",
 	[SL_OP_MSG] = "MSG",
 	[SL_OP_WELCOME] = "WELCOME",
+	[SL_OP_META] = "META",
 };
 
 const char *
@@ -725,5 +727,115 @@ sl_wire_encode_msg(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 	sl_bytes_put_be64(p + 40, m->trace_id);
 	if (m->len > 0)
 		memcpy(p + SL_WIRE_MSG_HDR_LEN, m->data, m->len);
+	return n;
+}
+
+/* ---- METADATA / META ---- */
+
+int
+sl_wire_decode_metareq(const uint8_t *body, size_t len, struct sl_wire_metareq *out)
+{
+	if (len < 3 || len != 3u + body[2])
+		return -SL_E_MALFORMED;
+	out->first_partition = sl_bytes_get_be16(body);
+	out->topic_len = body[2];
+	out->topic = (const char *)body + 3;
+	return sl_wire_check_name(out->topic, out->topic_len);
+}
+
+int
+sl_wire_encode_metareq(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint16_t first,
+		       const char *topic)
+{
+	size_t tlen;
+	int n, rc;
+
+	if (topic == NULL)
+		return -SL_E_NAME;
+	tlen = strnlen(topic, SL_WIRE_NAME_MAX + 1);
+	rc = sl_wire_check_name(topic, tlen);
+	if (rc < 0)
+		return rc;
+	n = frame_begin(buf, cap, hdr, SL_OP_METADATA, 3 + tlen);
+	if (n < 0)
+		return n;
+	sl_bytes_put_be16(buf + SL_WIRE_HDR_LEN, first);
+	buf[SL_WIRE_HDR_LEN + 2] = (uint8_t)tlen;
+	memcpy(buf + SL_WIRE_HDR_LEN + 3, topic, tlen);
+	return n;
+}
+
+int
+sl_wire_decode_meta(const uint8_t *body, size_t len, struct sl_wire_meta *out)
+{
+	const uint8_t *e;
+	uint16_t i;
+
+	if (len < SL_WIRE_META_HDR_LEN)
+		return -SL_E_MALFORMED;
+	out->nparts = sl_bytes_get_be16(body);
+	out->first_partition = sl_bytes_get_be16(body + 2);
+	out->count = sl_bytes_get_be16(body + 4);
+	if (sl_bytes_get_be16(body + 6) != 0 || out->count > SL_WIRE_META_MAX ||
+	    (uint32_t)out->first_partition + out->count > out->nparts ||
+	    len != SL_WIRE_META_HDR_LEN + (size_t)out->count * SL_WIRE_META_ENTRY_LEN)
+		return -SL_E_MALFORMED;
+	out->entries = body + SL_WIRE_META_HDR_LEN;
+	for (i = 0; i < out->count; i++) {
+		e = out->entries + (size_t)i * SL_WIRE_META_ENTRY_LEN;
+		if (sl_bytes_get_be16(e) != (uint16_t)(out->first_partition + i) ||
+		    (sl_bytes_get_be16(e + 2) & ~SL_WIRE_META_F_ALL) ||
+		    sl_bytes_get_be16(e + 14) != 0)
+			return -SL_E_MALFORMED;
+	}
+	return 0;
+}
+
+void
+sl_wire_meta_get(const struct sl_wire_meta *m, uint16_t i, struct sl_wire_meta_entry *e)
+{
+	const uint8_t *p = m->entries + (size_t)i * SL_WIRE_META_ENTRY_LEN;
+
+	e->partition = sl_bytes_get_be16(p);
+	e->flags = sl_bytes_get_be16(p + 2);
+	e->leader = sl_bytes_get_be32(p + 4);
+	memcpy(&e->leader_ip, p + 8, 4);	/* kept in network order */
+	e->leader_port = sl_bytes_get_be16(p + 12);
+	e->epoch = sl_bytes_get_be32(p + 16);
+}
+
+int
+sl_wire_encode_meta(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
+		    const struct sl_wire_meta *m, const struct sl_wire_meta_entry *e)
+{
+	uint8_t *p;
+	uint16_t i;
+	int n;
+
+	if (m->count > SL_WIRE_META_MAX || (m->count > 0 && e == NULL) ||
+	    (uint32_t)m->first_partition + m->count > m->nparts)
+		return -SL_E_INVAL;
+	for (i = 0; i < m->count; i++)
+		if (e[i].partition != (uint16_t)(m->first_partition + i) ||
+		    (e[i].flags & ~SL_WIRE_META_F_ALL))
+			return -SL_E_INVAL;
+	n = frame_begin(buf, cap, hdr, SL_OP_META,
+			SL_WIRE_META_HDR_LEN + (size_t)m->count * SL_WIRE_META_ENTRY_LEN);
+	if (n < 0)
+		return n;
+	p = buf + SL_WIRE_HDR_LEN;
+	sl_bytes_put_be16(p, m->nparts);
+	sl_bytes_put_be16(p + 2, m->first_partition);
+	sl_bytes_put_be16(p + 4, m->count);
+	sl_bytes_put_be16(p + 6, 0);
+	for (i = 0, p += SL_WIRE_META_HDR_LEN; i < m->count; i++, p += SL_WIRE_META_ENTRY_LEN) {
+		sl_bytes_put_be16(p, e[i].partition);
+		sl_bytes_put_be16(p + 2, e[i].flags);
+		sl_bytes_put_be32(p + 4, e[i].leader);
+		memcpy(p + 8, &e[i].leader_ip, 4);
+		sl_bytes_put_be16(p + 12, e[i].leader_port);
+		sl_bytes_put_be16(p + 14, 0);
+		sl_bytes_put_be32(p + 16, e[i].epoch);
+	}
 	return n;
 }

@@ -60,14 +60,16 @@ enum sl_wire_op {
 	SL_OP_CLS = 0x09,
 	SL_OP_NOP = 0x0A,
 	SL_OP_SET_OFFSET = 0x0B,
+	SL_OP_METADATA = 0x0C,	/* leader discovery: no session needed (like HELLO) */
 	/* broker -> client */
 	SL_OP_OK = 0x80,
 	SL_OP_ERR = 0x81,
 	SL_OP_MSG = 0x82,
 	SL_OP_WELCOME = 0x83,
+	SL_OP_META = 0x84,	/* the answer to METADATA */
 };
 /* Request opcodes are below this (a table indexed by opcode has this many entries). */
-#define SL_WIRE_OP_MAX (SL_OP_SET_OFFSET + 1)
+#define SL_WIRE_OP_MAX (SL_OP_METADATA + 1)
 
 /* header flags */
 #define SL_WIRE_F_NOACK 0x0001 /* PUB/MPUB/FIN: fire and forget, no OK (ERR still sent) */
@@ -223,6 +225,54 @@ struct sl_wire_msg {
 	const uint8_t *data;
 };
 
+/*
+ * METADATA body (3 + topic_len bytes): u16 first_partition, u8 topic_len (1..64), topic.
+ * Sent with session 0 (or a session: needed when the node has a token file).
+ */
+struct sl_wire_metareq {
+	uint16_t first_partition;
+	uint8_t topic_len;
+	const char *topic;
+};
+
+/*
+ * META body (8 + 20 x count bytes): u16 nparts (the topic's partition count),
+ * u16 first_partition, u16 count (0..SL_WIRE_META_MAX), u16 reserved (0), then count
+ * entries for partitions first_partition, first_partition + 1, ...:
+ *   off size
+ *     0    2 partition
+ *     2    2 flags       SL_WIRE_META_F_*
+ *     4    4 leader      leader's node id (0: no leader known)
+ *     8    4 leader_ip   IPv4, network order as on the wire (0: unknown)
+ *    12    2 leader_port its client UDP port (0: unknown)
+ *    14    2 reserved    0
+ *    16    4 epoch       write epoch of the partition's current view
+ * A client pages with first_partition = first_partition + count while that is < nparts.
+ */
+#define SL_WIRE_META_HDR_LEN 8
+#define SL_WIRE_META_ENTRY_LEN 20
+#define SL_WIRE_META_MAX 64		/* entries per META: 8 + 64 x 20 = 1288 body bytes */
+#define SL_WIRE_META_F_WRITABLE 0x0001	/* the answering node leads and takes writes */
+#define SL_WIRE_META_F_LEADER 0x0002	/* the answering node leads the partition */
+#define SL_WIRE_META_F_REPLICA 0x0004	/* the answering node is one of its replicas */
+#define SL_WIRE_META_F_ALL 0x0007
+
+struct sl_wire_meta_entry {
+	uint16_t partition;
+	uint16_t flags;
+	uint32_t leader;
+	uint32_t leader_ip;		/* network byte order */
+	uint16_t leader_port;		/* host byte order */
+	uint32_t epoch;
+};
+
+struct sl_wire_meta {
+	uint16_t nparts;
+	uint16_t first_partition;
+	uint16_t count;
+	const uint8_t *entries;		/* count entries: read with sl_wire_meta_get */
+};
+
 #define SL_WIRE_OK_LEN 32
 #define SL_WIRE_WELCOME_LEN 24
 #define SL_WIRE_MSG_HDR_LEN 48
@@ -266,6 +316,16 @@ int
 sl_wire_decode_err(const uint8_t *body, size_t len, struct sl_wire_err *out);
 int
 sl_wire_decode_msg(const uint8_t *body, size_t len, struct sl_wire_msg *out);
+int
+sl_wire_decode_metareq(const uint8_t *body, size_t len, struct sl_wire_metareq *out);
+/* META: count <= SL_WIRE_META_MAX, first_partition + count <= nparts, entries numbered
+ * first_partition, first_partition + 1, ..., known flags only, reserved bytes 0 */
+int
+sl_wire_decode_meta(const uint8_t *body, size_t len, struct sl_wire_meta *out);
+
+/** The i-th entry (i < count) of a decoded META. Any thread. */
+void
+sl_wire_meta_get(const struct sl_wire_meta *m, uint16_t i, struct sl_wire_meta_entry *e);
 
 /**
  * Iterate the messages of a decoded MPUB. *pos starts at 0. Returns 1 with
@@ -312,6 +372,15 @@ sl_wire_encode_err(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint16_t c
 int
 sl_wire_encode_msg(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		   const struct sl_wire_msg *m);
+
+/* METADATA for topic (NUL-terminated), from partition first */
+int
+sl_wire_encode_metareq(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint16_t first,
+		       const char *topic);
+/* META with m->count entries of e[] (e[i].partition must be m->first_partition + i) */
+int
+sl_wire_encode_meta(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
+		    const struct sl_wire_meta *m, const struct sl_wire_meta_entry *e);
 
 /** Validate a topic or channel name: sl_name_check() of dataplane/base/name.h (1..64 bytes
  * of [A-Za-z0-9._-#], not starting with '.'). Returns 0 or -SL_E_NAME. */

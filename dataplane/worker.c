@@ -7,6 +7,7 @@
  * peer.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -415,6 +416,126 @@ op_hello(struct sl_worker *w, struct req *r)
 	reply_send(w, r, sl_wire_encode_welcome(buf, cap, &ah, &wel));
 }
 
+/* The client address of node id: its IPv4 (network order, 0 when unknown) and *port.
+ * This node's is the receiving port's; another's comes from the node table, with this
+ * node's client port (the same on every node of a cluster: docs/operations.md). */
+static uint32_t
+node_addr(const struct sl_worker *w, const struct req *r, uint32_t id, uint16_t *port)
+{
+	const struct sl_broker_conf *c = w->conf;
+	uint32_t i, n = __atomic_load_n(&c->nnodes, __ATOMIC_ACQUIRE);
+
+	*port = 0;
+	if (id == 0)
+		return 0;
+	if (id == c->node_id) {
+		*port = c->ports[r->pi].nif.udp_port_lo;
+		return c->ports[r->pi].nif.ip;
+	}
+	for (i = 0; i < n && i < SL_BROKER_MAX_NODES; i++) {
+		if (c->nodes[i].id == id) {
+			*port = c->ports[r->pi].nif.udp_port_lo;
+			return c->nodes[i].ip;
+		}
+	}
+	return 0;
+}
+
+/* A partition's METADATA entry from its replication view. RCU read side. */
+static void
+meta_entry(const struct sl_worker *w, const struct req *r, const struct sl_coord_part *cp,
+	   struct sl_wire_meta_entry *e)
+{
+	const struct sl_part_meta *m = rcu_dereference(cp->meta);
+	uint32_t me = w->conf->node_id, i;
+
+	e->partition = cp->id;
+	e->flags = 0;
+	e->leader = m->leader;
+	e->epoch = m->epoch;
+	e->leader_ip = node_addr(w, r, m->leader, &e->leader_port);
+	if (m->leader == me) {
+		e->flags |= SL_WIRE_META_F_LEADER;
+		if (!m->writes_disabled && m->nisr > m->nreplicas / 2)
+			e->flags |= SL_WIRE_META_F_WRITABLE;
+	}
+	for (i = 0; i < m->nreplicas && i < SL_COORD_MAX_REPLICAS; i++)
+		if (m->replicas[i] == me)
+			e->flags |= SL_WIRE_META_F_REPLICA;
+}
+
+static int session_rights(struct sl_worker *w, const struct req *r, const struct target *t);
+
+/* With a token file, METADATA needs a live session (from its own source) with any right
+ * on the topic: 0, or answered. */
+static int
+metadata_denied(struct sl_worker *w, struct req *r, const struct target *tg)
+{
+	int rc;
+
+	if (rcu_dereference(*w->auth) == NULL)
+		return 0;
+	r->sess = sl_session_get_src(w->sessions, r->hdr.session, r->info.src_ip,
+				     r->info.src_port, &r->slot, w->now_tsc);
+	if (r->sess == NULL) {
+		reply_err(w, r, SL_E_AUTH, 0, "this node answers METADATA only in a session");
+		return 1;
+	}
+	rc = session_rights(w, r, tg);
+	if (rc > 0)
+		return 0;
+	reply_err(w, r, rc < 0 ? rc : -SL_E_DENIED, tg->partition, rc < 0 ?
+		  "the session's client token was removed" : "no right on this topic");
+	return 1;
+}
+
+#define META_ROOM(n) (SL_WIRE_HDR_LEN + SL_WIRE_META_HDR_LEN + (size_t)(n) * \
+		      SL_WIRE_META_ENTRY_LEN)
+
+/* METADATA: the leaders of a topic's partitions, as many as fit one META, answered to
+ * the source like HELLO (no session needed without a token file, nothing cached). */
+static void
+op_metadata(struct sl_worker *w, struct req *r)
+{
+	struct sl_wire_meta_entry e[SL_WIRE_META_MAX];
+	struct sl_wire_hdr ah = answer_hdr(r);
+	struct sl_wire_metareq q;
+	struct sl_wire_meta m;
+	struct target tg;
+	struct sl_topic *t;
+	size_t cap;
+	uint8_t *buf;
+	uint16_t i;
+	int rc = sl_wire_decode_metareq(r->body, r->hdr.body_len, &q);
+
+	if (rc != 0) {
+		reply_err(w, r, rc, 0, NULL);
+		return;
+	}
+	tg.topic = q.topic;
+	tg.topic_len = q.topic_len;
+	tg.partition = q.first_partition;
+	if (metadata_denied(w, r, &tg))
+		return;
+	t = sl_coord_topic_find(w->coord, q.topic, q.topic_len);
+	if (t == NULL || q.first_partition >= t->nparts) {
+		reply_err(w, r, t == NULL ? SL_E_TOPIC : SL_E_PARTITION, q.first_partition,
+			  NULL);
+		return;
+	}
+	buf = reply_buf(r, &cap);
+	m.nparts = t->nparts;
+	m.first_partition = q.first_partition;
+	m.count = (uint16_t)RTE_MIN(t->nparts - q.first_partition, SL_WIRE_META_MAX);
+	/* and what the mbuf holds: one entry at the least, checked by the encoder */
+	if (cap < META_ROOM(m.count))
+		m.count = cap > META_ROOM(1) ? (uint16_t)((cap - META_ROOM(0)) /
+							  SL_WIRE_META_ENTRY_LEN) : 1;
+	for (i = 0; i < m.count; i++)
+		meta_entry(w, r, &t->parts[q.first_partition + i], &e[i]);
+	reply_send(w, r, sl_wire_encode_meta(buf, cap, &ah, &m, e));
+}
+
 static int
 dec_nop(struct sl_worker *w, struct req *r, union body *b, struct target *t)
 {
@@ -510,6 +631,7 @@ ex_chan(struct sl_worker *w, struct req *r, struct sl_partition *p, const union 
 
 static const struct op_handler op_table[SL_WIRE_OP_MAX] = {
 	[SL_OP_HELLO] = {.local = op_hello},
+	[SL_OP_METADATA] = {.local = op_metadata},
 	[SL_OP_NOP] = {.decode = dec_nop},
 	[SL_OP_PUB] = {.decode = dec_pub, .exec = ex_pub, .publish = 1, .may_hold = 1,
 		       .need = SL_AUTH_PUB, .denied = DENIED_PUB},
@@ -742,11 +864,39 @@ order_note(struct sl_worker *w, uint32_t slot, const struct sl_wire_hdr *hdr, co
 		w->st.order_untracked++;
 }
 
+/* NOT_LEADER's ERR text: who leads the partition now, from its view (RCU read side).
+ * Only on that refusal: no allocation, one snprintf. */
+static const char *
+not_leader_text(struct sl_worker *w, const struct req *r, const struct target *tg,
+		char *buf, size_t cap)
+{
+	struct sl_topic *t = sl_coord_topic_find(w->coord, tg->topic, tg->topic_len);
+	struct sl_wire_meta_entry e;
+	const uint8_t *ip = (const uint8_t *)&e.leader_ip;
+
+	if (t == NULL || tg->partition >= t->nparts)
+		return NULL;
+	meta_entry(w, r, &t->parts[tg->partition], &e);
+	if (e.leader == 0)
+		snprintf(buf, cap, "not the partition leader: no leader known (epoch %u)",
+			 e.epoch);
+	else if (e.leader_ip == 0)
+		snprintf(buf, cap, "not the partition leader: node %u leads, address unknown "
+			 "(epoch %u)", e.leader, e.epoch);
+	else
+		snprintf(buf, cap, "not the partition leader: node %u at %u.%u.%u.%u:%u leads "
+			 "(epoch %u)", e.leader, ip[0], ip[1], ip[2], ip[3], e.leader_port,
+			 e.epoch);
+	return buf;
+}
+
 /* Run a request on its partition and answer it, now or (held) once it completes. */
 static void
 execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
-	struct sl_partition *p, const union body *b, uint16_t partition)
+	struct sl_partition *p, const union body *b, const struct target *tg)
 {
+	uint16_t partition = tg->partition;
+	char text[SL_WIRE_ERR_TEXT_MAX + 1];
 	struct sl_idem_entry e = {.opcode = r->hdr.opcode, .partition = partition};
 	struct sl_partition_res res = {0};
 	int64_t token = 0;
@@ -786,6 +936,8 @@ execute(struct sl_worker *w, struct req *r, const struct op_handler *h,
 		sl_idem_record(&w->idem[r->slot], r->hdr.seq, &e);
 	if (rc < 0 && h->publish && res.why != NULL)
 		reply_err(w, r, rc, partition, res.why);	/* what it waits for */
+	else if (rc == -SL_E_NOT_LEADER)
+		reply_err(w, r, rc, partition, not_leader_text(w, r, tg, text, sizeof(text)));
 	else
 		reply_entry(w, r, &e);
 }
@@ -852,7 +1004,7 @@ handle_request(struct sl_worker *w, struct req *r, int forwarded)
 			  "the admin right (join an existing one, or subscribe EPHEMERAL)");
 		return;
 	}
-	execute(w, r, h, p, &b, tg.partition);
+	execute(w, r, h, p, &b, &tg);
 }
 
 /* A frame to the replica port: hand its datagram to the partition's replication. */

@@ -33,9 +33,22 @@
  * (nested polls receive into a second buffer), and MSG frames received by nested polls
  * are dropped without FIN: the broker redelivers them after its message timeout.
  *
+ * Following the leader (with several addresses). NOT_LEADER for a request marks it
+ * waiting (like a busy answer, not retransmitted) and asks for a switch; the switch runs
+ * from poll_once once every other request sent to the old broker is answered (or after
+ * SWITCH_GRACE_US), so that the old leader's OKs are not lost. A broker silent for
+ * failover_us while requests wait asks for one too. The switch (leader_switch) asks the
+ * current broker and the seeds with METADATA who leads the partition, moves the transport
+ * there, opens a session and puts every unanswered publish and SUB back in the QUEUED
+ * state: send_queued sends them in creation order with new seqs, so no publish overtakes
+ * an earlier one; other requests (FIN, RDY, REQ, TOUCH, NOP, SET_OFFSET, CLS) fail with
+ * SL_E_SESSION as after a session reset. A silent broker that answers METADATA and still
+ * leads keeps the session.
+ *
  * Nothing here allocates, logs or makes a syscall per message, apart from the
  * transport's own send/recv.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +73,11 @@
 #define FIN_CAP (2 * SL_WIRE_FIN_MAX) /* pending FIN ids per subscription */
 #define RESET_ATTEMPTS 3
 #define CLIENT_INFO 0x00000100	/* library version 0.1.0 */
+#define SEEDS_MAX 16
+#define DEF_FAILOVER_MS 2000
+#define SWITCH_GRACE_US 300000	/* longest wait for the old leader's other answers */
+#define ASK_MIN_US 50000	/* one METADATA's wait for its answer: 8 x retry_ms, */
+#define ASK_MAX_US 500000	/* within these */
 /* PUB body bytes besides the topic and the message: partition, topic_len, flags,
  * trace id, msg_len. */
 #define PUB_OVERHEAD (4 + 8 + 4)
@@ -91,6 +109,7 @@ struct req {
 	uint64_t sub_id;	/* SUB: local id of the subscription */
 	uint16_t busy_code;	/* the last busy answer (sent again since); 0 = none */
 	uint8_t busy_wait;	/* answered busy: waits for the next ordered resend */
+	uint8_t leader_wait;	/* answered NOT_LEADER: waits for the leader switch */
 	sl_pub_cb_t cb;
 	void *arg;
 	struct waiter *w;
@@ -113,6 +132,12 @@ struct sub {
 	void *arg;
 	uint32_t fin_n;
 	uint64_t fin_ids[FIN_CAP];
+};
+
+/* A broker address: IPv4 in network order, UDP port in host order. */
+struct baddr {
+	uint32_t ip;
+	uint16_t port;
 };
 
 /* A publish waiting to be sent again, for sorting by seq. */
@@ -172,6 +197,22 @@ struct sl_client {
 	uint32_t in_msg_cb;	/* a message callback is running */
 	uint8_t *rx_main;
 	uint8_t *rx_alt;	/* used while a message callback runs */
+
+	/* following the leader */
+	int follow;
+	struct baddr cur;	/* the broker we talk to */
+	struct baddr tgt;	/* where the transport points (cur, or asked in a switch) */
+	struct baddr sess_at;	/* where c->session is valid (a token HELLO in a switch) */
+	uint64_t ask_seq;	/* METADATA cookies */
+	struct baddr seeds[SEEDS_MAX];
+	uint32_t nseeds;
+	uint64_t failover_us;
+	uint64_t last_rx;	/* last frame from the broker */
+	int need_switch;	/* 1: NOT_LEADER (switch_at), 2: silent broker */
+	int switching;
+	uint64_t switch_at;	/* NOT_LEADER: switch by then even if answers are missing */
+	uint16_t sw_partition;	/* the partition whose leader is sought */
+	char sw_topic[SL_WIRE_NAME_MAX + 1];
 
 	struct sl_client_stats st;
 	uint64_t nested_drops;	/* MSG frames dropped while a message callback ran */
@@ -415,6 +456,7 @@ req_start(struct sl_client *c, uint32_t idx, uint8_t opcode, uint32_t len, sl_pu
 	r->rto = c->retry_us;
 	r->busy_code = 0;
 	r->busy_wait = 0;
+	r->leader_wait = 0;
 	r->state = REQ_QUEUED;
 	c->n_queued++;
 	timer_arm(c, now + c->timeout_us);
@@ -577,9 +619,9 @@ run_timers(struct sl_client *c, uint64_t now)
 				     NULL, 0);
 			continue;
 		}
-		if (r->busy_wait) {
+		if (r->busy_wait || r->leader_wait) {
 			timer_arm(c, r->t_first + c->timeout_us);
-			continue;	/* goes with the next ordered resend */
+			continue;	/* goes with the next ordered resend, or the switch */
 		}
 		if (r->state == REQ_SENT && now >= r->t_next)
 			req_retransmit(c, i, now);
@@ -797,6 +839,82 @@ busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
 	return 1;
 }
 
+static int
+is_pub(uint8_t opcode)
+{
+	return opcode == SL_OP_PUB || opcode == SL_OP_MPUB;
+}
+
+/* The topic (into topic, NUL-terminated) and partition request r names: 0, or -1 when
+ * it names none (NOP, CLS of the session). */
+static int
+req_target(const struct req *r, char *topic, uint16_t *partition)
+{
+	const uint8_t *body = r->frame + SL_WIRE_HDR_LEN;
+	uint32_t blen = r->len - SL_WIRE_HDR_LEN;
+	union {
+		struct sl_wire_pub p;
+		struct sl_wire_sub s;
+		struct sl_wire_chan_op o;
+	} u;
+	const char *t;
+	uint8_t tl;
+
+	if (is_pub(r->opcode)) {
+		if (sl_wire_decode_pub(body, blen, r->opcode == SL_OP_MPUB, &u.p) != 0)
+			return -1;
+		t = u.p.topic;
+		tl = u.p.topic_len;
+		*partition = u.p.partition;
+	} else if (r->opcode == SL_OP_SUB) {
+		if (sl_wire_decode_sub(body, blen, &u.s) != 0)
+			return -1;
+		t = u.s.addr.topic;
+		tl = u.s.addr.topic_len;
+		*partition = u.s.addr.partition;
+	} else {
+		if (r->opcode == SL_OP_NOP ||
+		    sl_wire_decode_chan_op(r->opcode, body, blen, &u.o) != 0 ||
+		    u.o.addr.topic_len == 0)
+			return -1;
+		t = u.o.addr.topic;
+		tl = u.o.addr.topic_len;
+		*partition = u.o.addr.partition;
+	}
+	memcpy(topic, t, tl);
+	topic[tl] = '\0';
+	if (*partition == SL_WIRE_PART_ANY)
+		*partition = 0;
+	return 0;
+}
+
+/*
+ * NOT_LEADER while following leaders: ask for a switch to the partition's leader (it
+ * runs from poll_once once the old broker's other answers are in, or after
+ * SWITCH_GRACE_US). A publish or SUB waits for it and is sent again to the new leader;
+ * returns 1 then. Other requests end with the error (0).
+ */
+static int
+leader_wait(struct sl_client *c, uint32_t idx, uint16_t err_partition)
+{
+	struct req *r = &c->reqs[idx];
+	uint16_t part;
+
+	if (!c->follow || r->state != REQ_SENT || req_target(r, c->sw_topic, &part) != 0)
+		return 0;
+	c->sw_partition = is_pub(r->opcode) && part == 0 ? err_partition : part;
+	if (c->need_switch == 0) {
+		c->need_switch = 1;
+		c->switch_at = now_us(c) + SWITCH_GRACE_US;
+		timer_arm(c, c->switch_at);
+	}
+	if (!is_pub(r->opcode) && r->opcode != SL_OP_SUB)
+		return 0;
+	r->leader_wait = 1;
+	r->busy_code = SL_E_NOT_LEADER;	/* its answer if the switch does not come in time */
+	return 1;
+}
+
 static void
 on_err(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 {
@@ -814,6 +932,8 @@ on_err(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 	if (e.code == SL_E_SESSION)
 		c->need_reset = 1;
 	if (busy_retry(c, (uint32_t)idx, e.code))
+		return;
+	if (e.code == SL_E_NOT_LEADER && leader_wait(c, (uint32_t)idx, e.partition))
 		return;
 	/* SL_E_MSG_ID for a FIN: the message timed out and was redelivered; counted in
 	 * errors, nothing else to do. */
@@ -919,7 +1039,7 @@ clamp_window(const struct sl_client *c, uint32_t broker_window, uint32_t n_slots
  * WELCOME are discarded (requests of the old session were failed before). Fills c->wel.
  */
 static int
-hello(struct sl_client *c)
+hello(struct sl_client *c, uint64_t timeout_us)
 {
 	struct sl_wire_hello hb = { .client_info = CLIENT_INFO, .window = c->conf_window,
 				    .token_len = c->token_len, .token = (uint8_t *)c->token };
@@ -942,7 +1062,7 @@ hello(struct sl_client *c)
 	rto = c->retry_us;
 	for (;;) {
 		now = now_us(c);
-		if (now - t0 >= c->timeout_us)
+		if (now - t0 >= timeout_us)
 			return -SL_E_TIMEOUT;
 		if (now >= next) {
 			if (sent) {
@@ -955,7 +1075,7 @@ hello(struct sl_client *c)
 			rto = min_u64(2 * rto, c->rto_max_us);
 		}
 		n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN,
-				 (uint32_t)(min_u64(next, t0 + c->timeout_us) - now));
+				 (uint32_t)(min_u64(next, t0 + timeout_us) - now));
 		if (n <= 0)
 			continue;
 		c->st.rx_frames++;
@@ -1064,7 +1184,7 @@ session_reset(struct sl_client *c)
 		}
 		c->hot = NULL;
 		fail_requests(c, -SL_E_SESSION, 1);
-		rc = hello(c);
+		rc = hello(c, c->timeout_us);
 		if (rc != 0) {
 			c->need_reset = 1; /* try again at the next poll */
 			break;
@@ -1077,6 +1197,350 @@ session_reset(struct sl_client *c)
 	}
 	c->resetting = 0;
 	return rc;
+}
+
+/* ---- following the leader ---- */
+
+static int
+same_addr(struct baddr a, struct baddr b)
+{
+	return a.ip == b.ip && a.port == b.port;
+}
+
+/* Point the transport at a. 0 or a negative errno. */
+static int
+retarget_to(struct sl_client *c, struct baddr a)
+{
+	int rc;
+
+	if (same_addr(c->tgt, a))
+		return 0;
+	rc = c->ops->retarget(c->x, a.ip, a.port);
+	if (rc == 0)
+		c->tgt = a;
+	return rc;
+}
+
+/*
+ * Ask broker a with METADATA for the partition sought (c->sw_topic, c->sw_partition),
+ * waiting up to one ask time for the answer; other frames are discarded. With a client
+ * token, a node needs a session to answer: one is opened there first (HELLO). 0 with *e,
+ * or a negative error (no answer, ERR).
+ */
+static int
+meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
+{
+	uint64_t wait = min_u64(ASK_MAX_US, 8 * c->retry_us > ASK_MIN_US ? 8 * c->retry_us :
+								       ASK_MIN_US);
+	uint8_t frame[SL_WIRE_HDR_LEN + 3 + SL_WIRE_NAME_MAX];
+	struct sl_wire_hdr h = req_hdr(), rh;
+	struct sl_wire_meta m;
+	uint64_t t0, now;
+	int n;
+
+	if (retarget_to(c, a) != 0)
+		return -EHOSTUNREACH;
+	if (c->token_len != 0 && !same_addr(c->sess_at, a)) {
+		c->sess_at.ip = 0;	/* c->session changes: valid nowhere until WELCOME */
+		if (hello(c, wait) != 0)
+			return -SL_E_TIMEOUT;
+		c->sess_at = a;
+	}
+	h.session = c->token_len != 0 ? c->session : 0;
+	h.cookie = c->nonce ^ 0x4D45544100000000ULL ^ ++c->ask_seq;
+	n = sl_wire_encode_metareq(frame, sizeof(frame), &h, c->sw_partition, c->sw_topic);
+	if (n < 0)
+		return n;
+	t0 = now_us(c);
+	c->st.metadata_asked++;
+	xmit(c, frame, (uint32_t)n, t0);
+	for (now = t0; now - t0 < wait; now = now_us(c)) {
+		n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, (uint32_t)(wait - (now - t0)));
+		if (n <= 0)
+			continue;
+		c->st.rx_frames++;
+		if (sl_wire_decode_hdr(rxbuf(c), (uint32_t)n, &rh) != 0 || rh.cookie != h.cookie)
+			continue;
+		if (rh.opcode == SL_OP_ERR)
+			return -SL_E_TOPIC;
+		if (rh.opcode != SL_OP_META ||
+		    sl_wire_decode_meta(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, &m) != 0 ||
+		    m.count == 0 || m.first_partition != c->sw_partition) {
+			c->st.bad_frames++;
+			continue;
+		}
+		sl_wire_meta_get(&m, 0, e);
+		return 0;
+	}
+	return -SL_E_TIMEOUT;
+}
+
+/* One round over the current broker and the seeds: the address of the node that says it
+ * leads with the highest epoch, unless another answer names a leader of a higher epoch
+ * that confirms it. 0 with *to, or -1. */
+static int
+leader_round(struct sl_client *c, struct baddr *to)
+{
+	struct baddr claim = {0}, hint = {0};
+	uint32_t claim_epoch = 0, hint_epoch = 0, i;
+	struct sl_wire_meta_entry e;
+	struct baddr a;
+
+	for (i = 0; i <= c->nseeds; i++) {
+		a = i == 0 ? c->cur : c->seeds[i - 1];
+		if ((i > 0 && same_addr(a, c->cur)) || meta_ask(c, a, &e) != 0)
+			continue;
+		if ((e.flags & SL_WIRE_META_F_LEADER) && (claim.ip == 0 || e.epoch > claim_epoch)) {
+			claim = a;
+			claim_epoch = e.epoch;
+		} else if (!(e.flags & SL_WIRE_META_F_LEADER) && e.leader_ip != 0 &&
+			   e.leader_port != 0 && (hint.ip == 0 || e.epoch > hint_epoch)) {
+			hint.ip = e.leader_ip;
+			hint.port = e.leader_port;
+			hint_epoch = e.epoch;
+		}
+	}
+	if (hint.ip != 0 && (claim.ip == 0 || hint_epoch > claim_epoch) &&
+	    !same_addr(hint, claim) && meta_ask(c, hint, &e) == 0 &&
+	    (e.flags & SL_WIRE_META_F_LEADER) && e.epoch >= hint_epoch) {
+		*to = hint;
+		return 0;
+	}
+	if (claim.ip == 0)
+		return -1;
+	*to = claim;
+	return 0;
+}
+
+/* Rounds until a leader is found or the request timeout passed, pausing between rounds
+ * (a leader is being elected). 0 with *to, or -SL_E_TIMEOUT. */
+static int
+leader_find(struct sl_client *c, struct baddr *to)
+{
+	uint64_t t0 = now_us(c), pause = c->retry_us, now;
+
+	for (;;) {
+		if (leader_round(c, to) == 0)
+			return 0;
+		now = now_us(c);
+		if (now - t0 >= c->timeout_us)
+			return -SL_E_TIMEOUT;
+		/* nothing to read meanwhile: frames of the old broker are discarded */
+		(void)c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, (uint32_t)pause);
+		pause = min_u64(2 * pause, 200000);
+	}
+}
+
+/* Put every unanswered publish and SUB back in the QUEUED state for the new session
+ * (send_queued sends them in creation order); fail the other requests as a session
+ * reset does. */
+static void
+requeue_for_switch(struct sl_client *c, uint64_t now)
+{
+	struct req *r;
+	uint32_t i;
+
+	for (i = 0; i < c->n_slots; i++) {
+		r = &c->reqs[i];
+		if (r->state != REQ_SENT)
+			continue;
+		if (!is_pub(r->opcode) && r->opcode != SL_OP_SUB) {
+			req_complete(c, i, -SL_E_SESSION, NULL, 0);
+			continue;
+		}
+		r->state = REQ_QUEUED;
+		c->n_sent--;
+		c->n_queued++;
+		r->leader_wait = 0;
+		r->busy_wait = 0;
+		r->busy_code = 0;
+		r->rto = c->retry_us;
+		r->t_first = now;	/* a full timeout at the new leader */
+		c->st.leader_resent++;
+	}
+	c->busy_next = UINT64_MAX;
+	timer_arm(c, now + c->timeout_us);
+}
+
+/*
+ * Move to the leader of the partition sought: find it, and unless it is the broker we
+ * talk to and only silence brought us here, open a session there and send the
+ * unanswered publishes and SUBs again in their order, then subscribe again.
+ */
+static int
+leader_switch(struct sl_client *c)
+{
+	int why = c->need_switch, rc;
+	struct baddr to;
+	uint64_t now;
+	uint32_t i;
+
+	c->switching = 1;
+	c->need_switch = 0;
+	rc = leader_find(c, &to);
+	now = now_us(c);
+	if (rc == 0 && why == 2 && same_addr(to, c->cur) && same_addr(c->sess_at, c->cur))
+		rc = retarget_to(c, c->cur);	/* alive and leading: keep the session */
+	else if (rc == 0)
+		rc = retarget_to(c, to);
+	else
+		rc = -SL_E_TIMEOUT;
+	if (rc != 0 || (why == 2 && same_addr(to, c->cur) && same_addr(c->sess_at, c->cur))) {
+		if (rc != 0)
+			c->need_switch = why;	/* again from the next poll */
+		c->last_rx = now;
+		c->switching = 0;
+		return rc;
+	}
+	c->session_ok = 0;
+	c->epoch++;
+	for (i = 0; i < c->n_subs; i++) {
+		c->subs[i]->broker_id = 0;
+		c->subs[i]->fin_n = 0;
+	}
+	c->hot = NULL;
+	requeue_for_switch(c, now);
+	if (!same_addr(c->sess_at, to)) {
+		c->sess_at.ip = 0;
+		rc = hello(c, c->timeout_us);
+		if (rc != 0) {
+			c->need_switch = why;
+			c->switching = 0;
+			return rc;
+		}
+	}
+	c->cur = to;
+	c->sess_at = to;
+	c->window = clamp_window(c, c->wel.window, c->n_slots);
+	c->seq = 1;
+	c->session_ok = 1;
+	c->last_rx = now_us(c);
+	c->st.leader_switches++;
+	send_queued(c);
+	rc = resubscribe_all(c);
+	c->switching = 0;
+	return rc;
+}
+
+/* The topic and partition of the oldest request that names one, else of the first
+ * subscription, for a silent broker: 0 or -1 (nothing to ask about). */
+static int
+silence_target(struct sl_client *c)
+{
+	const struct req *best = NULL;
+	uint16_t part;
+	uint32_t i;
+
+	for (i = 0; i < c->n_slots; i++) {
+		const struct req *r = &c->reqs[i];
+
+		if ((r->state == REQ_SENT || r->state == REQ_QUEUED) && r->opcode != SL_OP_NOP &&
+		    (best == NULL || r->order < best->order) &&
+		    req_target(r, c->sw_topic, &part) == 0)
+			best = r;
+	}
+	if (best != NULL && req_target(best, c->sw_topic, &c->sw_partition) == 0)
+		return 0;
+	if (c->n_subs == 0)
+		return -1;
+	memcpy(c->sw_topic, c->subs[0]->topic, sizeof(c->sw_topic));
+	c->sw_partition = c->subs[0]->partition;
+	return 0;
+}
+
+/* Is a leader switch to run now? Also notices a silent broker. */
+static int
+switch_due(struct sl_client *c, uint64_t now)
+{
+	const struct req *r;
+	uint32_t i;
+
+	if (!c->follow || c->switching || c->resetting || c->closing)
+		return 0;
+	if (c->need_switch == 0 && c->session_ok && c->n_sent > 0 &&
+	    now - c->last_rx >= c->failover_us) {
+		if (silence_target(c) != 0) {
+			c->last_rx = now;
+			return 0;
+		}
+		c->need_switch = 2;
+	}
+	if (c->need_switch != 1)
+		return c->need_switch;
+	if (now >= c->switch_at)
+		return 1;
+	/* NOT_LEADER: first the old broker's answers to what it still has */
+	for (i = 0; i < c->n_slots; i++) {
+		r = &c->reqs[i];
+		if (r->state == REQ_SENT && !r->leader_wait && !r->busy_wait &&
+		    r->opcode != SL_OP_NOP)
+			return 0;
+	}
+	return 1;
+}
+
+/* Parse "a.b.c.d[:port],..." into out (up to SEEDS_MAX - *n more, duplicates skipped).
+ * 0 or -EINVAL. */
+static int
+parse_addrs(const char *list, uint16_t defport, struct baddr *out, uint32_t *n)
+{
+	char one[64], *colon;
+	const char *p = list, *end;
+	struct baddr a;
+	struct in_addr ia;
+	uint32_t i, len;
+	long port;
+
+	while (*p != '\0') {
+		end = strchr(p, ',');
+		len = end != NULL ? (uint32_t)(end - p) : (uint32_t)strlen(p);
+		if (len == 0 || len >= sizeof(one))
+			return -EINVAL;
+		memcpy(one, p, len);
+		one[len] = '\0';
+		a.port = defport;
+		colon = strchr(one, ':');
+		if (colon != NULL) {
+			*colon = '\0';
+			port = strtol(colon + 1, &colon, 10);
+			if (*colon != '\0' || port <= 0 || port > 65535)
+				return -EINVAL;
+			a.port = (uint16_t)port;
+		}
+		if (inet_pton(AF_INET, one, &ia) != 1)
+			return -EINVAL;
+		a.ip = ia.s_addr;
+		for (i = 0; i < *n && !same_addr(out[i], a); i++)
+			;
+		if (i == *n && *n < SEEDS_MAX)
+			out[(*n)++] = a;
+		p = end != NULL ? end + 1 : p + len;
+	}
+	return 0;
+}
+
+/* Set up following from conf: the current broker and the seeds. 0 or -EINVAL. */
+static int
+follow_setup(struct sl_client *c, const struct sl_client_conf *conf)
+{
+	uint16_t port = conf->broker_port != 0 ? conf->broker_port : SL_WIRE_UDP_PORT;
+	int rc = 0;
+
+	c->failover_us = (uint64_t)(conf->failover_ms != 0 ? conf->failover_ms :
+				    DEF_FAILOVER_MS) * 1000;
+	if (conf->broker_ip != NULL)
+		rc = parse_addrs(conf->broker_ip, port, c->seeds, &c->nseeds);
+	if (rc == 0 && conf->seeds != NULL)
+		rc = parse_addrs(conf->seeds, port, c->seeds, &c->nseeds);
+	if (rc != 0)
+		return rc;
+	if (c->nseeds > 0)
+		c->cur = c->seeds[0];
+	c->tgt = c->cur;
+	c->sess_at = c->cur;
+	c->follow = c->ops->retarget != NULL && c->nseeds > 0 &&
+		    (c->nseeds > 1 || conf->follow_leader);
+	return 0;
 }
 
 /* ---- polling ---- */
@@ -1103,6 +1567,7 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 		if (n > 0) {
 			handle_frame(c, rxbuf(c), (uint32_t)n);
 			handled++;
+			c->last_rx = now_us(c);
 			break;
 		}
 		if (n == -EMSGSIZE)
@@ -1124,8 +1589,10 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 		send_queued(c);
 	fins_flush(c);
 	heartbeat(c, now);
-	if (c->need_reset && !c->resetting && !c->closing)
+	if (c->need_reset && !c->resetting && !c->closing && !c->switching)
 		rc = session_reset(c);
+	else if (switch_due(c, now))
+		rc = leader_switch(c);
 	c->depth--;
 	return rc < 0 ? rc : handled;
 }
@@ -1200,6 +1667,10 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->ops = ops;
 	c->x = x;
 	c->conf_window = conf->window;
+	if (follow_setup(c, conf) != 0) {
+		err = EINVAL;
+		goto fail;
+	}
 	if (conf->token != NULL) {
 		size_t tl = strlen(conf->token);
 
@@ -1228,7 +1699,7 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 		goto fail;
 	}
 
-	err = -hello(c);
+	err = -hello(c, c->timeout_us);
 	if (err != 0)
 		goto fail;
 
@@ -1255,6 +1726,7 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->n_free = c->n_slots;
 	c->seq = 1;
 	c->session_ok = 1;
+	c->last_rx = now_us(c);
 	return c;
 
 fail:
@@ -1280,16 +1752,33 @@ sl_client_open(const struct sl_client_conf *conf)
 	const struct sl_xport_ops *ops = NULL;
 	void *x;
 
+	struct sl_client_conf first;
+	struct baddr a[SEEDS_MAX];
+	char ip[INET_ADDRSTRLEN];
+	uint32_t n = 0;
+
 	if (conf == NULL) {
 		errno = EINVAL;
 		return NULL;
 	}
+	/* the transport starts at the first address of a list "a[:port],b,..." */
+	first = *conf;
+	if (conf->broker_ip != NULL && strpbrk(conf->broker_ip, ",:") != NULL) {
+		if (parse_addrs(conf->broker_ip, conf->broker_port != 0 ? conf->broker_port :
+			    SL_WIRE_UDP_PORT, a, &n) != 0 || n == 0 ||
+		    inet_ntop(AF_INET, &a[0].ip, ip, sizeof(ip)) == NULL) {
+			errno = EINVAL;
+			return NULL;
+		}
+		first.broker_ip = ip;
+		first.broker_port = a[0].port;
+	}
 	switch (conf->xport) {
 	case SL_XPORT_UDP:
-		x = sl_xport_udp_open(conf, &ops);
+		x = sl_xport_udp_open(&first, &ops);
 		break;
 	case SL_XPORT_DPDK:
-		x = sl_xport_dpdk_open(conf, &ops);
+		x = sl_xport_dpdk_open(&first, &ops);
 		break;
 	default:
 		errno = EINVAL;

@@ -12,6 +12,16 @@
  * answer is late (same session and sequence, so the broker never executes a retry twice)
  * and send heartbeats. On SL_E_SESSION (the broker forgot the session) the client opens
  * a new session and re-subscribes; requests in flight then fail with SL_E_SESSION.
+ *
+ * Following the leader: given several addresses (broker_ip "a,b,c", or seeds), the
+ * client answers SL_E_NOT_LEADER, or a broker silent for failover_ms while requests wait,
+ * by asking the addresses (and the current broker) with METADATA who leads the partition
+ * concerned, then moves to it: a new session (HELLO) there, its unanswered publishes and
+ * SUBs sent again in their original order (new seqs, same order), its subscriptions
+ * subscribed again. One client talks to one broker at a time: it follows the leader of
+ * the partition that moved (use one client per leader when partitions of one client lead
+ * on different nodes). A publish the old leader wrote but whose answer was lost is
+ * written again by the new leader (docs/protocol.md, "Following the leader").
  */
 #ifndef SL_CLIENT_H
 #define SL_CLIENT_H
@@ -28,8 +38,14 @@ enum sl_xport_kind {
 
 struct sl_client_conf {
 	enum sl_xport_kind xport;
-	const char *broker_ip;		/* "a.b.c.d" */
-	uint16_t broker_port;		/* 0 = SL_WIRE_UDP_PORT */
+	const char *broker_ip;		/* "a.b.c.d", or a list "a.b.c.d[:port],...": the
+					 * first is where the client starts, all are seeds */
+	uint16_t broker_port;		/* 0 = SL_WIRE_UDP_PORT (addresses without :port) */
+	const char *seeds;		/* more seed addresses "a.b.c.d[:port],..."; NULL: none */
+	int follow_leader;		/* follow the leader even with one address (it is
+					 * followed whenever there are two or more) */
+	uint32_t failover_ms;		/* following: no frame from the broker for this long
+					 * while requests wait = ask who leads; 0 = 2000 */
 	uint32_t window;		/* max requests in flight (<= broker's); 0 = broker's */
 	uint32_t retry_ms;		/* first retransmit timeout; 0 = 20 ms, doubles, max 1 s */
 	uint32_t timeout_ms;		/* give up on a request after this; 0 = 5000 */
@@ -199,6 +215,10 @@ struct sl_client_stats {
 	uint64_t msgs;		/* MSG frames delivered to callbacks */
 	uint64_t dup_msgs;	/* MSG frames for ids already being handled */
 	uint64_t bad_frames;	/* undecodable frames received */
+	uint64_t leader_switches;	/* moves to another broker (or a new session on the
+				 * same one) after NOT_LEADER or a silent broker */
+	uint64_t leader_resent;	/* requests sent again to the new leader */
+	uint64_t metadata_asked;	/* METADATA requests sent */
 };
 
 void

@@ -61,7 +61,8 @@ usage(void)
 		"usage: sluice-pub [-a ADDR] [-p PORT] [-P PARTITION|any] [-w WINDOW] "
 		"[-b BATCH] [-A FILE] [-q] [--token-file FILE] TOPIC\n"
 		"  publishes each line of stdin as one message\n"
-		"  -a ADDR       broker address (default $SLUICE_ADDR, else %s)\n"
+		"  -a ADDR       broker address, or a list A,B,C[:PORT] of the cluster's\n"
+		"                nodes: the leader is followed (default $SLUICE_ADDR, else %s)\n"
 		"  -p PORT       broker UDP port (default $SLUICE_PORT, else %u)\n"
 		"  -P PARTITION  partition number or \"any\" (default 0)\n"
 		"  -w WINDOW     requests in flight (default: the broker's window)\n"
@@ -393,6 +394,10 @@ main(int argc, char **argv)
 			fprintf(stderr, " (%" PRIu64 " sent again after a busy answer, %" PRIu64
 				" of them refused out of order)", cs.busy_retries,
 				cs.order_refusals);
+		if (cs.leader_switches != 0)
+			fprintf(stderr, " (%" PRIu64 " leader switch(es), %" PRIu64 " request(s) "
+				"sent again to the new leader)", cs.leader_switches,
+				cs.leader_resent);
 		fprintf(stderr, "\n");
 	}
 	status = 0;

@@ -35,6 +35,10 @@ struct sl_xport_ops {
 	/** Optional: a monotonic clock in microseconds. NULL = CLOCK_MONOTONIC. A test
 	 * transport provides a virtual clock that its recv() advances. */
 	uint64_t (*now_us)(void *x);
+	/** Optional: send to and receive from another broker from now on: ip (network
+	 * order), port (host order). Returns 0 or a negative errno. NULL: the client cannot
+	 * follow a leader to another address. */
+	int (*retarget)(void *x, uint32_t ip, uint16_t port);
 };
 
 /**

@@ -25,6 +25,7 @@
 
 #define RXQ_SIZE 32
 #define ARP_RETRY_MS 100
+#define RETARGET_ARP_MS 500	/* a leader that does not answer ARP by then is skipped */
 #define IPV4_UDP_HDRS 28 /* IPv4 (20) + UDP (8) */
 
 struct xdpdk {
@@ -193,12 +194,29 @@ dpdk_dgram_max(void *x)
 	return d->dgram_max;
 }
 
+static int arp_resolve(struct xdpdk *d, uint32_t timeout_ms);
+
+/* Another broker: resolve its MAC (up to RETARGET_ARP_MS). */
+static int
+dpdk_retarget(void *x, uint32_t ip, uint16_t port)
+{
+	struct xdpdk *d = x;
+
+	if (ip == d->broker_ip && port == d->broker_port)
+		return 0;
+	d->broker_ip = ip;
+	d->broker_port = port;
+	d->have_mac = 0;
+	return arp_resolve(d, RETARGET_ARP_MS);
+}
+
 static const struct sl_xport_ops dpdk_ops = {
 	.send = dpdk_send,
 	.recv = dpdk_recv,
 	.close = dpdk_close,
 	.dgram_max = dpdk_dgram_max,
 	.now_us = NULL,
+	.retarget = dpdk_retarget,
 };
 
 static int

@@ -83,12 +83,29 @@ udp_dgram_max(void *x)
 	return SL_XPORT_DGRAM_MAX;
 }
 
+static int
+udp_retarget(void *x, uint32_t ip, uint16_t port)
+{
+	struct xudp *u = x;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	char junk[64];
+
+	sa.sin_addr.s_addr = ip;
+	if (connect(u->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
+		return -errno;
+	/* what the old peer sent and we did not read yet is not for the new one */
+	while (recv(u->fd, junk, sizeof(junk), MSG_TRUNC) >= 0 || errno == ECONNREFUSED)
+		;
+	return 0;
+}
+
 static const struct sl_xport_ops udp_ops = {
 	.send = udp_send,
 	.recv = udp_recv,
 	.close = udp_close,
 	.dgram_max = udp_dgram_max,
 	.now_us = NULL,
+	.retarget = udp_retarget,
 };
 
 void *

@@ -38,12 +38,14 @@ union body_out {
 	struct sl_wire_ok ok;
 	struct sl_wire_err err;
 	struct sl_wire_msg msg;
+	struct sl_wire_metareq mreq;
+	struct sl_wire_meta meta;
 };
 
 static const uint8_t body_ops[] = {
 	SL_OP_HELLO, SL_OP_PUB, SL_OP_MPUB, SL_OP_SUB, SL_OP_RDY, SL_OP_FIN, SL_OP_REQ,
 	SL_OP_TOUCH, SL_OP_CLS, SL_OP_NOP, SL_OP_SET_OFFSET, SL_OP_OK, SL_OP_ERR, SL_OP_MSG,
-	SL_OP_WELCOME,
+	SL_OP_WELCOME, SL_OP_METADATA, SL_OP_META,
 };
 
 static uint8_t enc[FRAME_MAX];
@@ -70,6 +72,10 @@ decode_body(uint8_t opcode, const uint8_t *body, size_t len, union body_out *o)
 		return sl_wire_decode_err(body, len, &o->err);
 	case SL_OP_MSG:
 		return sl_wire_decode_msg(body, len, &o->msg);
+	case SL_OP_METADATA:
+		return sl_wire_decode_metareq(body, len, &o->mreq);
+	case SL_OP_META:
+		return sl_wire_decode_meta(body, len, &o->meta);
 	default:
 		return sl_wire_decode_chan_op(opcode, body, len, &o->op);
 	}
@@ -107,6 +113,16 @@ consume(uint8_t opcode, const union body_out *o)
 	case SL_OP_ERR:
 		for (i = 0; i < o->err.text_len; i++)
 			acc += (uint8_t)o->err.text[i];
+		break;
+	case SL_OP_META:
+		for (i = 0; i < o->meta.count; i++) {
+			struct sl_wire_meta_entry e;
+
+			sl_wire_meta_get(&o->meta, (uint16_t)i, &e);
+			if (e.partition != (uint16_t)(o->meta.first_partition + i))
+				abort();
+			acc += e.leader ^ e.leader_ip ^ e.epoch ^ e.leader_port ^ e.flags;
+		}
 		break;
 	default:
 		break;
@@ -181,6 +197,16 @@ same_body(uint8_t opcode, const union body_out *a, const union body_out *b)
 		       a->msg.timestamp_ns == b->msg.timestamp_ns &&
 		       a->msg.trace_id == b->msg.trace_id &&
 		       memcmp(a->msg.data, b->msg.data, a->msg.len) == 0;
+	case SL_OP_METADATA:
+		return a->mreq.first_partition == b->mreq.first_partition &&
+		       a->mreq.topic_len == b->mreq.topic_len &&
+		       memcmp(a->mreq.topic, b->mreq.topic, a->mreq.topic_len) == 0;
+	case SL_OP_META:
+		return a->meta.nparts == b->meta.nparts &&
+		       a->meta.first_partition == b->meta.first_partition &&
+		       a->meta.count == b->meta.count &&
+		       memcmp(a->meta.entries, b->meta.entries,
+			      (size_t)a->meta.count * SL_WIRE_META_ENTRY_LEN) == 0;
 	default:
 		if (!same_addr(&a->op.addr, &b->op.addr) || a->op.count != b->op.count ||
 		    a->op.msg_id != b->op.msg_id || a->op.delay_ms != b->op.delay_ms ||
@@ -204,6 +230,7 @@ reencode(uint8_t opcode, struct sl_wire_hdr *h, const union body_out *o)
 	static const void *msgs[SL_WIRE_MPUB_MAX];
 	static uint32_t lens[SL_WIRE_MPUB_MAX];
 	static uint64_t ids[SL_WIRE_FIN_MAX];
+	static struct sl_wire_meta_entry ments[SL_WIRE_META_MAX];
 	char name[SL_WIRE_NAME_MAX + 1];
 	char text[SL_WIRE_ERR_TEXT_MAX + 1];
 	const uint8_t *d;
@@ -239,6 +266,14 @@ reencode(uint8_t opcode, struct sl_wire_hdr *h, const union body_out *o)
 					  o->err.partition, text);
 	case SL_OP_MSG:
 		return sl_wire_encode_msg(enc, sizeof(enc), h, &o->msg);
+	case SL_OP_METADATA:
+		memcpy(name, o->mreq.topic, o->mreq.topic_len);
+		name[o->mreq.topic_len] = '\0';
+		return sl_wire_encode_metareq(enc, sizeof(enc), h, o->mreq.first_partition, name);
+	case SL_OP_META:
+		for (i = 0; i < o->meta.count; i++)
+			sl_wire_meta_get(&o->meta, (uint16_t)i, &ments[i]);
+		return sl_wire_encode_meta(enc, sizeof(enc), h, &o->meta, ments);
 	case SL_OP_FIN:
 		for (i = 0; i < o->op.count && i < SL_WIRE_FIN_MAX; i++)
 			ids[i] = sl_wire_fin_id(&o->op, i);

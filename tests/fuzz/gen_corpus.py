@@ -88,11 +88,20 @@ def main():
         "msg": frame(0x82, struct.pack(">QHHIQQQQ", 7, 0, 1, 5, 1, 0,
                                         1767225600000000000, 0) + b"hello"),
         "welcome": frame(0x83, struct.pack(">QIIII", SESSION, 64, 1400, 1000, 10000)),
+        "metadata": frame(0x0C, struct.pack(">HB", 0, len(t)) + t, session=0, seq=0),
+        # 3 partitions; entries 1..2: node 2 at 10.0.0.12:5150 leads 1 (epoch 3), this
+        # node (3) leads 2 and may write
+        "meta": frame(0x84, struct.pack(">HHHH", 3, 1, 2, 0)
+                      + struct.pack(">HHI4sHHI", 1, 0x0004, 2, bytes([10, 0, 0, 12]), 5150,
+                                    0, 3)
+                      + struct.pack(">HHI4sHHI", 2, 0x0007, 3, bytes([10, 0, 0, 13]), 5150,
+                                    0, 3), session=0, seq=0),
     }
     for name, data in f.items():
         with open(os.path.join(out, name + ".raw"), "wb") as fp:
             fp.write(data)
-    for name in ("hello", "pub", "mpub", "sub", "fin", "cls", "set_offset", "nop"):
+    for name in ("hello", "pub", "mpub", "sub", "fin", "cls", "set_offset", "nop",
+                 "metadata"):
         with open(os.path.join(out, "eth_" + name + ".bin"), "wb") as fp:
             fp.write(eth(f[name]))
     # replica link payloads: a WRITE (header of docs/replication.md, one empty record) and

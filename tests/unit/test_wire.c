@@ -334,7 +334,7 @@ test_hdr(void)
 	CHECK(sl_wire_decode_hdr(buf, 48, &d) == -SL_E_VERSION, "version 255");
 	buf[2] = 1;
 	for (op = 0; op < 256; op++) {
-		int valid = (op >= 0x01 && op <= 0x0B) || (op >= 0x80 && op <= 0x83);
+		int valid = (op >= 0x01 && op <= 0x0C) || (op >= 0x80 && op <= 0x84);
 
 		buf[3] = (uint8_t)op;
 		rc = sl_wire_decode_hdr(buf, 48, &d);
@@ -343,8 +343,8 @@ test_hdr(void)
 		else if (!valid && rc == -SL_E_OPCODE)
 			n_bad++;
 	}
-	CHECK(n_ok == 15, "the 15 opcodes are accepted (%u)", n_ok);
-	CHECK(n_bad == 241, "the 241 other opcodes give SL_E_OPCODE (%u)", n_bad);
+	CHECK(n_ok == 17, "the 17 opcodes are accepted (%u)", n_ok);
+	CHECK(n_bad == 239, "the 239 other opcodes give SL_E_OPCODE (%u)", n_bad);
 }
 
 static void
@@ -1029,6 +1029,134 @@ test_hello_token(void)
 	      "without a token the encoder writes the 8-byte body of before");
 }
 
+/* METADATA (0x0C): the bytes of docs/protocol.md, exact length, name rules. */
+static void
+test_metadata(void)
+{
+	static const uint8_t doc[] = {
+		0x53, 0x4c, 0x01, 0x0c, 0x00, 0x00, 0x00, 0x07, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x00, 0x00, 0x04, 'd', 'e', 'm', 'o',
+	};
+	struct sl_wire_hdr h = {.cookie = 0x1122334455667788ULL}, d;
+	struct sl_wire_metareq m;
+	uint8_t buf[128], body[8];
+	int n, rc;
+
+	n = sl_wire_encode_metareq(buf, sizeof(buf), &h, 0, "demo");
+	CHECK(n == (int)sizeof(doc) && memcmp(buf, doc, sizeof(doc)) == 0,
+	      "METADATA demo from partition 0: the documented 39 bytes (%d)", n);
+	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
+	rc |= sl_wire_decode_metareq(guard_copy(buf + SL_WIRE_HDR_LEN, 7), 7, &m);
+	CHECK(rc == 0 && d.opcode == SL_OP_METADATA && m.first_partition == 0 &&
+		      m.topic_len == 4 && memcmp(m.topic, "demo", 4) == 0,
+	      "METADATA decodes back");
+	CHECK(strcmp(sl_wire_op_name(SL_OP_METADATA), "METADATA") == 0 &&
+		      strcmp(sl_wire_op_name(SL_OP_META), "META") == 0, "op names METADATA, META");
+	/* one byte short or too many; a bad name; an empty topic */
+	CHECK(sl_wire_decode_metareq(guard_copy(buf + SL_WIRE_HDR_LEN, 6), 6, &m) ==
+		      -SL_E_MALFORMED, "METADATA one byte short: MALFORMED");
+	memcpy(body, buf + SL_WIRE_HDR_LEN, 7);
+	body[7] = 'x';
+	CHECK(sl_wire_decode_metareq(guard_copy(body, 8), 8, &m) == -SL_E_MALFORMED,
+	      "METADATA one byte too many: MALFORMED");
+	CHECK(sl_wire_decode_metareq(guard_copy(body, 2), 2, &m) == -SL_E_MALFORMED,
+	      "METADATA of 2 bytes: MALFORMED");
+	body[2] = 0;
+	CHECK(sl_wire_decode_metareq(guard_copy(body, 3), 3, &m) == -SL_E_NAME,
+	      "METADATA with an empty topic: NAME");
+	body[2] = 4;
+	body[3] = '.';
+	CHECK(sl_wire_decode_metareq(guard_copy(body, 7), 7, &m) == -SL_E_NAME,
+	      "METADATA with a topic starting with '.': NAME");
+	CHECK(sl_wire_encode_metareq(buf, sizeof(buf), &h, 0, "a/b") == -SL_E_NAME &&
+		      sl_wire_encode_metareq(buf, 38, &h, 0, "demo") == -SL_E_TOO_BIG,
+	      "METADATA encoder: bad name, buffer too small");
+}
+
+/* META (0x84): round trip of the documented example, paging limits, strictness. */
+static void
+test_meta(void)
+{
+	struct sl_wire_meta_entry e[SL_WIRE_META_MAX], g;
+	struct sl_wire_meta m = {.nparts = 3, .first_partition = 1, .count = 2}, o;
+	struct sl_wire_hdr h = {.seq = 9, .cookie = 7}, d;
+	static uint8_t buf[2048];
+	uint8_t *body = buf + SL_WIRE_HDR_LEN;
+	const uint8_t ip12[4] = {10, 0, 0, 12};
+	int n, rc, i;
+
+	memset(e, 0, sizeof(e));
+	e[0] = (struct sl_wire_meta_entry){.partition = 1, .flags = SL_WIRE_META_F_REPLICA,
+					   .leader = 2, .leader_port = 5150, .epoch = 3};
+	memcpy(&e[0].leader_ip, ip12, 4);
+	e[1] = e[0];
+	e[1].partition = 2;
+	e[1].flags = SL_WIRE_META_F_ALL;
+	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, e);
+	CHECK(n == SL_WIRE_HDR_LEN + 8 + 40, "META of 2 entries: 80 bytes (%d)", n);
+	CHECK(body[0] == 0 && body[1] == 3 && body[3] == 1 && body[5] == 2 &&
+		      body[8 + 1] == 1 && body[8 + 3] == 4 && body[8 + 7] == 2 &&
+		      memcmp(body + 16, ip12, 4) == 0 && body[20] == 0x14 && body[21] == 0x1E &&
+		      body[8 + 19] == 3,
+	      "META bytes: nparts, first, count, entry fields big-endian, ip as on the wire");
+	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
+	rc |= sl_wire_decode_meta(guard_copy(body, 48), 48, &o);
+	CHECK(rc == 0 && d.opcode == SL_OP_META && o.nparts == 3 && o.first_partition == 1 &&
+		      o.count == 2, "META decodes back");
+	sl_wire_meta_get(&o, 1, &g);
+	CHECK(g.partition == 2 && g.flags == SL_WIRE_META_F_ALL && g.leader == 2 &&
+		      g.leader_ip == e[0].leader_ip && g.leader_port == 5150 && g.epoch == 3,
+	      "META entry 1 decodes to its values");
+	CHECK(sl_wire_decode_meta(guard_copy(body, 47), 47, &o) == -SL_E_MALFORMED &&
+		      sl_wire_decode_meta(guard_copy(body, 7), 7, &o) == -SL_E_MALFORMED,
+	      "META one byte short, or shorter than its header: MALFORMED");
+	body[8 + 15] = 1;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	      "META entry reserved byte not 0: MALFORMED");
+	body[8 + 15] = 0;
+	body[8 + 3] = 0x08;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	      "META unknown entry flag: MALFORMED");
+	body[8 + 3] = 0x04;
+	body[8 + 1] = 0;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	      "META entry numbered out of sequence: MALFORMED");
+	body[8 + 1] = 1;
+	body[1] = 2;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	      "META entries past the partition count: MALFORMED");
+	body[1] = 3;
+	body[7] = 1;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	      "META header reserved not 0: MALFORMED");
+	/* an empty page, and the largest one */
+	m.count = 0;
+	m.first_partition = 3;
+	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, NULL);
+	CHECK(n == SL_WIRE_HDR_LEN + 8 && sl_wire_decode_meta(guard_copy(body, 8), 8, &o) == 0 &&
+		      o.count == 0, "META with no entry (first == nparts)");
+	m.nparts = 1000;
+	m.first_partition = 100;
+	m.count = SL_WIRE_META_MAX;
+	for (i = 0; i < SL_WIRE_META_MAX; i++) {
+		e[i] = e[0];
+		e[i].partition = (uint16_t)(100 + i);
+	}
+	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, e);
+	CHECK(n > 0 && n <= 1400 && sl_wire_decode_meta(guard_copy(body, (size_t)n - 32),
+							 (size_t)n - 32, &o) == 0 &&
+		      o.count == SL_WIRE_META_MAX,
+	      "META of %d entries fits a 1400-byte datagram (%d)", SL_WIRE_META_MAX, n);
+	m.count = SL_WIRE_META_MAX + 1;
+	CHECK(sl_wire_encode_meta(buf, sizeof(buf), &h, &m, e) == -SL_E_INVAL,
+	      "META encoder refuses more than %d entries", SL_WIRE_META_MAX);
+	m.count = 2;
+	e[1].partition = 7;
+	CHECK(sl_wire_encode_meta(buf, sizeof(buf), &h, &m, e) == -SL_E_INVAL,
+	      "META encoder refuses entries out of sequence");
+}
+
 int
 main(void)
 {
@@ -1049,5 +1177,7 @@ main(void)
 	test_addresses();
 	test_doc_example();
 	test_hello_token();
+	test_metadata();
+	test_meta();
 	return check_report();
 }

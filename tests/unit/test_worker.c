@@ -15,6 +15,7 @@
  * messages written in seq order, the later ones refused SL_E_OUT_OF_ORDER meanwhile.
  * EAL with --no-huge; no NIC.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ struct answer {
 	struct sl_wire_err err;
 	struct sl_wire_welcome wel;
 	struct sl_wire_msg msg;
+	struct sl_wire_meta meta;	/* entries point into ans[] */
 	char text[SL_WIRE_ERR_TEXT_MAX + 1];
 	char body[64];			/* MSG body as a string */
 };
@@ -85,6 +87,10 @@ recv_answer(void)
 		break;
 	case SL_OP_WELCOME:
 		if (sl_wire_decode_welcome(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.wel) != 0)
+			a.len = -1;
+		break;
+	case SL_OP_META:
+		if (sl_wire_decode_meta(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.meta) != 0)
 			a.len = -1;
 		break;
 	case SL_OP_MSG:
@@ -358,12 +364,12 @@ test_bad_frames(void)
 
 	/* an opcode no request has: ERR OPCODE, counted in ops_unknown */
 	len = enc_nop(&h);
-	req[3] = 0x0C;
+	req[3] = 0x0D;
 	a = xchg(req, len);
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_OPCODE &&
-		      a.err.req_opcode == 0x0C && a.h.session == session && a.h.seq == h.seq &&
+		      a.err.req_opcode == 0x0D && a.h.session == session && a.h.seq == h.seq &&
 		      a.h.cookie == 9,
-	      "opcode 0x0C: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
+	      "opcode 0x0D: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
 	CHECK(only_op_counted(&before, 0, 1), "counted in ops_unknown, no ops[] entry moved");
 
 	h = hdr(session, 10);
@@ -684,6 +690,108 @@ test_order_full(void)
 	      "reorderings)", rc);
 }
 
+/* Set partition part of topic: leader, epoch, replicas {1, leader} (leader 0: none). */
+static int
+set_leader(const char *topic, uint16_t part, uint32_t leader, uint32_t epoch)
+{
+	struct sl_part_meta m;
+	int rc = sl_broker_part_get_view(b, topic, part, &m);
+
+	if (rc != 0)
+		return rc;
+	m.leader = leader;
+	m.epoch = epoch;
+	m.nreplicas = 2;
+	m.replicas[0] = 1;
+	m.replicas[1] = 2;
+	m.nisr = 2;
+	m.isr[0] = 1;
+	m.isr[1] = 2;
+	return sl_broker_part_set_view(b, topic, part, &m);
+}
+
+static struct answer
+metadata(uint64_t sess, const char *topic, uint16_t first)
+{
+	struct sl_wire_hdr h = hdr(sess, 0xDA7A);
+
+	return xchg(req, sl_wire_encode_metareq(req, sizeof(req), &h, first, topic));
+}
+
+/* METADATA (docs/protocol.md): answered without a session, META with this node's view
+ * of each partition's leader (address from the node table), paged from first_partition;
+ * NOT_LEADER's text names the leader. */
+static void
+test_metadata(void)
+{
+	struct sl_worker_stats before = *stats();
+	struct sl_wire_meta_entry e;
+	const char *one[] = {"x"};
+	struct sl_wire_hdr h;
+	struct answer a;
+	uint32_t ip12;
+	int rc;
+
+	a = metadata(0, "t", 0);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_META && a.h.cookie == 0xDA7A &&
+		      a.h.session == 0 && a.meta.nparts == 1 && a.meta.count == 1,
+	      "METADATA without a session: META for the topic's one partition");
+	sl_wire_meta_get(&a.meta, 0, &e);
+	CHECK(e.partition == 0 && e.leader == 1 && e.epoch == 1 &&
+		      e.flags == SL_WIRE_META_F_ALL && e.leader_ip == fp.port.nif.ip &&
+		      e.leader_port == fp.port.nif.udp_port_lo,
+	      "this node leads, takes writes, is a replica; its own address (flags %#x)",
+	      e.flags);
+	CHECK(only_op_counted(&before, SL_OP_METADATA, 0), "counted in ops[METADATA] only");
+	a = metadata(session, "t", 0);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_META && a.h.session == session,
+	      "METADATA in a session: the same answer");
+	a = metadata(0, "nope", 0);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_TOPIC &&
+		      a.err.req_opcode == SL_OP_METADATA, "unknown topic: ERR TOPIC");
+	a = metadata(0, "t", 1);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_PARTITION,
+	      "first_partition past the last: ERR PARTITION");
+	h = hdr(0, 1);
+	rc = sl_wire_encode_metareq(req, sizeof(req), &h, 0, "t");
+	req[SL_WIRE_HDR_LEN + 2] = 2;	/* topic_len beyond the body */
+	a = xchg(req, rc);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_MALFORMED,
+	      "METADATA with a bad topic_len: ERR MALFORMED");
+
+	/* a three-partition topic: node 2 leads partition 1, nobody leads partition 2 */
+	rc = sl_broker_topic_create(b, "nl", 3, 0, NULL);
+	rc = rc != 0 ? rc : set_leader("nl", 1, 2, 3);
+	rc = rc != 0 ? rc : set_leader("nl", 2, 0, 4);
+	CHECK(rc == 0, "topic nl: node 2 leads partition 1, none partition 2 (%d)", rc);
+	a = metadata(0, "nl", 0);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_META && a.meta.nparts == 3 &&
+		      a.meta.count == 3, "METADATA nl: three entries");
+	sl_wire_meta_get(&a.meta, 1, &e);
+	ip12 = htonl(0x0A00000C);
+	CHECK(e.leader == 2 && e.epoch == 3 && e.flags == SL_WIRE_META_F_REPLICA &&
+		      e.leader_ip == ip12 && e.leader_port == fp.port.nif.udp_port_lo,
+	      "partition 1: node 2 at its node-table address, this node a replica only");
+	sl_wire_meta_get(&a.meta, 2, &e);
+	CHECK(e.leader == 0 && e.leader_ip == 0 && e.leader_port == 0 && e.epoch == 4,
+	      "partition 2: no leader known");
+	a = metadata(0, "nl", 2);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_META && a.meta.first_partition == 2 &&
+		      a.meta.count == 1, "paging: from partition 2, one entry");
+	h = hdr(session, 2);
+	a = xchg(req, enc_pub(&h, 0, 1, "nl", 1, one));
+	printf("# NOT_LEADER text: %s\n", a.text);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_NOT_LEADER &&
+		      strncmp(a.text, "not the partition leader: node 2 at 10.0.0.12:", 46) == 0 &&
+		      strstr(a.text, "leads (epoch 3)") != NULL,
+	      "PUB to a partition node 2 leads: NOT_LEADER naming node 2 and its address");
+	h = hdr(session, 3);
+	a = xchg(req, enc_pub(&h, 0, 2, "nl", 1, one));
+	CHECK(a.len > 0 && a.err.code == SL_E_NOT_LEADER &&
+		      strcmp(a.text, "not the partition leader: no leader known (epoch 4)") == 0,
+	      "PUB to a partition without a leader: NOT_LEADER saying so (%s)", a.text);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -697,6 +805,11 @@ main(int argc, char **argv)
 	if (fx_port_open(&fp, "wtest", 1) != 0)
 		return 1;
 	fx_broker_conf(&bc, &fp, 1);
+	/* a node table (no replication): where METADATA finds another leader's address */
+	bc.nnodes = 1;
+	bc.nodes[0].id = 2;
+	bc.nodes[0].ip = htonl(0x0A00000C);
+	bc.nodes[0].port = 5151;
 	b = sl_broker_open(&bc);
 	if (b == NULL || sl_broker_start(b) != 0) {
 		printf("broker: %s\n", rte_strerror(rte_errno));
@@ -717,6 +830,7 @@ main(int argc, char **argv)
 	test_bad_frames();
 	test_order_write_disabled();
 	test_order_full();
+	test_metadata();
 	test_sessions();
 
 	sl_broker_stop(b);
