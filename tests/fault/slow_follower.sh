@@ -4,8 +4,8 @@
 #
 # A follower on a slow link leaves the ISR by time, and writes keep flowing (issue 13,
 # point 6). Three sluiced nodes on one bridge (tests/integration/cluster.sh), topic `r`,
-# replicas 1,2,3, leader 1, --isr-lag-ms 1000. While three pipelined publishers keep about
-# 230 KB in flight (127 MPUBs of 5 messages each: more than 1 s at 1 Mbit/s),
+# replicas 1,2,3, leader 1, --isr-lag-ms 1000. While a pipelined publisher keeps about
+# 140 KB in flight (127 messages of 1,100 bytes: more than 1 s at 1 Mbit/s),
 # the link toward follower 3 is throttled to 1 Mbit/s (tc tbf on its tap, bridge side).
 #  1. Node 3 must leave the leader's ISR within the lag window plus the ISR change: a
 #     follower stays only while it held the leader's whole log within the last window;
@@ -19,13 +19,13 @@
 
 NS=sl-slow-$$
 SUBNET=10.86.$(( $$ % 200 ))
-N=200000	# per publisher
+N=40000
 
 . "$(dirname "$0")/../integration/cluster.sh"
 
 make_bridge
 for id in 1 2 3; do
-	boot $id --isr-lag-ms 1000 --log-mb 128 --window 127
+	boot $id --isr-lag-ms 1000 --log-mb 96 --window 127
 done
 IF3=slr3$$
 IF3=${IF3:0:15}
@@ -33,21 +33,12 @@ IF3=${IF3:0:15}
 wait_isr 1,2,3
 seq -f "warm %g" 1 10 | in_ns "$NS" "$PUB" -a "$SUBNET.11" r 2> "$TMP/warm.log" ||
 	fail "warm-up publish: $(cat "$TMP/warm.log")"
-log "three publishers, $N messages of 120 bytes each, to the leader"
-for w in a b c; do
-	python3 -c '
+log "one publisher, $N messages of 1,100 bytes, window 127, to the leader"
+python3 -c '
 import sys
 for i in range(1, int(sys.argv[1]) + 1):
-    print("%s slow-follower message %08d " % (sys.argv[2], i) + "x" * 88)' $N $w > "$TMP/in-$w.txt"
-done
-declare -A PUBW
-for w in b c; do
-	in_ns "$NS" "$PUB" -a "$SUBNET.11" -w 127 -b 5 -A "$TMP/acked-$w.txt" r \
-		< "$TMP/in-$w.txt" > /dev/null 2> "$TMP/pub-$w.log" &
-	PUBW[$w]=$!
-	PIDS+=("${PUBW[$w]}")
-done
-publish_until "$NS" "$SUBNET.11" r "$TMP/in-a.txt" "$TMP/acked.txt" 5000 -w 127 -b 5
+    print("a slow-follower message %08d " % i + "x" * 1076)' $N > "$TMP/in-a.txt"
+publish_until "$NS" "$SUBNET.11" r "$TMP/in-a.txt" "$TMP/acked.txt" 2000 -w 127
 wait_isr 1,2,3
 
 # the acknowledged count every 50 ms, until told to stop: the longest time it stood still
@@ -70,7 +61,7 @@ GAPPID=$!
 PIDS+=("$GAPPID")
 
 log "throttling the link toward node 3 to 1 Mbit/s"
-in_ns "$NS" tc qdisc add dev "$IF3" root tbf rate 1mbit burst 16kb latency 400ms ||
+in_ns "$NS" tc qdisc add dev "$IF3" root tbf rate 1mbit burst 16kb limit 8mb ||
 	fail "tc on $IF3"
 t0=$(date +%s.%N)
 wait_isr 1,2
@@ -83,7 +74,7 @@ python3 -c "import sys; sys.exit(0 if $left < 3.0 else 1)" ||
 # writes go on with {1,2} for a while, then the link is whole again
 base=$(wc -l < "$TMP/acked.txt")
 for i in $(seq 300); do
-	[ "$(wc -l < "$TMP/acked.txt")" -ge $((base + 20000)) ] && break
+	[ "$(wc -l < "$TMP/acked.txt")" -ge $((base + 5000)) ] && break
 	kill -0 "$PUBPID" 2>/dev/null || break
 	sleep 0.1
 done
@@ -99,17 +90,12 @@ python3 -c "import sys; sys.exit(0 if $gap < 3.0 else 1)" ||
 	fail "acknowledgements stood still for $gap s"
 
 wait "$PUBPID" || fail "sluice-pub a failed: $(cat "$TMP/acked.txt.log")"
-for w in b c; do
-	wait "${PUBW[$w]}" || fail "sluice-pub $w failed: $(cat "$TMP/pub-$w.log")"
-done
-for f in acked.txt acked-b.txt acked-c.txt; do
-	[ "$(wc -l < "$TMP/$f")" = $N ] || fail "$f: only $(wc -l < "$TMP/$f") of $N acknowledged"
-done
+[ "$(wc -l < "$TMP/acked.txt")" = $N ] || fail "only $(wc -l < "$TMP/acked.txt") of $N acknowledged"
 wait_counts
 in_ns "$NS" "$SUB" -a "$SUBNET.11" -c check -n "$c1" -t 60 --from-start r \
 	> "$TMP/out.txt" 2> "$TMP/sub.log" || fail "sluice-sub: $(cat "$TMP/sub.log")"
-for w in a b c; do
+for w in a; do
 	grep "^$w " "$TMP/out.txt" | cmp -s - "$TMP/in-$w.txt" ||
 		fail "publisher $w's messages are not in the leader's log once each, in order"
 done
-log "OK: left in $left s, longest acknowledgement gap $gap s, 3 x $N messages in order"
+log "OK: left in $left s, longest acknowledgement gap $gap s, $N messages in order"
