@@ -6,7 +6,7 @@
 # truncated, oversized, wrong-version, unknown-opcode and garbage packets at every layer.
 # Each must be answered with the documented ERR code or dropped and counted; the broker must
 # keep serving, and a full partition log must refuse publishes without losing an acked one.
-import json, os, random, socket, struct, subprocess, sys
+import json, os, random, socket, struct, subprocess, sys, time
 
 BROKER, IFACE, CTL, CTL_SOCK = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 PORT = 5150
@@ -147,6 +147,17 @@ frames = [
 ]
 for fr in frames:
     raw.send(fr)
+def settle():
+    # until the worker has counted what reached it: its drop counters stand still (the
+    # tap's kernel queue holds 500 frames; a slow machine or a sanitizer build drains it
+    # slower than a loop of sendto fills it)
+    prev = None
+    for _ in range(200):
+        cur = sum(worker_stats()["drops"].values())
+        if cur == prev:
+            return
+        prev = cur
+        time.sleep(0.05)
 rnd = random.Random(1234)
 for i in range(20000):
     n = rnd.randrange(1, 300)
@@ -155,6 +166,8 @@ for i in range(20000):
         sock.sendto(junk, dst)                        # garbage UDP payloads
     else:
         sock.sendto(hdr(rnd.randrange(256), junk, sess, nseq())[:rnd.randrange(1, 40 + n)], dst)
+    if i % 250 == 249:
+        settle()
 sock.settimeout(0.5)
 try:
     while True:
