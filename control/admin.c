@@ -158,6 +158,12 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	sl_json_arr_close(out);
 	sl_json_obj_close(out);
 	json_ports(out, c, 0);
+	/* the membership backend: etcd reachable, fenced, controller (cluster show: more) */
+	if (adm.ms != NULL) {
+		sl_json_obj_open(out, "cluster");
+		sl_membership_describe(adm.ms, out, 0);
+		sl_json_obj_close(out);
+	}
 	/* the cluster's nodes and the port replication reaches each through */
 	sl_json_arr_open(out, "nodes");
 	for (w = 0; w < c->nnodes; w++) {
@@ -620,6 +626,22 @@ usage:
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
 			      "[session=N] [writes=on|off]");
 	return -SL_E_INVAL;
+}
+
+/* ---- the cluster as this node sees it ---- */
+
+static int
+cmd_cluster(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_membership *ms = arg;
+
+	if (argc != 2 || strcmp(argv[1], "show") != 0) {
+		sl_ctl_set_error(out, "usage: cluster show");
+		return -SL_E_INVAL;
+	}
+	sl_json_u64(out, "node_id", ms->node_id);
+	sl_membership_describe(ms, out, 1);
+	return 0;
 }
 
 /* ---- storage ---- */
@@ -1158,6 +1180,9 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 			      "partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
 			      "[session=N] [writes=on|off]: the replication view");
+	rc |= sl_ctl_register(ctl, "cluster", cmd_cluster, ms,
+			      "cluster show: nodes (id, address, alive, controller, partitions "
+			      "each leads), etcd reachable, fencing");
 	rc |= sl_ctl_register(ctl, "storage", cmd_storage, b,
 			      "storage status [topic]: disk logs, recovery, retention | storage "
 			      "resume <topic> [partition]: after a disk error is fixed");

@@ -36,11 +36,13 @@
 
 #include "broker.h"
 #include "coord.h"
+#include "json.h"
 #include "partition.h"
 
 #define SL_MEMBERSHIP_MAX_NODES 64
 #define SL_MEMBERSHIP_ETCD_PREFIX "/sluice/default"
 #define SL_MEMBERSHIP_ETCD_TTL_S 2
+#define SL_MEMBERSHIP_POS_MS 150	/* etcd: positions published at most this often */
 
 /* A member node. */
 struct sl_membership_node {
@@ -89,6 +91,21 @@ struct sl_membership_ops {
 	 * (the static backend: topics are local). 0 or a negative error. */
 	int (*topic_create)(struct sl_membership *m, const char *name, uint16_t nparts,
 			    uint8_t replicas, int disk);
+	/* The backend's own state for `status` and `cluster show` (store reachable, fencing,
+	 * controller) into an open JSON object. May be NULL. */
+	void (*describe)(struct sl_membership *m, struct sl_json *out);
+	/* Is node id alive as far as the backend knows: 1, 0, or -1 (it cannot tell); and
+	 * is it the controller (*controller). May be NULL (-1, not controller). */
+	int (*node_state)(struct sl_membership *m, uint32_t id, int *controller);
+};
+
+/* What the failover choice knows of one ISR member (sl_membership_failover_next). */
+struct sl_membership_pos {
+	uint8_t live;			/* its node is alive */
+	uint8_t known;			/* it published its positions */
+	uint8_t avoid;			/* lead only if no other is as long (the controller) */
+	uint64_t committed;		/* its committed end (id) */
+	uint64_t end;			/* its log end (id) */
 };
 
 /* The handle: the backend's operations, the node list, the broker once attached. */
@@ -150,6 +167,15 @@ int
 sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t nparts,
 			   uint8_t replicas, int disk);
 
+/**
+ * Describe the cluster as this node sees it into out (an open JSON object): "backend" and
+ * the backend's state (etcd: "etcd_reachable", "fenced", "controller", ...); with nodes != 0
+ * also "nodes": every node known (id, address, alive, controller, the partitions it leads
+ * in this node's installed views, "topic/partition"). Control thread, online RCU reader.
+ */
+void
+sl_membership_describe(struct sl_membership *m, struct sl_json *out, int nodes);
+
 /** Close the backend and free the handle (NULL is fine). Control thread. */
 void
 sl_membership_close(struct sl_membership *m);
@@ -179,5 +205,19 @@ sl_membership_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq 
 int
 sl_membership_view_next(const struct sl_part_meta *cur, struct sl_part_meta *next, char *err,
 			size_t err_len);
+
+/**
+ * The failover choice: given a partition's view `cur` and, for each ISR member (index as in
+ * cur->isr), whether it is alive and its published positions, compute the next view when
+ * the leader is gone. The new ISR is the live ISR members (in their order); the new leader
+ * the live member holding the longest log: the highest log end, then the highest committed
+ * end; a member whose positions are unknown ranks below every known one; then one not marked
+ * avoid; remaining ties go to the first in ISR order. Epoch and leader session + 1, writes enabled.
+ * Returns 1 with *next set, 0 when the leader is alive (nothing to do), -1 when no ISR
+ * member is alive (no unclean election). Any thread (pure).
+ */
+int
+sl_membership_failover_next(const struct sl_part_meta *cur,
+			    const struct sl_membership_pos *isr_pos, struct sl_part_meta *next);
 
 #endif /* SL_MEMBERSHIP_H */

@@ -9,6 +9,8 @@
  *   P/topics/<name>           {"partitions","replicas","durability"}
  *   P/partitions/<topic>/<p>  {"leader","epoch","leader_session","replicas","isr",
  *                              "writable"}
+ *   P/pos/<id>                {"<topic>/<p>": [committed end, log end], ...} under the
+ *                              node's lease: where each replica it holds stands
  *
  * Every node registers itself under a lease it keeps alive, reads everything under P at
  * start and then watches P (one watch, driven from poll(): sl_etcd_watch_poll never blocks):
@@ -21,7 +23,16 @@
  * under its lease; the others take over when that key goes (watch). The controller places
  * the partitions of a new topic over the live nodes (leaders spread evenly) and, when a
  * leader's node key expires, makes a live ISR member leader with the next epoch and leader
- * session (CAS on the partition key); every node installs it by watch.
+ * session (CAS on the partition key); every node installs it by watch. The new leader is
+ * the live ISR member with the longest log, as the members publish it (P/pos/<id>). The
+ * controller's writes also compare its P/controller key's create_revision: a deposed
+ * controller's writes fail.
+ *
+ * Fencing: a node that has not renewed its lease for 2/3 of the TTL can no longer prove it
+ * is alive to the others (its lease may expire and its partitions fail over elsewhere): it
+ * installs its own views with writes off for the partitions it leads, and stops acting as
+ * controller, until a renewal succeeds (then it reads everything again). Only when every
+ * endpoint refuses the connection (etcd is down: nobody can fail over) does it keep writing.
  *
  * Calling context: every function runs on the control thread; the etcd calls are blocking
  * HTTP requests bounded by the client's timeouts (control/etcd.h).
@@ -55,6 +66,9 @@ RTE_LOG_REGISTER_SUFFIX(sl_membership_etcd_logtype, membership.etcd, INFO);
 #define PREFIX_MAX 128
 #define SCAN_MS 1000			/* the controller re-checks every partition */
 #define MAX_EVENTS_PER_POLL 1024
+#define RETRY_MS 100			/* a keep-alive that failed is tried again after */
+#define BEAT_MS 200			/* a leader (and the controller) writes P/pos this often */
+#define SUSPECT_MS 1200			/* a leader silent this long is failed over */
 
 struct etopic {
 	char name[SL_COORD_NAME_MAX + 1];
@@ -67,6 +81,7 @@ struct epart {
 	char topic[SL_COORD_NAME_MAX + 1];
 	uint16_t part;
 	int64_t mod_rev;		/* of the partition key: the CAS compares it */
+	uint64_t since_ms;		/* its leader (as etcd holds it) was first seen */
 	struct sl_part_meta meta;	/* as etcd holds it */
 };
 
@@ -84,6 +99,24 @@ struct mse {
 	uint32_t controller_id;		/* 0: none known */
 	int controller;			/* this node holds P/controller */
 	uint8_t live[SL_MEMBERSHIP_MAX_NODES];	/* by index in m->nodes */
+	json_t *pos[SL_MEMBERSHIP_MAX_NODES];	/* P/pos/<id> by index in m->nodes */
+	uint64_t pos_seen_ms[SL_MEMBERSHIP_MAX_NODES];	/* its last P/pos put arrived */
+	uint64_t event_ms;		/* the last watch event arrived */
+	uint64_t flow_ms;		/* since then, no gap of 2 BEAT_MS between events */
+	uint64_t pos_put_ms;		/* this node's last P/pos write */
+	uint64_t suspects;		/* leaders failed over for silence */
+	uint32_t fence_ms;		/* not renewed for this long: leader writes off */
+	uint32_t request_ms;		/* the etcd client's bound on one call */
+	uint64_t last_renew_ms;		/* when the last successful renewal was sent */
+	int reachable;			/* the last etcd call got an answer */
+	int etcd_down;			/* ... failed: every endpoint refused (etcd down) */
+	uint64_t unreachable_ms;	/* since when not */
+	int fenced;			/* views of the partitions this node leads: writes off */
+	int64_t ctl_rev;		/* create_revision of our P/controller (0: not ours) */
+	char *pos_last;			/* the P/pos/<id> value last written */
+	uint64_t next_pos_ms;
+	struct sl_part_info *info;	/* scratch for the positions */
+	uint64_t fences, failovers, cas_lost;
 	struct etopic *topics;
 	size_t ntopics, ctopics;
 	struct epart *parts;
@@ -272,6 +305,31 @@ key_of(const struct mse *x, char *k, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* After an etcd call: whether etcd answered (rc -ENOTCONN: no endpoint did), said once per
+ * change. */
+static void
+seen(struct sl_membership *m, int rc)
+{
+	struct mse *x = m->priv;
+
+	if (rc == -ENOTCONN) {
+		x->etcd_down = sl_etcd_refused(x->e);
+		if (!x->reachable)
+			return;
+		x->reachable = 0;
+		x->unreachable_ms = now_ms();
+		XLOG(ERR, "etcd unreachable (%s): serving with the views installed, no failover "
+			  "or ISR change possible until it answers again",
+		     x->etcd_down ? "every endpoint refuses: etcd is down" : "no answer");
+		return;
+	}
+	if (!x->reachable) {
+		x->reachable = 1;
+		XLOG(NOTICE, "etcd reachable again (%s) after %llu ms", sl_etcd_endpoint(x->e),
+		     (unsigned long long)(now_ms() - x->unreachable_ms));
+	}
+}
+
 /* ---- applying what etcd holds ---- */
 
 /* Create the topic on this node if it is not there (as many partitions as etcd says, or
@@ -299,27 +357,34 @@ install(struct sl_membership *m, const struct epart *p)
 	struct sl_part_meta cur;
 	int rc;
 
+	struct mse *x = m->priv;
+	struct sl_part_meta want = p->meta;
+
 	if (m->broker == NULL)
 		return;
+	/* fenced: the partitions this node leads keep their view, with writes off */
+	if (x->fenced && want.leader == m->node_id)
+		want.writes_disabled = 1;
 	rc = sl_broker_part_get_view(m->broker, p->topic, p->part, &cur);
 	if (rc == -SL_E_TOPIC) {
 		rc = topic_local(m, p->topic, p->part);
 		if (rc == 0)
 			rc = sl_broker_part_get_view(m->broker, p->topic, p->part, &cur);
 	}
-	if (rc == 0 && meta_same(&cur, &p->meta))
+	if (rc == 0 && meta_same(&cur, &want))
 		return;
 	if (rc == 0)
-		rc = sl_broker_part_set_view(m->broker, p->topic, p->part, &p->meta);
+		rc = sl_broker_part_set_view(m->broker, p->topic, p->part, &want);
 	if (rc != 0) {
 		XLOG(WARNING, "%s/%u: view from etcd not installed: %s", p->topic, p->part,
 		     sl_strerror(rc));
 		return;
 	}
 	XLOG(INFO, "%s/%u: view installed: leader %u epoch %u session %llu, ISR of %u, "
-		   "writes %s", p->topic, p->part, p->meta.leader, p->meta.epoch,
-	     (unsigned long long)p->meta.leader_session, p->meta.nisr,
-	     p->meta.writes_disabled ? "off" : "on");
+		   "writes %s%s", p->topic, p->part, want.leader, want.epoch,
+	     (unsigned long long)want.leader_session, want.nisr,
+	     want.writes_disabled ? "off" : "on",
+	     want.writes_disabled != p->meta.writes_disabled ? " (fenced)" : "");
 }
 
 static void controller_scan(struct sl_membership *m);
@@ -377,7 +442,9 @@ on_node(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 	}
 	if (!x->live[i]) {
 		x->live[i] = 1;
-		XLOG(NOTICE, "node %u is live (%s:%u)", m->nodes[i].id, ip, m->nodes[i].port);
+		a.s_addr = htonl(m->nodes[i].ip);
+		XLOG(NOTICE, "node %u is live (%s:%u)", m->nodes[i].id, inet_ntoa(a),
+		     m->nodes[i].port);
 		if (x->controller)
 			controller_scan(m);
 	}
@@ -394,13 +461,15 @@ on_controller(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 		XLOG(NOTICE, "controller %u gone", x->controller_id);
 		x->controller_id = 0;
 		x->controller = 0;
+		x->ctl_rev = 0;
 		elect(m);
 		return;
 	}
 	j = json_loadb(kv->value, kv->value_len, 0, NULL);
 	if (j != NULL && json_unpack(j, "{s:I}", "id", &id) == 0 && id > 0) {
 		x->controller_id = (uint32_t)id;
-		x->controller = id == m->node_id && kv->lease == x->lease;
+		x->controller = id == m->node_id && kv->lease == x->lease && !x->fenced;
+		x->ctl_rev = x->controller ? kv->create_revision : 0;
 	}
 	json_decref(j);
 }
@@ -488,8 +557,34 @@ on_part(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 	if (p == NULL)
 		return;
 	p->mod_rev = kv->mod_revision;
+	if (p->since_ms == 0 || p->meta.leader != meta.leader || p->meta.epoch != meta.epoch)
+		p->since_ms = now_ms();
 	p->meta = meta;
 	install(m, p);
+}
+
+/* P/pos/<id>: where node id's replicas stand (kept for the failover choice). */
+static void
+on_pos(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, int del)
+{
+	struct mse *x = m->priv;
+	int i = node_index(m, (uint32_t)strtoul(rest, NULL, 10));
+	json_t *j = NULL;
+
+	if (i < 0)
+		return;
+	if (!del) {
+		j = json_loadb(kv->value, kv->value_len, 0, NULL);
+		if (!json_is_object(j)) {
+			XLOG(WARNING, "%s: not a position object", kv->key);
+			json_decref(j);
+			j = NULL;
+		}
+	}
+	json_decref(x->pos[i]);
+	x->pos[i] = j;
+	if (j != NULL)
+		x->pos_seen_ms[i] = now_ms();
 }
 
 /* One key under the prefix, read or watched. */
@@ -511,6 +606,8 @@ apply(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 		on_topic(m, rest + 7, kv, del);
 	else if (strncmp(rest, "partitions/", 11) == 0)
 		on_part(m, rest + 11, kv, del);
+	else if (strncmp(rest, "pos/", 4) == 0)
+		on_pos(m, rest + 4, kv, del);
 }
 
 /* Read everything under the prefix (nodes, then the controller, topics, partitions: each
@@ -518,7 +615,8 @@ apply(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 static int
 resync(struct sl_membership *m)
 {
-	static const char *const order[] = {"nodes/", "controller", "topics/", "partitions/"};
+	static const char *const order[] = {"nodes/", "controller", "topics/", "partitions/",
+					    "pos/"};
 	struct mse *x = m->priv;
 	struct sl_etcd_kvs all;
 	char key[KEY_MAX];
@@ -527,6 +625,7 @@ resync(struct sl_membership *m)
 
 	key_of(x, key, "%s", "");
 	rc = sl_etcd_range(x->e, key, 1, 0, &all);
+	seen(m, rc);
 	if (rc != 0) {
 		XLOG(ERR, "reading %s: %s", key, strerror(-rc));
 		return rc;
@@ -555,12 +654,16 @@ lease_and_register(struct sl_membership *m, uint64_t wait_ms)
 	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT};
 	struct sl_etcd_kvs got;
 	char key[KEY_MAX], *val;
-	uint64_t until = now_ms() + wait_ms;
+	uint64_t sent = now_ms(), until = sent + wait_ms;
 	int rc;
 
 	rc = sl_etcd_lease_grant(x->e, x->ttl_s, &x->lease, NULL);
+	seen(m, rc);
 	if (rc != 0)
 		return rc;
+	x->last_renew_ms = sent;
+	free(x->pos_last);	/* a new lease: the positions go under it again */
+	x->pos_last = NULL;
 	key_of(x, key, "nodes/%u", m->node_id);
 	val = node_json(m->node_id, x->ip, x->port);
 	if (val == NULL)
@@ -572,6 +675,7 @@ lease_and_register(struct sl_membership *m, uint64_t wait_ms)
 	put.lease = x->lease;
 	for (;;) {
 		rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, NULL, &got);
+		seen(m, rc);
 		sl_etcd_kvs_free(&got);
 		if (rc != 0 || now_ms() >= until)
 			break;
@@ -600,14 +704,18 @@ elect(struct sl_membership *m)
 				 .lease = x->lease};
 	int rc;
 
-	if (x->controller_id != 0 || x->lease == 0)
+	int64_t rev = 0;
+
+	if (x->controller_id != 0 || x->lease == 0 || x->fenced)
 		return;
 	key_of(x, key, "controller");
 	put.value_len = (size_t)snprintf(val, sizeof(val), "{\"id\":%u}", m->node_id);
-	rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, NULL, NULL);
+	rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, &rev, NULL);
+	seen(m, rc);
 	if (rc == 1) {
 		x->controller = 1;
 		x->controller_id = m->node_id;
+		x->ctl_rev = rev;	/* the txn's one put: the key's create_revision */
 		XLOG(NOTICE, "this node (%u) is the controller", m->node_id);
 		controller_scan(m);
 	} else if (rc < 0) {
@@ -618,26 +726,39 @@ elect(struct sl_membership *m)
 
 /* ---- writing views (CAS on the partition key) ---- */
 
-/* Write next for partition p if its key is still at p->mod_rev (0: must not exist). 1
- * written (p updated), 0 someone changed it first, or a negative errno. */
+/* Write next for partition p if its key is still at p->mod_rev (0: must not exist) and, for
+ * the controller (ctl), if P/controller is still the key it created (fencing: a deposed
+ * controller's writes fail). 1 written (p updated), 0 someone changed it first, or a
+ * negative errno. */
 static int
-cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *next)
+cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *next, int ctl)
 {
 	struct mse *x = m->priv;
-	char key[KEY_MAX], *val = part_json(next);
-	struct sl_etcd_cmp cmp = {.key = key, .target = p->mod_rev != 0 ? SL_ETCD_CMP_MOD :
-									   SL_ETCD_CMP_CREATE,
-				  .result = SL_ETCD_EQUAL, .num = p->mod_rev};
-	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key, .value = val};
+	char key[KEY_MAX], ckey[KEY_MAX], *val;
+	struct sl_etcd_cmp cmp[2] = {
+		{.key = key, .target = p->mod_rev != 0 ? SL_ETCD_CMP_MOD : SL_ETCD_CMP_CREATE,
+		 .result = SL_ETCD_EQUAL, .num = p->mod_rev},
+		{.key = ckey, .target = SL_ETCD_CMP_CREATE, .result = SL_ETCD_EQUAL,
+		 .num = x->ctl_rev},
+	};
+	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key};
 	int64_t rev = 0;
 	int rc;
 
+	if (x->fenced || (ctl && (!x->controller || x->ctl_rev == 0)))
+		return 0;	/* this node cannot prove its lease (or its controller key) */
+	val = part_json(next);
 	if (val == NULL)
 		return -ENOMEM;
 	key_of(x, key, "partitions/%s/%u", p->topic, p->part);
+	key_of(x, ckey, "controller");
+	put.value = val;
 	put.value_len = strlen(val);
-	rc = sl_etcd_txn(x->e, &cmp, 1, &put, 1, NULL, 0, &rev, NULL);
+	rc = sl_etcd_txn(x->e, cmp, ctl ? 2 : 1, &put, 1, NULL, 0, &rev, NULL);
+	seen(m, rc);
 	free(val);
+	if (rc == 0)
+		x->cas_lost++;
 	if (rc == 1) {
 		p->mod_rev = rev;
 		p->meta = *next;
@@ -689,7 +810,7 @@ place(struct sl_membership *m, const struct etopic *t)
 		p = part_find(x, t->name, part, 1);
 		if (p == NULL)
 			return;
-		rc = cas_view(m, p, &meta);
+		rc = cas_view(m, p, &meta, 1);
 		if (rc != 1) {
 			/* someone wrote it first (the watch brings it) or etcd failed */
 			*p = x->parts[--x->nparts];
@@ -701,35 +822,92 @@ place(struct sl_membership *m, const struct etopic *t)
 	}
 }
 
-/* A partition whose leader's node is gone: the first live ISR member (every ISR member
- * holds every committed record) leads, with the next epoch and leader session. */
+/* What node holds of topic/part: 1 with *committed, *end from its P/pos key, or 0. */
+static int
+pos_lookup(const struct sl_membership *m, uint32_t node, const char *topic, uint16_t part,
+	   uint64_t *committed, uint64_t *end)
+{
+	const struct mse *x = m->priv;
+	int i = node_index(m, node);
+	char k[SL_COORD_NAME_MAX + 8];
+	json_t *a;
+
+	if (i < 0 || x->pos[i] == NULL)
+		return 0;
+	snprintf(k, sizeof(k), "%s/%u", topic, part);
+	a = json_object_get(x->pos[i], k);
+	if (!json_is_array(a) || json_array_size(a) != 2)
+		return 0;
+	*committed = (uint64_t)json_integer_value(json_array_get(a, 0));
+	*end = (uint64_t)json_integer_value(json_array_get(a, 1));
+	return 1;
+}
+
+/* The controller's fast path to a dead leader: a leader writes P/pos every BEAT_MS; one whose
+ * last write is older than SUSPECT_MS (a new leader: twice that from its leadership) while
+ * the watch has been flowing without a gap (other nodes' writes, the controller's own beat:
+ * etcd is fine, it is the leader that is silent) for SUSPECT_MS / 2 is failed over without
+ * waiting for its lease to end. A wrong suspicion costs a leader change, not data:
+ * the old leader cannot commit past the new epoch (every ISR member must acknowledge). */
+static int
+suspect(const struct sl_membership *m, const struct epart *p)
+{
+	const struct mse *x = m->priv;
+	int i = node_index(m, p->meta.leader);
+	uint64_t last, now = now_ms();
+
+	if (i < 0 || !x->live[i] || p->meta.leader == m->node_id)
+		return 0;
+	last = RTE_MAX(x->pos_seen_ms[i], p->since_ms + SUSPECT_MS);
+	return now > last + SUSPECT_MS && now <= x->event_ms + 2 * BEAT_MS &&
+	       now >= x->flow_ms + SUSPECT_MS / 2;
+}
+
+/* A partition whose leader's node is gone: the live ISR member with the longest log
+ * (sl_membership_failover_next) leads, with the next epoch and leader session. */
 static void
 failover(struct sl_membership *m, struct epart *p)
 {
-	struct sl_part_meta next = p->meta;
+	struct mse *x = m->priv;
+	struct sl_membership_pos pos[SL_COORD_MAX_REPLICAS];
+	struct sl_part_meta next;
 	uint32_t gone = p->meta.leader;
 	uint8_t i;
 	int rc;
 
-	if (node_live(m, p->meta.leader))
+	int silent;
+
+	if (!node_live(m, p->meta.leader) || (silent = suspect(m, p)) == 0)
+		silent = 0;
+	if (node_live(m, p->meta.leader) && !silent)
 		return;
-	next.nisr = 0;
-	for (i = 0; i < p->meta.nisr; i++)
-		if (node_live(m, p->meta.isr[i]))
-			next.isr[next.nisr++] = p->meta.isr[i];
-	if (next.nisr == 0) {
+	memset(pos, 0, sizeof(pos));
+	for (i = 0; i < p->meta.nisr; i++) {
+		pos[i].live = node_live(m, p->meta.isr[i]) && p->meta.isr[i] != gone;
+		pos[i].avoid = p->meta.isr[i] == m->node_id;	/* the controller: last */
+		pos[i].known = pos_lookup(m, p->meta.isr[i], p->topic, p->part,
+					  &pos[i].committed, &pos[i].end);
+	}
+	rc = sl_membership_failover_next(&p->meta, pos, &next);
+	if (rc < 0) {
 		XLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition waits "
 			  "for one", p->topic, p->part, p->meta.leader);
 		return;
 	}
-	next.leader = next.isr[0];
-	next.epoch = p->meta.epoch + 1;
-	next.leader_session = p->meta.leader_session + 1;
-	next.writes_disabled = 0;
-	rc = cas_view(m, p, &next);
+	if (rc == 0)
+		return;
+	rc = cas_view(m, p, &next, 1);
 	if (rc == 1) {
-		XLOG(NOTICE, "%s/%u: leader %u gone: node %u leads, epoch %u, ISR of %u",
-		     p->topic, p->part, gone, next.leader, next.epoch, next.nisr);
+		uint64_t c = 0, e = 0;
+		int known = pos_lookup(m, next.leader, p->topic, p->part, &c, &e);
+
+		x->failovers++;
+		x->suspects += silent;
+		XLOG(NOTICE, "%s/%u: leader %u %s: node %u leads (log end %llu, committed "
+			     "%llu%s), epoch %u, ISR of %u", p->topic, p->part, gone,
+		     silent ? "silent for " RTE_STR(SUSPECT_MS) " ms" : "gone", next.leader,
+		     (unsigned long long)e, (unsigned long long)c,
+		     known ? "" : ": positions unknown", next.epoch, next.nisr);
 		install(m, p);
 	} else if (rc < 0) {
 		XLOG(WARNING, "%s/%u: failover not written: %s", p->topic, p->part, strerror(-rc));
@@ -743,10 +921,124 @@ controller_scan(struct sl_membership *m)
 	size_t i;
 
 	x->next_scan_ms = now_ms() + SCAN_MS;
-	for (i = 0; i < x->ntopics; i++)
+	if (!x->controller || x->fenced)
+		return;
+	for (i = 0; i < x->ntopics && x->reachable; i++)
 		place(m, &x->topics[i]);
-	for (i = 0; i < x->nparts; i++)
+	/* etcd gone meanwhile: stop here rather than wait on it once per partition */
+	for (i = 0; i < x->nparts && x->reachable && x->controller; i++)
 		failover(m, &x->parts[i]);
+}
+
+/* ---- fencing ---- */
+
+/* The lease may expire at etcd once it has not been renewed for the TTL: at fence_ms
+ * (2/3 of it) the partitions this node leads stop taking writes and it stops acting as
+ * controller, unless etcd is down for everyone (every endpoint refuses: nobody can fail
+ * over). */
+static void
+fence_check(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	uint64_t since = now_ms() - x->last_renew_ms;
+	size_t i;
+
+	if (x->fenced || since < x->fence_ms || (!x->reachable && x->etcd_down))
+		return;
+	x->fenced = 1;
+	x->fences++;
+	XLOG(ERR, "lease not renewed for %llu ms (TTL %u s): this node can no longer prove it "
+		  "is alive, its partitions may fail over elsewhere: the partitions it leads "
+		  "stop taking writes%s until etcd answers", (unsigned long long)since, x->ttl_s,
+	     x->controller ? ", and it stops acting as controller" : "");
+	x->controller = 0;
+	x->ctl_rev = 0;
+	for (i = 0; i < x->nparts; i++)
+		install(m, &x->parts[i]);
+}
+
+/* A renewal succeeded again: read everything (views may have changed meanwhile, the
+ * controller key may be gone) and install etcd's views as they are. */
+static void
+unfence(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	size_t i;
+
+	if (!x->fenced)
+		return;
+	x->fenced = 0;
+	x->controller_id = 0;
+	if (resync(m) != 0) {
+		x->fenced = 1;
+		for (i = 0; i < x->nparts; i++)
+			install(m, &x->parts[i]);
+		return;
+	}
+	XLOG(NOTICE, "lease renewed: fencing lifted, views as etcd holds them");
+	if (x->controller_id == 0)
+		elect(m);
+}
+
+/* ---- positions ---- */
+
+static int
+holds(const struct sl_part_meta *pm, uint32_t id)
+{
+	uint8_t i;
+
+	for (i = 0; i < pm->nreplicas; i++)
+		if (pm->replicas[i] == id)
+			return 1;
+	return 0;
+}
+
+/* P/pos/<id>: for every partition this node replicates, its committed end and log end (the
+ * owner worker's snapshot), written under the lease when it changed, at most every
+ * SL_MEMBERSHIP_POS_MS. */
+static void
+publish_pos(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	json_t *o;
+	char key[KEY_MAX], k[SL_COORD_NAME_MAX + 8], *val;
+	int rc, beat = x->controller;	/* leaders and the controller beat */
+	size_t i;
+
+	if (m->broker == NULL || x->fenced || !x->reachable || x->lease == 0)
+		return;
+	if (x->info == NULL && (x->info = malloc(sizeof(*x->info))) == NULL)
+		return;
+	o = json_object();
+	for (i = 0; o != NULL && i < x->nparts; i++) {
+		const struct epart *p = &x->parts[i];
+
+		beat |= p->meta.leader == m->node_id;
+		if (!holds(&p->meta, m->node_id) ||
+		    sl_broker_part_info(m->broker, p->topic, p->part, x->info) != 0 ||
+		    !x->info->repl)
+			continue;
+		snprintf(k, sizeof(k), "%s/%u", p->topic, p->part);
+		json_object_set_new(o, k, json_pack("[I, I]", (json_int_t)x->info->committed,
+						    (json_int_t)x->info->end_id));
+	}
+	val = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(o);
+	if (val == NULL || (x->pos_last != NULL && strcmp(val, x->pos_last) == 0 &&
+			    !(beat && now_ms() >= x->pos_put_ms + BEAT_MS))) {
+		free(val);
+		return;
+	}
+	key_of(x, key, "pos/%u", m->node_id);
+	rc = sl_etcd_put(x->e, key, val, strlen(val), x->lease, NULL);
+	seen(m, rc);
+	if (rc != 0) {
+		free(val);
+		return;
+	}
+	free(x->pos_last);
+	x->pos_last = val;
+	x->pos_put_ms = now_ms();
 }
 
 /* ---- the backend's operations ---- */
@@ -755,6 +1047,7 @@ static void
 ms_close(struct sl_membership *m)
 {
 	struct mse *x = m->priv;
+	size_t i;
 
 	if (x == NULL)
 		return;
@@ -762,6 +1055,10 @@ ms_close(struct sl_membership *m)
 	if (x->lease != 0 && x->e != NULL)
 		sl_etcd_lease_revoke(x->e, x->lease);	/* others fail over at once */
 	sl_etcd_close(x->e);
+	for (i = 0; i < SL_MEMBERSHIP_MAX_NODES; i++)
+		json_decref(x->pos[i]);
+	free(x->pos_last);
+	free(x->info);
 	free(x->topics);
 	free(x->parts);
 	free(x);
@@ -792,6 +1089,12 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 	x->ip = conf->ip;
 	x->port = conf->port;
 	x->ttl_s = conf->lease_ttl_s != 0 ? conf->lease_ttl_s : SL_MEMBERSHIP_ETCD_TTL_S;
+	x->fence_ms = x->ttl_s * 2000 / 3;
+	/* one call must end well within the lease: the fence is checked between calls */
+	x->request_ms = RTE_MAX(x->ttl_s * 1000 / 6, 250u);
+	ec.request_timeout_ms = x->request_ms;
+	ec.connect_timeout_ms = RTE_MIN(x->request_ms, (uint32_t)SL_ETCD_CONNECT_TIMEOUT_MS);
+	x->reachable = 1;
 	x->e = sl_etcd_open(&ec);
 	if (x->e == NULL) {
 		rc = -EINVAL;
@@ -864,7 +1167,7 @@ ms_request(struct sl_membership *m, const struct sl_wviewreq *q)
 		return 0;	/* etcd holds a newer view: it is on its way by watch */
 	if (sl_membership_isr_next(&cur, q, m->node_id, &next) == 0)
 		return 0;
-	rc = cas_view(m, p, &next);
+	rc = cas_view(m, p, &next, 0);
 	if (rc != 1) {
 		if (rc < 0)
 			XLOG(WARNING, "%s/%u: ISR change not written: %s", q->topic, q->partition,
@@ -893,7 +1196,9 @@ ms_set_view(struct sl_membership *m, const char *topic, uint16_t part,
 
 	if (p == NULL)
 		return -SL_E_PARTITION;
-	rc = cas_view(m, p, next);
+	if (x->fenced)
+		return -SL_E_IO;	/* etcd cannot be reached: nothing can be written */
+	rc = cas_view(m, p, next, 0);
 	if (rc == 0)
 		return -SL_E_EPOCH;	/* changed meanwhile: look again */
 	if (rc < 0)
@@ -946,35 +1251,98 @@ ms_poll(struct sl_membership *m)
 	uint64_t now = now_ms();
 	int i, rc;
 
+	fence_check(m);
 	if (now >= x->next_keepalive_ms) {
-		x->next_keepalive_ms = now + x->ttl_s * 1000 / 3;
 		rc = sl_etcd_lease_keepalive(x->e, x->lease, NULL);
-		if (rc == -ENOENT) {
+		seen(m, rc);
+		if (rc == 0) {
+			x->last_renew_ms = now;		/* when it was sent */
+			x->next_keepalive_ms = now + x->ttl_s * 1000 / 3;
+			unfence(m);
+		} else if (rc == -ENOENT) {
 			XLOG(ERR, "node %u's lease expired: registering again", m->node_id);
+			x->last_renew_ms = 0;
+			fence_check(m);		/* its partitions may be led elsewhere now */
 			x->controller = 0;
+			x->ctl_rev = 0;
 			rc = lease_and_register(m, 0);
 			if (rc != 0)
 				XLOG(ERR, "registering again: %s", strerror(-rc));
-			elect(m);
-		} else if (rc != 0) {
-			XLOG(WARNING, "lease keep-alive: %s", strerror(-rc));
+			x->next_keepalive_ms = rc == 0 ? now_ms() + x->ttl_s * 1000 / 3 :
+							 now_ms() + RETRY_MS;
+			if (rc == 0)
+				unfence(m);
+		} else {
+			/* try again soon: the fence is at 2/3 of the TTL */
+			x->next_keepalive_ms = now_ms() + RETRY_MS;
 		}
+		fence_check(m);
 	}
 	for (i = 0; x->w != NULL && i < MAX_EVENTS_PER_POLL; i++) {
 		rc = sl_etcd_watch_poll(x->w, &ev);
 		if (rc == 1) {
+			uint64_t t = now_ms();
+
+			if (t > x->event_ms + 2 * BEAT_MS)
+				x->flow_ms = t;		/* a gap: the flow starts again */
+			x->event_ms = t;
 			apply(m, &ev.kv, ev.type == SL_ETCD_EV_DELETE);
 			sl_etcd_event_free(&ev);
 			continue;
 		}
-		if (rc < 0) {
+		if (rc < 0 && x->reachable && !x->fenced) {
 			XLOG(WARNING, "watch: %s: reading everything again", strerror(-rc));
 			resync(m);
 		}
 		break;
 	}
-	if (x->controller && now >= x->next_scan_ms)
+	now = now_ms();
+	if (now >= x->next_pos_ms) {
+		x->next_pos_ms = now + SL_MEMBERSHIP_POS_MS;
+		publish_pos(m);
+	}
+	if (x->controller && !x->fenced && x->reachable && now >= x->next_scan_ms)
 		controller_scan(m);
+	/* between scans: leaders gone silent (no etcd call unless one is) */
+	for (i = 0; x->controller && !x->fenced && x->reachable && (size_t)i < x->nparts; i++)
+		if (suspect(m, &x->parts[i]))
+			failover(m, &x->parts[i]);
+}
+
+static void
+ms_describe(struct sl_membership *m, struct sl_json *out)
+{
+	struct mse *x = m->priv;
+	uint64_t now = now_ms();
+
+	sl_json_str(out, "etcd_endpoint", sl_etcd_endpoint(x->e));
+	sl_json_bool(out, "etcd_reachable", x->reachable);
+	if (!x->reachable) {
+		sl_json_u64(out, "etcd_unreachable_ms", now - x->unreachable_ms);
+		sl_json_bool(out, "etcd_down", x->etcd_down);
+	}
+	sl_json_str(out, "etcd_prefix", x->prefix);
+	sl_json_u64(out, "lease_ttl_s", x->ttl_s);
+	sl_json_u64(out, "lease_renewed_ms_ago", now - x->last_renew_ms);
+	sl_json_bool(out, "fenced", x->fenced);
+	sl_json_u64(out, "fences", x->fences);
+	if (x->controller_id != 0)
+		sl_json_u64(out, "controller", x->controller_id);
+	else
+		sl_json_null(out, "controller");
+	sl_json_bool(out, "this_node_controls", x->controller);
+	sl_json_u64(out, "failovers", x->failovers);
+	sl_json_u64(out, "failovers_for_silence", x->suspects);
+	sl_json_u64(out, "cas_lost", x->cas_lost);
+}
+
+static int
+ms_node_state(struct sl_membership *m, uint32_t id, int *controller)
+{
+	const struct mse *x = m->priv;
+
+	*controller = x->controller_id == id;
+	return node_live(m, id);
 }
 
 const struct sl_membership_ops sl_membership_etcd_ops = {
@@ -986,4 +1354,6 @@ const struct sl_membership_ops sl_membership_etcd_ops = {
 	.poll = ms_poll,
 	.close = ms_close,
 	.topic_create = ms_topic_create,
+	.describe = ms_describe,
+	.node_state = ms_node_state,
 };

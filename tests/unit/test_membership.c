@@ -3,7 +3,8 @@
  *
  * Unit test of the membership seam (control/membership.h) without an EAL or a broker: the
  * ISR change policy for each named request kind, the rules of an operator's edit, and the
- * static backend's reading of a cluster file (node list, errors that name the file).
+ * static backend's reading of a cluster file (node list, errors that name the file), and the
+ * etcd backend's failover choice (the live ISR member with the longest log).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,65 @@ test_static_backend(void)
 	rmdir(dir);
 }
 
+/* pos(live, known, committed, end) */
+static struct sl_membership_pos
+pos(int live, int known, uint64_t committed, uint64_t end)
+{
+	struct sl_membership_pos p = {.live = (uint8_t)live, .known = (uint8_t)known,
+				      .committed = committed, .end = end};
+
+	return p;
+}
+
+static void
+test_failover_next(void)
+{
+	struct sl_part_meta cur = view(1, 4, 9, "1,2,3", "1,2,3"), next;
+	struct sl_membership_pos ps[3];
+
+	ps[0] = pos(1, 1, 100, 100);
+	ps[1] = pos(1, 1, 90, 90);
+	ps[2] = pos(1, 1, 90, 95);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 0,
+	      "failover: a live leader keeps its partition");
+	ps[0].live = 0;
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3 &&
+		      next.epoch == 5 && next.leader_session == 10 && !next.writes_disabled,
+	      "failover: the member with the longest log (3: end 95 > 90) leads, epoch and "
+	      "session + 1, writes on");
+	CHECK(next.nisr == 2 && !isr_has(&next, 1) && isr_has(&next, 2) && isr_has(&next, 3) &&
+		      next.nreplicas == 3,
+	      "failover: the new ISR is the live members, the replicas stay");
+	ps[2] = pos(1, 1, 80, 90);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 2,
+	      "failover: equal log ends, the higher committed end leads (2)");
+	ps[1] = pos(1, 0, 0, 0);
+	ps[2] = pos(1, 1, 10, 10);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3,
+	      "failover: a member whose positions are unknown ranks below a known one");
+	ps[1] = pos(1, 1, 50, 50);
+	ps[2] = pos(1, 1, 50, 50);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 2,
+	      "failover: a tie goes to the first in ISR order");
+	ps[1].avoid = 1;
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3,
+	      "failover: a tie goes to a member not marked avoid (the controller)");
+	ps[1] = pos(0, 1, 200, 200);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3 &&
+		      next.nisr == 1,
+	      "failover: a dead member never leads, however long its log");
+	ps[2].live = 0;
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == -1,
+	      "failover: no live ISR member, no leader (no unclean election)");
+	cur = view(1, 4, 9, "1,2,3", "1,2");
+	ps[0] = pos(0, 1, 9, 9);
+	ps[1] = pos(1, 1, 9, 9);
+	ps[2] = pos(1, 1, 999, 999);	/* index 2 is past the ISR: never read */
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 2 &&
+		      next.nisr == 1,
+	      "failover: only ISR members are candidates (3, out of the ISR, is not)");
+}
+
 int
 main(void)
 {
@@ -239,5 +299,6 @@ main(void)
 	test_leader_isr();
 	test_view_next();
 	test_static_backend();
+	test_failover_next();
 	return check_report();
 }
