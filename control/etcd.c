@@ -67,6 +67,7 @@ struct sl_etcd_watch {
 	char *body;			/* the create request of the current stream */
 	uint64_t retry_ns;		/* earliest reconnect */
 	int ready;
+	int failing;			/* a stream ended and none delivered since (logged) */
 	int err;			/* sticky: -ERANGE, -EMSGSIZE, -ENOMEM */
 	struct buf line;		/* bytes of the stream not parsed yet */
 	struct sl_etcd_event *q;	/* parsed events, q[qhead..qn) not handed out */
@@ -954,6 +955,7 @@ watch_line(struct sl_etcd_watch *w, const char *s, size_t len)
 	}
 	if (json_is_true(json_object_get(res, "created"))) {
 		w->ready = 1;
+		w->failing = 0;
 		if (w->next_rev == 0)
 			w->next_rev = rev + 1;
 	}
@@ -1058,11 +1060,11 @@ sl_etcd_watch_poll(struct sl_etcd_watch *w, struct sl_etcd_event *ev)
 	while (w->h != NULL && (msg = curl_multi_info_read(w->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
-		/* a stream that never opened (etcd down, retried) is not worth a warning
-		 * each time */
-		rte_log(w->ready ? RTE_LOG_WARNING : RTE_LOG_DEBUG, sl_etcd_logtype,
+		/* once per outage: a stream that cannot open is retried every 100 ms */
+		rte_log(w->failing ? RTE_LOG_DEBUG : RTE_LOG_WARNING, sl_etcd_logtype,
 			"etcd: watch on %s ended: %s\n", w->e->ep[w->ep],
 			curl_easy_strerror(msg->data.result));
+		w->failing = 1;
 		goto broken;
 	}
 	goto take;

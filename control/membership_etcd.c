@@ -69,6 +69,7 @@ RTE_LOG_REGISTER_SUFFIX(sl_membership_etcd_logtype, membership.etcd, INFO);
 #define RETRY_MS 100			/* a keep-alive that failed is tried again after */
 #define BEAT_MS 200			/* a leader (and the controller) writes P/pos this often */
 #define SUSPECT_MS 1200			/* a leader silent this long is failed over */
+#define STALL_MS 400			/* a poll, or a gap between polls, said when longer */
 
 struct etopic {
 	char name[SL_COORD_NAME_MAX + 1];
@@ -105,6 +106,7 @@ struct mse {
 	uint64_t flow_ms;		/* since then, no gap of 2 BEAT_MS between events */
 	uint64_t pos_put_ms;		/* this node's last P/pos write */
 	uint64_t suspects;		/* leaders failed over for silence */
+	uint64_t poll_start_ms, poll_end_ms;
 	uint32_t fence_ms;		/* not renewed for this long: leader writes off */
 	uint32_t request_ms;		/* the etcd client's bound on one call */
 	uint64_t last_renew_ms;		/* when the last successful renewal was sent */
@@ -761,6 +763,8 @@ cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *ne
 		x->cas_lost++;
 	if (rc == 1) {
 		p->mod_rev = rev;
+		if (p->meta.leader != next->leader || p->meta.epoch != next->epoch)
+			p->since_ms = now_ms();
 		p->meta = *next;
 	}
 	return rc;
@@ -896,6 +900,11 @@ failover(struct sl_membership *m, struct epart *p)
 	}
 	if (rc == 0)
 		return;
+	if (silent && next.nisr <= next.nreplicas / 2) {
+		/* not writable after it either: no leader change on a suspicion alone, the
+		 * lease decides */
+		return;
+	}
 	rc = cas_view(m, p, &next, 1);
 	if (rc == 1) {
 		uint64_t c = 0, e = 0;
@@ -1248,9 +1257,15 @@ ms_poll(struct sl_membership *m)
 {
 	struct mse *x = m->priv;
 	struct sl_etcd_event ev;
-	uint64_t now = now_ms();
+	uint64_t now = now_ms(), t_ka, t_watch, t_pos;
 	int i, rc;
 
+	/* the control loop itself held up (a slow command, a starved CPU): said, as it
+	 * delays the renewals as much as a slow etcd does */
+	if (x->poll_end_ms != 0 && now > x->poll_end_ms + STALL_MS)
+		XLOG(WARNING, "the control loop did not run for %llu ms",
+		     (unsigned long long)(now - x->poll_end_ms));
+	x->poll_start_ms = now;
 	fence_check(m);
 	if (now >= x->next_keepalive_ms) {
 		rc = sl_etcd_lease_keepalive(x->e, x->lease, NULL);
@@ -1278,6 +1293,7 @@ ms_poll(struct sl_membership *m)
 		}
 		fence_check(m);
 	}
+	t_ka = now_ms();
 	for (i = 0; x->w != NULL && i < MAX_EVENTS_PER_POLL; i++) {
 		rc = sl_etcd_watch_poll(x->w, &ev);
 		if (rc == 1) {
@@ -1296,17 +1312,26 @@ ms_poll(struct sl_membership *m)
 		}
 		break;
 	}
-	now = now_ms();
+	now = t_watch = now_ms();
 	if (now >= x->next_pos_ms) {
 		x->next_pos_ms = now + SL_MEMBERSHIP_POS_MS;
 		publish_pos(m);
 	}
+	t_pos = now_ms();
 	if (x->controller && !x->fenced && x->reachable && now >= x->next_scan_ms)
 		controller_scan(m);
 	/* between scans: leaders gone silent (no etcd call unless one is) */
 	for (i = 0; x->controller && !x->fenced && x->reachable && (size_t)i < x->nparts; i++)
 		if (suspect(m, &x->parts[i]))
 			failover(m, &x->parts[i]);
+	x->poll_end_ms = now_ms();
+	if (x->poll_end_ms > x->poll_start_ms + STALL_MS)
+		XLOG(WARNING, "one poll took %llu ms (keep-alive %llu, watch %llu, positions "
+			      "%llu, controller %llu)",
+		     (unsigned long long)(x->poll_end_ms - x->poll_start_ms),
+		     (unsigned long long)(t_ka - x->poll_start_ms),
+		     (unsigned long long)(t_watch - t_ka), (unsigned long long)(t_pos - t_watch),
+		     (unsigned long long)(x->poll_end_ms - t_pos));
 }
 
 static void

@@ -5,7 +5,9 @@
 
   etcd_proxy.py LISTEN_PORT ETCD_HOST ETCD_PORT READY_FILE
 
-Relays every connection to 127.0.0.1:LISTEN_PORT to ETCD_HOST:ETCD_PORT. SIGUSR1: cut off
+Relays every connection to 127.0.0.1:LISTEN_PORT to ETCD_HOST:ETCD_PORT. While etcd
+refuses connections (it is down) the relay stops listening, so that the node's connections
+are refused too, as they would be without it. SIGUSR1: cut off
 (a network partition: bytes are read and dropped both ways, new connections are accepted
 and never answered, so the node's calls time out rather than being refused). SIGUSR2:
 heal (the held connections are closed, new ones are relayed again). Writes its PID to
@@ -48,11 +50,24 @@ def close(s):
         x.close()
 
 
-lsock = socket.socket()
-lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-lsock.bind(("127.0.0.1", port))
-lsock.listen(64)
-sel.register(lsock, selectors.EVENT_READ)
+def listen():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(64)
+    sel.register(s, selectors.EVENT_READ)
+    return s
+
+
+def upstream_up():
+    try:
+        socket.create_connection((host, eport), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+lsock = listen()
 with open(ready + ".tmp", "w") as f:
     f.write("%d\n" % os.getpid())
 os.rename(ready + ".tmp", ready)
@@ -62,6 +77,8 @@ while True:
         state["heal"] = False
         for s in list(peer):
             close(s)
+    if lsock is None and upstream_up():
+        lsock = listen()        # etcd is back
     try:
         events = sel.select(0.05)
     except InterruptedError:
@@ -73,10 +90,16 @@ while True:
             u = None
             if not state["cut"]:
                 try:
-                    u = socket.create_connection((host, eport), timeout=1)
+                    u = socket.create_connection((host, eport), timeout=0.2)
                 except OSError:
+                    # etcd is down: refuse, as etcd's host would (closing the listener)
                     c.close()
-                    continue
+                    sel.unregister(lsock)
+                    lsock.close()
+                    lsock = None
+                    for x in list(peer):
+                        close(x)
+                    break
                 peer[u] = c
                 sel.register(u, selectors.EVENT_READ)
             peer[c] = u
