@@ -107,6 +107,7 @@ struct mse {
 	uint64_t pos_put_ms;		/* this node's last P/pos write */
 	uint64_t suspects;		/* leaders failed over for silence */
 	uint64_t poll_start_ms, poll_end_ms;
+	uint64_t fence_age_ms;		/* the last renewal's age when it last fenced */
 	uint32_t fence_ms;		/* not renewed for this long: leader writes off */
 	uint32_t request_ms;		/* the etcd client's bound on one call */
 	uint64_t last_renew_ms;		/* when the last successful renewal was sent */
@@ -944,18 +945,19 @@ controller_scan(struct sl_membership *m)
 /* The lease may expire at etcd once it has not been renewed for the TTL: at fence_ms
  * (2/3 of it) the partitions this node leads stop taking writes and it stops acting as
  * controller, unless etcd is down for everyone (every endpoint refuses: nobody can fail
- * over). */
+ * over). ahead_ms: as if that much later (before a call that may block that long). */
 static void
-fence_check(struct sl_membership *m)
+fence_check(struct sl_membership *m, uint64_t ahead_ms)
 {
 	struct mse *x = m->priv;
-	uint64_t since = now_ms() - x->last_renew_ms;
+	uint64_t since = now_ms() + ahead_ms - x->last_renew_ms;
 	size_t i;
 
 	if (x->fenced || since < x->fence_ms || (!x->reachable && x->etcd_down))
 		return;
 	x->fenced = 1;
 	x->fences++;
+	x->fence_age_ms = since;
 	XLOG(ERR, "lease not renewed for %llu ms (TTL %u s): this node can no longer prove it "
 		  "is alive, its partitions may fail over elsewhere: the partitions it leads "
 		  "stop taking writes%s until etcd answers", (unsigned long long)since, x->ttl_s,
@@ -1266,8 +1268,10 @@ ms_poll(struct sl_membership *m)
 		XLOG(WARNING, "the control loop did not run for %llu ms",
 		     (unsigned long long)(now - x->poll_end_ms));
 	x->poll_start_ms = now;
-	fence_check(m);
+	fence_check(m, 0);
 	if (now >= x->next_keepalive_ms) {
+		/* the call may block for its bound: fence now if the fence falls within it */
+		fence_check(m, x->request_ms);
 		rc = sl_etcd_lease_keepalive(x->e, x->lease, NULL);
 		seen(m, rc);
 		if (rc == 0) {
@@ -1277,7 +1281,7 @@ ms_poll(struct sl_membership *m)
 		} else if (rc == -ENOENT) {
 			XLOG(ERR, "node %u's lease expired: registering again", m->node_id);
 			x->last_renew_ms = 0;
-			fence_check(m);		/* its partitions may be led elsewhere now */
+			fence_check(m, 0);		/* its partitions may be led elsewhere now */
 			x->controller = 0;
 			x->ctl_rev = 0;
 			rc = lease_and_register(m, 0);
@@ -1291,7 +1295,7 @@ ms_poll(struct sl_membership *m)
 			/* try again soon: the fence is at 2/3 of the TTL */
 			x->next_keepalive_ms = now_ms() + RETRY_MS;
 		}
-		fence_check(m);
+		fence_check(m, 0);
 	}
 	t_ka = now_ms();
 	for (i = 0; x->w != NULL && i < MAX_EVENTS_PER_POLL; i++) {
@@ -1351,6 +1355,8 @@ ms_describe(struct sl_membership *m, struct sl_json *out)
 	sl_json_u64(out, "lease_renewed_ms_ago", now - x->last_renew_ms);
 	sl_json_bool(out, "fenced", x->fenced);
 	sl_json_u64(out, "fences", x->fences);
+	if (x->fences != 0)
+		sl_json_u64(out, "last_fence_after_ms", x->fence_age_ms);
 	if (x->controller_id != 0)
 		sl_json_u64(out, "controller", x->controller_id);
 	else
