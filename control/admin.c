@@ -621,10 +621,28 @@ cmd_partition(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_arr_close(out);
 		return 0;
 	}
+	if (argc == 6 && strcmp(argv[1], "move") == 0 && strcmp(argv[4], "--replicas") == 0) {
+		if (parse_int(argv[3], 0, SL_COORD_MAX_PARTS - 1, &part) != 0 ||
+		    (n = sl_cluster_parse_ids(argv[5], ids, SL_COORD_MAX_REPLICAS)) <= 0)
+			goto usage;
+		rc = sl_membership_move(ms, argv[2], (uint16_t)part, ids, (uint8_t)n, err,
+					sizeof(err));
+		if (rc != 0) {
+			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, err);
+			return rc;
+		}
+		sl_membership_move_status(ms, out);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "move-status") == 0) {
+		sl_membership_move_status(ms, out);
+		return 0;
+	}
 usage:
 	sl_ctl_set_error(out, "usage: partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
-			      "[session=N] [writes=on|off]");
+			      "[session=N] [writes=on|off] | partition move <topic> <partition> "
+			      "--replicas a,b,.. | partition move-status");
 	return -SL_E_INVAL;
 }
 
@@ -1179,7 +1197,9 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 	rc |= sl_ctl_register(ctl, "partition", cmd_partition, ms,
 			      "partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
-			      "[session=N] [writes=on|off]: the replication view");
+			      "[session=N] [writes=on|off]: the replication view | partition "
+			      "move <topic> <partition> --replicas a,b,.. (--etcd) | partition "
+			      "move-status");
 	rc |= sl_ctl_register(ctl, "cluster", cmd_cluster, ms,
 			      "cluster show: nodes (id, address, alive, controller, partitions "
 			      "each leads), etcd reachable, fencing");

@@ -199,6 +199,28 @@ out:
 }
 
 int
+sl_membership_move(struct sl_membership *m, const char *topic, uint16_t part,
+		   const uint32_t *ids, uint8_t n, char *err, size_t err_len)
+{
+	if (m->ops->move == NULL) {
+		snprintf(err, err_len, "moves need the etcd backend (--etcd)");
+		return -ENOTSUP;
+	}
+	if (n == 0 || n > SL_COORD_MAX_REPLICAS) {
+		snprintf(err, err_len, "1 to %d replicas", SL_COORD_MAX_REPLICAS);
+		return -SL_E_INVAL;
+	}
+	return m->ops->move(m, topic, part, ids, n, err, err_len);
+}
+
+void
+sl_membership_move_status(struct sl_membership *m, struct sl_json *out)
+{
+	if (m->ops->move_status != NULL)
+		m->ops->move_status(m, out);
+}
+
+int
 sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t nparts,
 			   uint8_t replicas, int disk)
 {

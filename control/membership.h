@@ -97,6 +97,12 @@ struct sl_membership_ops {
 	/* Is node id alive as far as the backend knows: 1, 0, or -1 (it cannot tell); and
 	 * is it the controller (*controller). May be NULL (-1, not controller). */
 	int (*node_state)(struct sl_membership *m, uint32_t id, int *controller);
+	/* Start moving a partition to the replicas ids[0..n) (sl_membership_move). May be
+	 * NULL (not supported). */
+	int (*move)(struct sl_membership *m, const char *topic, uint16_t part,
+		    const uint32_t *ids, uint8_t n, char *err, size_t err_len);
+	/* The last move's state into an open JSON object. May be NULL. */
+	void (*move_status)(struct sl_membership *m, struct sl_json *out);
 };
 
 /* What the failover choice knows of one ISR member (sl_membership_failover_next). */
@@ -175,6 +181,24 @@ sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t n
  */
 void
 sl_membership_describe(struct sl_membership *m, struct sl_json *out, int nodes);
+
+/**
+ * Start moving a partition to the replicas ids[0..n): the view first gets the union of the
+ * old and new replicas (the new ones follow the leader, catch up and join the ISR, as a
+ * restarted node does), then, once every new replica is in the ISR, the target replicas
+ * with the ISR within them, and a new leader (next epoch and session) if the old one is
+ * not among them. Returns once the first step is written: 0, -ENOTSUP (the backend cannot:
+ * static), or an error with err set; the progress is in sl_membership_move_status. Control
+ * thread, online RCU reader.
+ */
+int
+sl_membership_move(struct sl_membership *m, const char *topic, uint16_t part,
+		   const uint32_t *ids, uint8_t n, char *err, size_t err_len);
+
+/** The last move started on this node ("move": state, catch-up time, leaders, the time to
+ * the new leader's first write) into an open JSON object. Control thread. */
+void
+sl_membership_move_status(struct sl_membership *m, struct sl_json *out);
 
 /** Close the backend and free the handle (NULL is fine). Control thread. */
 void

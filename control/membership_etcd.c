@@ -70,6 +70,27 @@ RTE_LOG_REGISTER_SUFFIX(sl_membership_etcd_logtype, membership.etcd, INFO);
 #define BEAT_MS 200			/* a leader (and the controller) writes P/pos this often */
 #define SUSPECT_MS 1200			/* a leader silent this long is failed over */
 #define STALL_MS 400			/* a poll, or a gap between polls, said when longer */
+#define MOVE_TIMEOUT_MS 60000		/* a move whose new replicas do not catch up gives up */
+#define START_WAIT_MS 10000		/* etcd not answering at start: tried this long */
+
+enum move_state {
+	MOVE_NONE = 0,
+	MOVE_CATCHUP,			/* the view holds old + new replicas: new ones catch up */
+	MOVE_DONE,
+	MOVE_FAILED,
+};
+
+/* A partition move (`partition move T P --replicas a,b,c`) this node drives. */
+struct emove {
+	char topic[SL_COORD_NAME_MAX + 1];
+	uint16_t part;
+	uint32_t target[SL_COORD_MAX_REPLICAS];
+	uint8_t ntarget;
+	enum move_state state;
+	uint32_t old_leader, new_leader;
+	uint64_t start_ms, caught_up_ms, switch_ms, led_ms;
+	char why[96];
+};
 
 struct etopic {
 	char name[SL_COORD_NAME_MAX + 1];
@@ -108,6 +129,7 @@ struct mse {
 	uint64_t suspects;		/* leaders failed over for silence */
 	uint64_t poll_start_ms, poll_end_ms;
 	uint64_t fence_age_ms;		/* the last renewal's age when it last fenced */
+	struct emove mv;		/* the last move started here */
 	uint32_t fence_ms;		/* not renewed for this long: leader writes off */
 	uint32_t request_ms;		/* the etcd client's bound on one call */
 	uint64_t last_renew_ms;		/* when the last successful renewal was sent */
@@ -588,6 +610,9 @@ on_pos(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, i
 	x->pos[i] = j;
 	if (j != NULL)
 		x->pos_seen_ms[i] = now_ms();
+	if (j != NULL && x->mv.state == MOVE_DONE && x->mv.led_ms == 0 &&
+	    m->nodes[i].id == x->mv.new_leader && x->mv.new_leader != x->mv.old_leader)
+		x->mv.led_ms = now_ms();	/* its first write since it leads */
 }
 
 /* One key under the prefix, read or watched. */
@@ -1082,6 +1107,7 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 	struct sl_etcd_conf ec = {.endpoints = conf->source};
 	const char *prefix = conf->prefix != NULL ? conf->prefix : SL_MEMBERSHIP_ETCD_PREFIX;
 	size_t pl = strlen(prefix);
+	uint64_t until;
 	struct mse *x;
 	int rc;
 
@@ -1114,7 +1140,13 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 				 conf->source);
 		goto fail;
 	}
-	rc = lease_and_register(m, (uint64_t)x->ttl_s * 2000 + 1000);
+	/* at start a slow etcd (or one still starting) is waited for, a while: each call
+	 * is bounded tightly for the fence's sake, not for this */
+	until = now_ms() + START_WAIT_MS;
+	do {
+		rc = lease_and_register(m, (uint64_t)x->ttl_s * 2000 + 1000);
+	} while (rc == -ENOTCONN && now_ms() < until &&
+		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0) {
 		if (conf->err != NULL)
 			snprintf(conf->err, conf->err_len, "etcd %s: registering node %u: %s",
@@ -1123,7 +1155,11 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 		goto fail;
 	}
 	/* the nodes known now go into the broker's table at open; later ones by watch */
-	rc = resync(m);
+	until = now_ms() + START_WAIT_MS;
+	do {
+		rc = resync(m);
+	} while (rc == -ENOTCONN && now_ms() < until &&
+		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0) {
 		if (conf->err != NULL)
 			snprintf(conf->err, conf->err_len, "etcd %s: %s", conf->source,
@@ -1142,6 +1178,7 @@ static int
 ms_start(struct sl_membership *m)
 {
 	struct mse *x = m->priv;
+	uint64_t until;
 	size_t i;
 	int rc;
 
@@ -1149,7 +1186,11 @@ ms_start(struct sl_membership *m)
 	for (i = 0; i < m->nnodes; i++)
 		sl_broker_node_add(m->broker, m->nodes[i].id, htonl(m->nodes[i].ip),
 				   m->nodes[i].port);
-	rc = resync(m);
+	until = now_ms() + START_WAIT_MS;
+	do {
+		rc = resync(m);
+	} while (rc == -ENOTCONN && now_ms() < until &&
+		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0)
 		return rc;
 	if (x->controller_id == 0)
@@ -1254,6 +1295,195 @@ ms_topic_create(struct sl_membership *m, const char *name, uint16_t nparts, uint
 	return 0;
 }
 
+/* ---- partition moves ---- */
+
+static int
+has_id(const uint32_t *ids, uint8_t n, uint32_t id)
+{
+	uint8_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static void
+move_fail(struct sl_membership *m, const char *why)
+{
+	struct mse *x = m->priv;
+
+	x->mv.state = MOVE_FAILED;
+	snprintf(x->mv.why, sizeof(x->mv.why), "%s", why);
+	XLOG(ERR, "%s/%u: move failed: %s", x->mv.topic, x->mv.part, why);
+}
+
+/* The move's next step, from poll(): once every new replica is in the ISR (etcd's view),
+ * write the final view: the target replicas, the ISR within them, and if the leader is not
+ * one of them the target member of the ISR with the longest log leads (epoch and session
+ * + 1, as a failover: the old leader's writes are fenced by the epoch). */
+static void
+move_step(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	struct emove *mv = &x->mv;
+	struct sl_membership_pos pos[SL_COORD_MAX_REPLICAS];
+	struct sl_part_meta next;
+	struct epart *p;
+	uint8_t i;
+	int rc;
+
+	if (mv->state != MOVE_CATCHUP || x->fenced || !x->reachable)
+		return;
+	p = part_find(x, mv->topic, mv->part, 0);
+	if (p == NULL) {
+		move_fail(m, "the partition is gone");
+		return;
+	}
+	for (i = 0; i < mv->ntarget; i++)
+		if (!has_id(p->meta.isr, p->meta.nisr, mv->target[i]))
+			break;
+	if (i < mv->ntarget) {
+		if (now_ms() > mv->start_ms + MOVE_TIMEOUT_MS)
+			move_fail(m, "the new replicas did not catch up within 60 s");
+		return;
+	}
+	if (mv->caught_up_ms == 0)
+		mv->caught_up_ms = now_ms();
+	next = p->meta;
+	memcpy(next.replicas, mv->target, sizeof(mv->target[0]) * mv->ntarget);
+	next.nreplicas = mv->ntarget;
+	next.nisr = 0;
+	memset(pos, 0, sizeof(pos));
+	for (i = 0; i < p->meta.nisr; i++)
+		if (has_id(mv->target, mv->ntarget, p->meta.isr[i]))
+			next.isr[next.nisr++] = p->meta.isr[i];
+	mv->old_leader = p->meta.leader;
+	if (!has_id(mv->target, mv->ntarget, p->meta.leader)) {
+		struct sl_part_meta chosen;
+
+		/* the leader leaves: the choice a failover would make among the target's ISR
+		 * members (next still names the old leader, which is not in next's ISR) */
+		for (i = 0; i < next.nisr; i++) {
+			pos[i].live = node_live(m, next.isr[i]);
+			pos[i].known = pos_lookup(m, next.isr[i], p->topic, p->part,
+						  &pos[i].committed, &pos[i].end);
+		}
+		if (sl_membership_failover_next(&next, pos, &chosen) != 1) {
+			move_fail(m, "no live member of the new replicas in the ISR");
+			return;
+		}
+		next = chosen;
+	}
+	mv->new_leader = next.leader;
+	rc = cas_view(m, p, &next, 0);
+	if (rc == 0)
+		return;		/* changed meanwhile (an ISR change): again on the next poll */
+	if (rc < 0) {
+		move_fail(m, "writing the final view failed");
+		return;
+	}
+	mv->switch_ms = now_ms();
+	mv->state = MOVE_DONE;
+	install(m, p);
+	XLOG(NOTICE, "%s/%u: moved to %u replicas, leader %u (was %u), epoch %u: caught up in "
+		     "%llu ms", p->topic, p->part, next.nreplicas, next.leader, mv->old_leader,
+	     next.epoch, (unsigned long long)(mv->caught_up_ms - mv->start_ms));
+}
+
+static int
+ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_t *ids,
+	uint8_t n, char *err, size_t err_len)
+{
+	struct mse *x = m->priv;
+	struct epart *p = part_find(x, topic, part, 0);
+	struct sl_part_meta next;
+	uint8_t i;
+	int rc;
+
+	if (p == NULL) {
+		snprintf(err, err_len, "no such partition in etcd");
+		return -SL_E_PARTITION;
+	}
+	if (x->mv.state == MOVE_CATCHUP) {
+		snprintf(err, err_len, "a move of %s/%u is under way here", x->mv.topic,
+			 x->mv.part);
+		return -SL_E_INVAL;
+	}
+	if (x->fenced || !x->reachable) {
+		snprintf(err, err_len, "etcd is not reachable");
+		return -SL_E_IO;
+	}
+	for (i = 0; i < n; i++)
+		if (!node_live(m, ids[i]) || has_id(ids, i, ids[i])) {
+			snprintf(err, err_len, "node %u is not live (or named twice)", ids[i]);
+			return -SL_E_INVAL;
+		}
+	/* first the union: the new replicas follow the leader, catch up, join the ISR. As a
+	 * new leadership of the same leader (epoch and session + 1): replication builds a
+	 * leader's member table when a leadership starts; the writes in flight then fail
+	 * (not acknowledged: the client retries) */
+	next = p->meta;
+	for (i = 0; i < n; i++) {
+		if (has_id(next.replicas, next.nreplicas, ids[i]))
+			continue;
+		if (next.nreplicas == SL_COORD_MAX_REPLICAS) {
+			snprintf(err, err_len, "more than %d replicas during the move",
+				 SL_COORD_MAX_REPLICAS);
+			return -SL_E_INVAL;
+		}
+		next.replicas[next.nreplicas++] = ids[i];
+	}
+	memset(&x->mv, 0, sizeof(x->mv));
+	snprintf(x->mv.topic, sizeof(x->mv.topic), "%s", topic);
+	x->mv.part = part;
+	memcpy(x->mv.target, ids, sizeof(ids[0]) * n);
+	x->mv.ntarget = n;
+	x->mv.start_ms = now_ms();
+	if (next.nreplicas != p->meta.nreplicas) {
+		next.epoch++;
+		next.leader_session++;
+		rc = cas_view(m, p, &next, 0);
+		if (rc != 1) {
+			snprintf(err, err_len, "%s", rc == 0 ? "the view changed meanwhile: again" :
+				 "writing the view failed");
+			return rc == 0 ? -SL_E_EPOCH : -SL_E_IO;
+		}
+		install(m, p);
+	}
+	x->mv.state = MOVE_CATCHUP;
+	XLOG(NOTICE, "%s/%u: move to %u replicas started: the new ones catch up", topic, part, n);
+	move_step(m);
+	return 0;
+}
+
+static void
+ms_move_status(struct sl_membership *m, struct sl_json *out)
+{
+	static const char *const names[] = {"none", "catching_up", "done", "failed"};
+	const struct emove *mv = &((const struct mse *)m->priv)->mv;
+
+	sl_json_obj_open(out, "move");
+	sl_json_str(out, "state", names[mv->state]);
+	if (mv->state != MOVE_NONE) {
+		sl_json_str(out, "topic", mv->topic);
+		sl_json_u64(out, "partition", mv->part);
+	}
+	if (mv->caught_up_ms != 0)
+		sl_json_u64(out, "catch_up_ms", mv->caught_up_ms - mv->start_ms);
+	if (mv->state == MOVE_DONE) {
+		sl_json_u64(out, "old_leader", mv->old_leader);
+		sl_json_u64(out, "new_leader", mv->new_leader);
+		/* a leader change: from the final view's write to the new leader's first
+		 * write to etcd (it installed the view by then): the most writes waited */
+		if (mv->new_leader != mv->old_leader && mv->led_ms != 0)
+			sl_json_u64(out, "switch_to_new_leader_ms", mv->led_ms - mv->switch_ms);
+	}
+	if (mv->state == MOVE_FAILED)
+		sl_json_str(out, "why", mv->why);
+	sl_json_obj_close(out);
+}
+
 static void
 ms_poll(struct sl_membership *m)
 {
@@ -1281,7 +1511,7 @@ ms_poll(struct sl_membership *m)
 		} else if (rc == -ENOENT) {
 			XLOG(ERR, "node %u's lease expired: registering again", m->node_id);
 			x->last_renew_ms = 0;
-			fence_check(m, 0);		/* its partitions may be led elsewhere now */
+			fence_check(m, 0);	/* its partitions may be led elsewhere now */
 			x->controller = 0;
 			x->ctl_rev = 0;
 			rc = lease_and_register(m, 0);
@@ -1324,6 +1554,7 @@ ms_poll(struct sl_membership *m)
 	t_pos = now_ms();
 	if (x->controller && !x->fenced && x->reachable && now >= x->next_scan_ms)
 		controller_scan(m);
+	move_step(m);
 	/* between scans: leaders gone silent (no etcd call unless one is) */
 	for (i = 0; x->controller && !x->fenced && x->reachable && (size_t)i < x->nparts; i++)
 		if (suspect(m, &x->parts[i]))
@@ -1387,4 +1618,6 @@ const struct sl_membership_ops sl_membership_etcd_ops = {
 	.topic_create = ms_topic_create,
 	.describe = ms_describe,
 	.node_state = ms_node_state,
+	.move = ms_move,
+	.move_status = ms_move_status,
 };
