@@ -244,4 +244,26 @@ int
 sl_membership_failover_next(const struct sl_part_meta *cur,
 			    const struct sl_membership_pos *isr_pos, struct sl_part_meta *next);
 
+/**
+ * The etcd backend's placement of partition `part` of a topic of `replicas` replicas over
+ * the live nodes live[0..n) (ids in ascending order): the replicas are live[part mod n],
+ * live[part + 1 mod n], ..., the first leads (leaders spread evenly), epoch 1, leader
+ * session 1, the ISR the replicas, writes on. 0, or -1 when fewer than `replicas` nodes are
+ * live. Any thread (pure).
+ */
+int
+sl_membership_place(const uint32_t *live, uint32_t n, uint16_t part, uint8_t replicas,
+		    struct sl_part_meta *out);
+
+/** A view as the etcd backend stores it: {"leader","epoch","leader_session","replicas",
+ * "isr","writable"} (docs/cluster.md); a string to free(), or NULL (no memory). Any
+ * thread (pure). */
+char *
+sl_membership_view_json(const struct sl_part_meta *m);
+
+/** Parse a stored view into *m: 0, or -EINVAL (not JSON, a field missing or out of range,
+ * or a view that breaks sl_cluster_check_meta). Any thread (pure). */
+int
+sl_membership_view_parse(const char *s, size_t len, struct sl_part_meta *m);
+
 #endif /* SL_MEMBERSHIP_H */

@@ -186,8 +186,8 @@ ids_json(const uint32_t *ids, uint8_t n)
 	return a;
 }
 
-static char *
-part_json(const struct sl_part_meta *m)
+char *
+sl_membership_view_json(const struct sl_part_meta *m)
 {
 	json_t *j = json_pack("{s:I, s:I, s:I, s:o, s:o, s:b}", "leader", (json_int_t)m->leader,
 			      "epoch", (json_int_t)m->epoch, "leader_session",
@@ -218,8 +218,8 @@ ids_parse(const json_t *a, uint32_t *ids, uint8_t *n)
 	return 0;
 }
 
-static int
-part_parse(const char *s, size_t len, struct sl_part_meta *m)
+int
+sl_membership_view_parse(const char *s, size_t len, struct sl_part_meta *m)
 {
 	json_t *j = json_loadb(s, len, 0, NULL);
 	json_int_t leader = 0, epoch = 0, session = 0;
@@ -574,7 +574,7 @@ on_part(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 			*p = x->parts[--x->nparts];
 		return;
 	}
-	if (part_parse(kv->value, kv->value_len, &meta) != 0) {
+	if (sl_membership_view_parse(kv->value, kv->value_len, &meta) != 0) {
 		XLOG(WARNING, "%s: not a partition view", kv->key);
 		return;
 	}
@@ -775,7 +775,7 @@ cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *ne
 
 	if (x->fenced || (ctl && (!x->controller || x->ctl_rev == 0)))
 		return 0;	/* this node cannot prove its lease (or its controller key) */
-	val = part_json(next);
+	val = sl_membership_view_json(next);
 	if (val == NULL)
 		return -ENOMEM;
 	key_of(x, key, "partitions/%s/%u", p->topic, p->part);
@@ -806,8 +806,26 @@ cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Place a topic's partitions that etcd does not hold yet: partition p's replicas are the
- * live nodes from index p on (ids sorted), its leader the first: leaders spread evenly. */
+int
+sl_membership_place(const uint32_t *live, uint32_t n, uint16_t part, uint8_t replicas,
+		    struct sl_part_meta *out)
+{
+	uint8_t i;
+
+	if (replicas == 0 || replicas > SL_COORD_MAX_REPLICAS || n < replicas)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->nreplicas = out->nisr = replicas;
+	for (i = 0; i < replicas; i++)
+		out->replicas[i] = out->isr[i] = live[(part + i) % n];
+	out->leader = out->replicas[0];
+	out->epoch = 1;
+	out->leader_session = 1;
+	return 0;
+}
+
+/* Place a topic's partitions that etcd does not hold yet (sl_membership_place over the live
+ * nodes' ids, sorted). */
 static void
 place(struct sl_membership *m, const struct etopic *t)
 {
@@ -825,18 +843,11 @@ place(struct sl_membership *m, const struct etopic *t)
 	for (part = 0; part < t->nparts; part++) {
 		if (part_find(x, t->name, part, 0) != NULL)
 			continue;
-		if (n < t->replicas) {
+		if (sl_membership_place(live, n, part, t->replicas, &meta) != 0) {
 			XLOG(WARNING, "topic %s: %u replicas wanted, %u nodes live: waiting",
 			     t->name, t->replicas, n);
 			return;
 		}
-		memset(&meta, 0, sizeof(meta));
-		meta.nreplicas = meta.nisr = t->replicas;
-		for (i = 0; i < t->replicas; i++)
-			meta.replicas[i] = meta.isr[i] = live[(part + i) % n];
-		meta.leader = meta.replicas[0];
-		meta.epoch = 1;
-		meta.leader_session = 1;
 		p = part_find(x, t->name, part, 1);
 		if (p == NULL)
 			return;

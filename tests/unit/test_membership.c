@@ -4,13 +4,16 @@
  * Unit test of the membership seam (control/membership.h) without an EAL or a broker: the
  * ISR change policy for each named request kind, the rules of an operator's edit, and the
  * static backend's reading of a cluster file (node list, errors that name the file), and the
- * etcd backend's failover choice (the live ISR member with the longest log).
+ * etcd backend's pure parts: the failover choice (the live ISR member with the longest log),
+ * the placement of a new topic's partitions and the JSON codec of a stored view.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 
 #include "check.h"
@@ -292,6 +295,76 @@ test_failover_next(void)
 	      "failover: only ISR members are candidates (3, out of the ISR, is not)");
 }
 
+static void
+test_place(void)
+{
+	const uint32_t live[] = {1, 2, 4, 7};
+	struct sl_part_meta m;
+	uint32_t leads[8] = {0};
+	uint16_t p;
+
+	CHECK(sl_membership_place(live, 4, 0, 3, &m) == 0 && m.leader == 1 &&
+		      m.nreplicas == 3 && m.replicas[0] == 1 && m.replicas[1] == 2 &&
+		      m.replicas[2] == 4 && m.nisr == 3 && m.epoch == 1 &&
+		      m.leader_session == 1 && !m.writes_disabled,
+	      "place: partition 0 on the first three live nodes, the first leads, epoch 1, "
+	      "ISR = replicas, writes on");
+	CHECK(sl_membership_place(live, 4, 3, 3, &m) == 0 && m.leader == 7 &&
+		      m.replicas[1] == 1 && m.replicas[2] == 2,
+	      "place: partition 3 starts at the fourth node and wraps around");
+	for (p = 0; p < 8; p++) {
+		uint32_t k;
+
+		if (sl_membership_place(live, 4, p, 2, &m) != 0)
+			break;
+		for (k = 0; k < 4 && live[k] != m.leader; k++)
+			;
+		leads[k]++;
+	}
+	CHECK(p == 8 && leads[0] == 2 && leads[1] == 2 && leads[2] == 2 && leads[3] == 2,
+	      "place: 8 partitions on 4 nodes: each node leads 2");
+	CHECK(sl_membership_place(live, 2, 0, 3, &m) == -1,
+	      "place: fewer live nodes than replicas: not placed");
+	CHECK(sl_membership_place(live, 4, 0, 0, &m) == -1, "place: 0 replicas refused");
+}
+
+static void
+test_view_codec(void)
+{
+	struct sl_part_meta v = view(2, 5, 9, "1,2,3", "2,3"), back;
+	char *s = sl_membership_view_json(&v);
+	static const char *const bad[] = {
+		"", "[]", "{\"leader\":1}",
+		"{\"leader\":0,\"epoch\":1,\"leader_session\":1,\"replicas\":[1],\"isr\":[1]}",
+		"{\"leader\":1,\"epoch\":0,\"leader_session\":1,\"replicas\":[1],\"isr\":[1]}",
+		"{\"leader\":4,\"epoch\":1,\"leader_session\":1,\"replicas\":[1,2],"
+		"\"isr\":[1]}",
+		"{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":[1,2],"
+		"\"isr\":[1,3]}",
+		"{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":[1,1],"
+		"\"isr\":[1]}",
+		"{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":\"1\","
+		"\"isr\":[1]}",
+	};
+	size_t i;
+
+	v.writes_disabled = 1;
+	free(s);
+	s = sl_membership_view_json(&v);
+	CHECK(s != NULL && sl_membership_view_parse(s, strlen(s), &back) == 0 &&
+		      back.leader == 2 && back.epoch == 5 && back.leader_session == 9 &&
+		      back.nreplicas == 3 && back.nisr == 2 && back.isr[0] == 2 &&
+		      back.isr[1] == 3 && back.writes_disabled == 1,
+	      "view codec: a view survives JSON and back (%s)", s != NULL ? s : "NULL");
+	free(s);
+	for (i = 0; i < RTE_DIM(bad); i++)
+		CHECK(sl_membership_view_parse(bad[i], strlen(bad[i]), &back) == -EINVAL,
+		      "view codec: refused: %s", bad[i]);
+	s = "{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":[1],\"isr\":[1]}";
+	CHECK(sl_membership_view_parse(s, strlen(s), &back) == 0 && !back.writes_disabled,
+	      "view codec: writable is optional (default on)");
+}
+
 int
 main(void)
 {
@@ -300,5 +373,7 @@ main(void)
 	test_view_next();
 	test_static_backend();
 	test_failover_next();
+	test_place();
+	test_view_codec();
 	return check_report();
 }
