@@ -163,6 +163,12 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	sl_json_arr_close(out);
 	sl_json_obj_close(out);
 	json_ports(out, c, 0);
+	/* the membership backend: etcd reachable, fenced, controller (cluster show: more) */
+	if (adm.ms != NULL) {
+		sl_json_obj_open(out, "cluster");
+		sl_membership_describe(adm.ms, out, 0);
+		sl_json_obj_close(out);
+	}
 	/* the cluster's nodes and the port replication reaches each through */
 	sl_json_arr_open(out, "nodes");
 	for (w = 0; w < c->nnodes; w++) {
@@ -620,11 +626,45 @@ cmd_partition(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_arr_close(out);
 		return 0;
 	}
+	if (argc == 6 && strcmp(argv[1], "move") == 0 && strcmp(argv[4], "--replicas") == 0) {
+		if (parse_int(argv[3], 0, SL_COORD_MAX_PARTS - 1, &part) != 0 ||
+		    (n = sl_cluster_parse_ids(argv[5], ids, SL_COORD_MAX_REPLICAS)) <= 0)
+			goto usage;
+		rc = sl_membership_move(ms, argv[2], (uint16_t)part, ids, (uint8_t)n, err,
+					sizeof(err));
+		if (rc != 0) {
+			sl_ctl_set_error(out, "%s/%ld: %s", argv[2], part, err);
+			return rc;
+		}
+		sl_membership_move_status(ms, out);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "move-status") == 0) {
+		sl_membership_move_status(ms, out);
+		return 0;
+	}
 usage:
 	sl_ctl_set_error(out, "usage: partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
-			      "[session=N] [writes=on|off]");
+			      "[session=N] [writes=on|off] | partition move <topic> <partition> "
+			      "--replicas a,b,.. | partition move-status");
 	return -SL_E_INVAL;
+}
+
+/* ---- the cluster as this node sees it ---- */
+
+static int
+cmd_cluster(void *arg, int argc, char **argv, struct sl_json *out)
+{
+	struct sl_membership *ms = arg;
+
+	if (argc != 2 || strcmp(argv[1], "show") != 0) {
+		sl_ctl_set_error(out, "usage: cluster show");
+		return -SL_E_INVAL;
+	}
+	sl_json_u64(out, "node_id", ms->node_id);
+	sl_membership_describe(ms, out, 1);
+	return 0;
 }
 
 /* ---- storage ---- */
@@ -1240,7 +1280,12 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 	rc |= sl_ctl_register(ctl, "partition", cmd_partition, ms,
 			      "partition show <topic> [partition] | partition set <topic> "
 			      "<partition> [leader=N] [isr=a,b,..] [replicas=a,b,..] [epoch=N] "
-			      "[session=N] [writes=on|off]: the replication view");
+			      "[session=N] [writes=on|off]: the replication view | partition "
+			      "move <topic> <partition> --replicas a,b,.. (--etcd) | partition "
+			      "move-status");
+	rc |= sl_ctl_register(ctl, "cluster", cmd_cluster, ms,
+			      "cluster show: nodes (id, address, alive, controller, partitions "
+			      "each leads), etcd reachable, fencing");
 	rc |= sl_ctl_register(ctl, "storage", cmd_storage, b,
 			      "storage status [topic]: disk logs, recovery, retention | storage "
 			      "resume <topic> [partition]: after a disk error is fixed");

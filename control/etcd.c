@@ -47,6 +47,8 @@ struct sl_etcd {
 	char ep[SL_ETCD_MAX_ENDPOINTS][SL_ETCD_ENDPOINT_MAX];
 	int nep;
 	int cur;			/* the endpoint that answered last */
+	uint8_t down[SL_ETCD_MAX_ENDPOINTS];	/* the last call to it failed (logged once) */
+	int refused;			/* the last call failed, every endpoint refused */
 	CURL *h;
 	struct curl_slist *hdrs;
 	struct buf rx;
@@ -65,6 +67,7 @@ struct sl_etcd_watch {
 	char *body;			/* the create request of the current stream */
 	uint64_t retry_ns;		/* earliest reconnect */
 	int ready;
+	int failing;			/* a stream ended and none delivered since (logged) */
 	int err;			/* sticky: -ERANGE, -EMSGSIZE, -ENOMEM */
 	struct buf line;		/* bytes of the stream not parsed yet */
 	struct sl_etcd_event *q;	/* parsed events, q[qhead..qn) not handed out */
@@ -409,6 +412,12 @@ sl_etcd_endpoint(const struct sl_etcd *e)
 	return e->ep[e->cur];
 }
 
+int
+sl_etcd_refused(const struct sl_etcd *e)
+{
+	return e->refused;
+}
+
 static int
 grpc_errno(int code)
 {
@@ -438,9 +447,10 @@ post(struct sl_etcd *e, const char *path, json_t *req, json_t **resp)
 {
 	char url[SL_ETCD_ENDPOINT_MAX + 32], *body = NULL;
 	json_t *j = NULL;
-	int rc = -ENOMEM, tries, idx = e->cur;
+	int rc = -ENOMEM, tries, idx = e->cur, refused = 0;
 
 	*resp = NULL;
+	e->refused = 0;
 	if (req != NULL)
 		body = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
@@ -473,9 +483,17 @@ post(struct sl_etcd *e, const char *path, json_t *req, json_t **resp)
 			goto out;
 		}
 		if (cc != CURLE_OK) {
-			ELOG(WARNING, "%s: %s", url, curl_easy_strerror(cc));
+			/* once per endpoint going down, not once per call */
+			rte_log(e->down[idx] ? RTE_LOG_DEBUG : RTE_LOG_WARNING, sl_etcd_logtype,
+				"etcd: %s: %s\n", url, curl_easy_strerror(cc));
+			e->down[idx] = 1;
+			refused += cc == CURLE_COULDNT_CONNECT;
 			rc = -ENOTCONN;
 			continue;
+		}
+		if (e->down[idx]) {
+			ELOG(NOTICE, "%s answers again", e->ep[idx]);
+			e->down[idx] = 0;
 		}
 		curl_easy_getinfo(e->h, CURLINFO_RESPONSE_CODE, &status);
 		j = json_loadb(e->rx.p != NULL ? e->rx.p : "", e->rx.len, 0, &jerr);
@@ -518,6 +536,7 @@ post(struct sl_etcd *e, const char *path, json_t *req, json_t **resp)
 		e->cur = idx;
 	}
 out:
+	e->refused = rc == -ENOTCONN && refused == e->nep;
 	free(body);
 	if (rc == 0)
 		*resp = j;
@@ -936,6 +955,7 @@ watch_line(struct sl_etcd_watch *w, const char *s, size_t len)
 	}
 	if (json_is_true(json_object_get(res, "created"))) {
 		w->ready = 1;
+		w->failing = 0;
 		if (w->next_rev == 0)
 			w->next_rev = rev + 1;
 	}
@@ -1040,8 +1060,11 @@ sl_etcd_watch_poll(struct sl_etcd_watch *w, struct sl_etcd_event *ev)
 	while (w->h != NULL && (msg = curl_multi_info_read(w->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
-		ELOG(WARNING, "watch on %s ended: %s", w->e->ep[w->ep],
-		     curl_easy_strerror(msg->data.result));
+		/* once per outage: a stream that cannot open is retried every 100 ms */
+		rte_log(w->failing ? RTE_LOG_DEBUG : RTE_LOG_WARNING, sl_etcd_logtype,
+			"etcd: watch on %s ended: %s\n", w->e->ep[w->ep],
+			curl_easy_strerror(msg->data.result));
+		w->failing = 1;
 		goto broken;
 	}
 	goto take;

@@ -139,6 +139,12 @@ sl_etcd_close(struct sl_etcd *e);
 const char *
 sl_etcd_endpoint(const struct sl_etcd *e);
 
+/** 1 when the last unary call failed because every endpoint refused the connection (a
+ * host that answers with no etcd listening: etcd is down, not cut off from us), else 0.
+ * Control thread. */
+int
+sl_etcd_refused(const struct sl_etcd *e);
+
 /** Read one key (prefix != 0: every key under it, in key order, at most limit, 0: all)
  * into *out (free it with sl_etcd_kvs_free). 0 or a negative errno. Control thread. */
 int

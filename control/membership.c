@@ -3,10 +3,13 @@
  *
  * membership: the seam's front (membership.h) and the policy every backend shares.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <urcu-qsbr.h>
 
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -196,12 +199,135 @@ out:
 }
 
 int
+sl_membership_move(struct sl_membership *m, const char *topic, uint16_t part,
+		   const uint32_t *ids, uint8_t n, char *err, size_t err_len)
+{
+	if (m->ops->move == NULL) {
+		snprintf(err, err_len, "moves need the etcd backend (--etcd)");
+		return -ENOTSUP;
+	}
+	if (n == 0 || n > SL_COORD_MAX_REPLICAS) {
+		snprintf(err, err_len, "1 to %d replicas", SL_COORD_MAX_REPLICAS);
+		return -SL_E_INVAL;
+	}
+	return m->ops->move(m, topic, part, ids, n, err, err_len);
+}
+
+void
+sl_membership_move_status(struct sl_membership *m, struct sl_json *out)
+{
+	if (m->ops->move_status != NULL)
+		m->ops->move_status(m, out);
+}
+
+int
 sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t nparts,
 			   uint8_t replicas, int disk)
 {
 	if (m->ops->topic_create == NULL)
 		return -ENOTSUP;
 	return m->ops->topic_create(m, name, nparts, replicas, disk);
+}
+
+int
+sl_membership_failover_next(const struct sl_part_meta *cur,
+			    const struct sl_membership_pos *isr_pos, struct sl_part_meta *next)
+{
+	int best = -1;
+	uint8_t i;
+
+	for (i = 0; i < cur->nisr; i++)
+		if (cur->isr[i] == cur->leader && isr_pos[i].live)
+			return 0;
+	*next = *cur;
+	next->nisr = 0;
+	for (i = 0; i < cur->nisr; i++) {
+		const struct sl_membership_pos *c = &isr_pos[i], *b;
+
+		if (!c->live)
+			continue;
+		next->isr[next->nisr++] = cur->isr[i];
+		b = best >= 0 ? &isr_pos[best] : NULL;
+		if (b == NULL || (c->known && !b->known) ||
+		    (c->known == b->known &&
+		     (c->end > b->end || (c->end == b->end && (c->committed > b->committed ||
+		      (c->committed == b->committed && !c->avoid && b->avoid))))))
+			best = i;
+	}
+	if (best < 0)
+		return -1;
+	next->leader = cur->isr[best];
+	next->epoch = cur->epoch + 1;
+	next->leader_session = cur->leader_session + 1;
+	next->writes_disabled = 0;
+	return 1;
+}
+
+/* The partitions node id leads in this node's installed views. */
+struct leads_walk {
+	struct sl_json *out;
+	uint32_t id;
+};
+
+static int
+leads_cb(void *arg, struct sl_topic *t)
+{
+	struct leads_walk *w = arg;
+	char name[SL_COORD_NAME_MAX + 8];
+	uint16_t p;
+
+	for (p = 0; p < t->nparts; p++) {
+		const struct sl_part_meta *pm = rcu_dereference(t->parts[p].meta);
+
+		if (pm->leader_session == 0 || pm->leader != w->id)
+			continue;
+		snprintf(name, sizeof(name), "%.*s/%u", (int)t->name_len, t->name, p);
+		sl_json_str(w->out, NULL, name);
+	}
+	return 0;
+}
+
+void
+sl_membership_describe(struct sl_membership *m, struct sl_json *out, int nodes)
+{
+	struct leads_walk w = {.out = out};
+	char a[INET_ADDRSTRLEN];
+	int alive, ctl;
+	uint32_t i;
+
+	sl_json_str(out, "backend", m->ops->name);
+	if (m->ops->describe != NULL)
+		m->ops->describe(m, out);
+	if (!nodes)
+		return;
+	sl_json_arr_open(out, "nodes");
+	for (i = 0; i < m->nnodes; i++) {
+		const struct sl_membership_node *n = &m->nodes[i];
+		struct in_addr in = {.s_addr = htonl(n->ip)};
+
+		ctl = 0;
+		alive = m->ops->node_state != NULL ? m->ops->node_state(m, n->id, &ctl) : -1;
+		if (alive < 0 && n->id == m->node_id)
+			alive = 1;
+		inet_ntop(AF_INET, &in, a, sizeof(a));
+		sl_json_obj_open(out, NULL);
+		sl_json_u64(out, "id", n->id);
+		sl_json_str(out, "address", a);
+		sl_json_u64(out, "replica_port", n->port);
+		if (alive < 0)
+			sl_json_null(out, "alive");
+		else
+			sl_json_bool(out, "alive", alive);
+		sl_json_bool(out, "controller", ctl);
+		sl_json_bool(out, "self", n->id == m->node_id);
+		sl_json_arr_open(out, "leads");
+		w.id = n->id;
+		if (m->broker != NULL)
+			sl_coord_foreach(sl_broker_coord(m->broker), leads_cb, &w);
+		sl_json_arr_close(out);
+		sl_json_obj_close(out);
+	}
+	sl_json_arr_close(out);
 }
 
 void

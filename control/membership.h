@@ -36,11 +36,13 @@
 
 #include "broker.h"
 #include "coord.h"
+#include "json.h"
 #include "partition.h"
 
 #define SL_MEMBERSHIP_MAX_NODES 64
 #define SL_MEMBERSHIP_ETCD_PREFIX "/sluice/default"
 #define SL_MEMBERSHIP_ETCD_TTL_S 2
+#define SL_MEMBERSHIP_POS_MS 150	/* etcd: positions published at most this often */
 
 /* A member node. */
 struct sl_membership_node {
@@ -89,6 +91,27 @@ struct sl_membership_ops {
 	 * (the static backend: topics are local). 0 or a negative error. */
 	int (*topic_create)(struct sl_membership *m, const char *name, uint16_t nparts,
 			    uint8_t replicas, int disk);
+	/* The backend's own state for `status` and `cluster show` (store reachable, fencing,
+	 * controller) into an open JSON object. May be NULL. */
+	void (*describe)(struct sl_membership *m, struct sl_json *out);
+	/* Is node id alive as far as the backend knows: 1, 0, or -1 (it cannot tell); and
+	 * is it the controller (*controller). May be NULL (-1, not controller). */
+	int (*node_state)(struct sl_membership *m, uint32_t id, int *controller);
+	/* Start moving a partition to the replicas ids[0..n) (sl_membership_move). May be
+	 * NULL (not supported). */
+	int (*move)(struct sl_membership *m, const char *topic, uint16_t part,
+		    const uint32_t *ids, uint8_t n, char *err, size_t err_len);
+	/* The last move's state into an open JSON object. May be NULL. */
+	void (*move_status)(struct sl_membership *m, struct sl_json *out);
+};
+
+/* What the failover choice knows of one ISR member (sl_membership_failover_next). */
+struct sl_membership_pos {
+	uint8_t live;			/* its node is alive */
+	uint8_t known;			/* it published its positions */
+	uint8_t avoid;			/* lead only if no other is as long (the controller) */
+	uint64_t committed;		/* its committed end (id) */
+	uint64_t end;			/* its log end (id) */
 };
 
 /* The handle: the backend's operations, the node list, the broker once attached. */
@@ -150,6 +173,33 @@ int
 sl_membership_topic_create(struct sl_membership *m, const char *name, uint16_t nparts,
 			   uint8_t replicas, int disk);
 
+/**
+ * Describe the cluster as this node sees it into out (an open JSON object): "backend" and
+ * the backend's state (etcd: "etcd_reachable", "fenced", "controller", ...); with nodes != 0
+ * also "nodes": every node known (id, address, alive, controller, the partitions it leads
+ * in this node's installed views, "topic/partition"). Control thread, online RCU reader.
+ */
+void
+sl_membership_describe(struct sl_membership *m, struct sl_json *out, int nodes);
+
+/**
+ * Start moving a partition to the replicas ids[0..n): the view first gets the union of the
+ * old and new replicas (the new ones follow the leader, catch up and join the ISR, as a
+ * restarted node does), then, once every new replica is in the ISR, the target replicas
+ * with the ISR within them, and a new leader (next epoch and session) if the old one is
+ * not among them. Returns once the first step is written: 0, -ENOTSUP (the backend cannot:
+ * static), or an error with err set; the progress is in sl_membership_move_status. Control
+ * thread, online RCU reader.
+ */
+int
+sl_membership_move(struct sl_membership *m, const char *topic, uint16_t part,
+		   const uint32_t *ids, uint8_t n, char *err, size_t err_len);
+
+/** The last move started on this node ("move": state, catch-up time, leaders, the time to
+ * the new leader's first write) into an open JSON object. Control thread. */
+void
+sl_membership_move_status(struct sl_membership *m, struct sl_json *out);
+
 /** Close the backend and free the handle (NULL is fine). Control thread. */
 void
 sl_membership_close(struct sl_membership *m);
@@ -179,5 +229,41 @@ sl_membership_isr_next(const struct sl_part_meta *cur, const struct sl_wviewreq 
 int
 sl_membership_view_next(const struct sl_part_meta *cur, struct sl_part_meta *next, char *err,
 			size_t err_len);
+
+/**
+ * The failover choice: given a partition's view `cur` and, for each ISR member (index as in
+ * cur->isr), whether it is alive and its published positions, compute the next view when
+ * the leader is gone. The new ISR is the live ISR members (in their order); the new leader
+ * the live member holding the longest log: the highest log end, then the highest committed
+ * end; a member whose positions are unknown ranks below every known one; then one not marked
+ * avoid; remaining ties go to the first in ISR order. Epoch and leader session + 1, writes enabled.
+ * Returns 1 with *next set, 0 when the leader is alive (nothing to do), -1 when no ISR
+ * member is alive (no unclean election). Any thread (pure).
+ */
+int
+sl_membership_failover_next(const struct sl_part_meta *cur,
+			    const struct sl_membership_pos *isr_pos, struct sl_part_meta *next);
+
+/**
+ * The etcd backend's placement of partition `part` of a topic of `replicas` replicas over
+ * the live nodes live[0..n) (ids in ascending order): the replicas are live[part mod n],
+ * live[part + 1 mod n], ..., the first leads (leaders spread evenly), epoch 1, leader
+ * session 1, the ISR the replicas, writes on. 0, or -1 when fewer than `replicas` nodes are
+ * live. Any thread (pure).
+ */
+int
+sl_membership_place(const uint32_t *live, uint32_t n, uint16_t part, uint8_t replicas,
+		    struct sl_part_meta *out);
+
+/** A view as the etcd backend stores it: {"leader","epoch","leader_session","replicas",
+ * "isr","writable"} (docs/cluster.md); a string to free(), or NULL (no memory). Any
+ * thread (pure). */
+char *
+sl_membership_view_json(const struct sl_part_meta *m);
+
+/** Parse a stored view into *m: 0, or -EINVAL (not JSON, a field missing or out of range,
+ * or a view that breaks sl_cluster_check_meta). Any thread (pure). */
+int
+sl_membership_view_parse(const char *s, size_t len, struct sl_part_meta *m);
 
 #endif /* SL_MEMBERSHIP_H */

@@ -9,6 +9,8 @@
  *   P/topics/<name>           {"partitions","replicas","durability"}
  *   P/partitions/<topic>/<p>  {"leader","epoch","leader_session","replicas","isr",
  *                              "writable"}
+ *   P/pos/<id>                {"<topic>/<p>": [committed end, log end], ...} under the
+ *                              node's lease: where each replica it holds stands
  *
  * Every node registers itself under a lease it keeps alive, reads everything under P at
  * start and then watches P (one watch, driven from poll(): sl_etcd_watch_poll never blocks):
@@ -21,7 +23,16 @@
  * under its lease; the others take over when that key goes (watch). The controller places
  * the partitions of a new topic over the live nodes (leaders spread evenly) and, when a
  * leader's node key expires, makes a live ISR member leader with the next epoch and leader
- * session (CAS on the partition key); every node installs it by watch.
+ * session (CAS on the partition key); every node installs it by watch. The new leader is
+ * the live ISR member with the longest log, as the members publish it (P/pos/<id>). The
+ * controller's writes also compare its P/controller key's create_revision: a deposed
+ * controller's writes fail.
+ *
+ * Fencing: a node that has not renewed its lease for 2/3 of the TTL can no longer prove it
+ * is alive to the others (its lease may expire and its partitions fail over elsewhere): it
+ * installs its own views with writes off for the partitions it leads, and stops acting as
+ * controller, until a renewal succeeds (then it reads everything again). Only when every
+ * endpoint refuses the connection (etcd is down: nobody can fail over) does it keep writing.
  *
  * Calling context: every function runs on the control thread; the etcd calls are blocking
  * HTTP requests bounded by the client's timeouts (control/etcd.h).
@@ -55,6 +66,31 @@ RTE_LOG_REGISTER_SUFFIX(sl_membership_etcd_logtype, membership.etcd, INFO);
 #define PREFIX_MAX 128
 #define SCAN_MS 1000			/* the controller re-checks every partition */
 #define MAX_EVENTS_PER_POLL 1024
+#define RETRY_MS 100			/* a keep-alive that failed is tried again after */
+#define BEAT_MS 200			/* a leader (and the controller) writes P/pos this often */
+#define SUSPECT_MS 1200			/* a leader silent this long is failed over */
+#define STALL_MS 400			/* a poll, or a gap between polls, said when longer */
+#define MOVE_TIMEOUT_MS 60000		/* a move whose new replicas do not catch up gives up */
+#define START_WAIT_MS 10000		/* etcd not answering at start: tried this long */
+
+enum move_state {
+	MOVE_NONE = 0,
+	MOVE_CATCHUP,			/* the view holds old + new replicas: new ones catch up */
+	MOVE_DONE,
+	MOVE_FAILED,
+};
+
+/* A partition move (`partition move T P --replicas a,b,c`) this node drives. */
+struct emove {
+	char topic[SL_COORD_NAME_MAX + 1];
+	uint16_t part;
+	uint32_t target[SL_COORD_MAX_REPLICAS];
+	uint8_t ntarget;
+	enum move_state state;
+	uint32_t old_leader, new_leader;
+	uint64_t start_ms, caught_up_ms, switch_ms, led_ms;
+	char why[96];
+};
 
 struct etopic {
 	char name[SL_COORD_NAME_MAX + 1];
@@ -67,6 +103,7 @@ struct epart {
 	char topic[SL_COORD_NAME_MAX + 1];
 	uint16_t part;
 	int64_t mod_rev;		/* of the partition key: the CAS compares it */
+	uint64_t since_ms;		/* its leader (as etcd holds it) was first seen */
 	struct sl_part_meta meta;	/* as etcd holds it */
 };
 
@@ -84,6 +121,27 @@ struct mse {
 	uint32_t controller_id;		/* 0: none known */
 	int controller;			/* this node holds P/controller */
 	uint8_t live[SL_MEMBERSHIP_MAX_NODES];	/* by index in m->nodes */
+	json_t *pos[SL_MEMBERSHIP_MAX_NODES];	/* P/pos/<id> by index in m->nodes */
+	uint64_t pos_seen_ms[SL_MEMBERSHIP_MAX_NODES];	/* its last P/pos put arrived */
+	uint64_t event_ms;		/* the last watch event arrived */
+	uint64_t flow_ms;		/* since then, no gap of 2 BEAT_MS between events */
+	uint64_t pos_put_ms;		/* this node's last P/pos write */
+	uint64_t suspects;		/* leaders failed over for silence */
+	uint64_t poll_start_ms, poll_end_ms;
+	uint64_t fence_age_ms;		/* the last renewal's age when it last fenced */
+	struct emove mv;		/* the last move started here */
+	uint32_t fence_ms;		/* not renewed for this long: leader writes off */
+	uint32_t request_ms;		/* the etcd client's bound on one call */
+	uint64_t last_renew_ms;		/* when the last successful renewal was sent */
+	int reachable;			/* the last etcd call got an answer */
+	int etcd_down;			/* ... failed: every endpoint refused (etcd down) */
+	uint64_t unreachable_ms;	/* since when not */
+	int fenced;			/* views of the partitions this node leads: writes off */
+	int64_t ctl_rev;		/* create_revision of our P/controller (0: not ours) */
+	char *pos_last;			/* the P/pos/<id> value last written */
+	uint64_t next_pos_ms;
+	struct sl_part_info *info;	/* scratch for the positions */
+	uint64_t fences, failovers, cas_lost;
 	struct etopic *topics;
 	size_t ntopics, ctopics;
 	struct epart *parts;
@@ -128,8 +186,8 @@ ids_json(const uint32_t *ids, uint8_t n)
 	return a;
 }
 
-static char *
-part_json(const struct sl_part_meta *m)
+char *
+sl_membership_view_json(const struct sl_part_meta *m)
 {
 	json_t *j = json_pack("{s:I, s:I, s:I, s:o, s:o, s:b}", "leader", (json_int_t)m->leader,
 			      "epoch", (json_int_t)m->epoch, "leader_session",
@@ -160,8 +218,8 @@ ids_parse(const json_t *a, uint32_t *ids, uint8_t *n)
 	return 0;
 }
 
-static int
-part_parse(const char *s, size_t len, struct sl_part_meta *m)
+int
+sl_membership_view_parse(const char *s, size_t len, struct sl_part_meta *m)
 {
 	json_t *j = json_loadb(s, len, 0, NULL);
 	json_int_t leader = 0, epoch = 0, session = 0;
@@ -272,6 +330,31 @@ key_of(const struct mse *x, char *k, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* After an etcd call: whether etcd answered (rc -ENOTCONN: no endpoint did), said once per
+ * change. */
+static void
+seen(struct sl_membership *m, int rc)
+{
+	struct mse *x = m->priv;
+
+	if (rc == -ENOTCONN) {
+		x->etcd_down = sl_etcd_refused(x->e);
+		if (!x->reachable)
+			return;
+		x->reachable = 0;
+		x->unreachable_ms = now_ms();
+		XLOG(ERR, "etcd unreachable (%s): serving with the views installed, no failover "
+			  "or ISR change possible until it answers again",
+		     x->etcd_down ? "every endpoint refuses: etcd is down" : "no answer");
+		return;
+	}
+	if (!x->reachable) {
+		x->reachable = 1;
+		XLOG(NOTICE, "etcd reachable again (%s) after %llu ms", sl_etcd_endpoint(x->e),
+		     (unsigned long long)(now_ms() - x->unreachable_ms));
+	}
+}
+
 /* ---- applying what etcd holds ---- */
 
 /* Create the topic on this node if it is not there (as many partitions as etcd says, or
@@ -299,27 +382,34 @@ install(struct sl_membership *m, const struct epart *p)
 	struct sl_part_meta cur;
 	int rc;
 
+	struct mse *x = m->priv;
+	struct sl_part_meta want = p->meta;
+
 	if (m->broker == NULL)
 		return;
+	/* fenced: the partitions this node leads keep their view, with writes off */
+	if (x->fenced && want.leader == m->node_id)
+		want.writes_disabled = 1;
 	rc = sl_broker_part_get_view(m->broker, p->topic, p->part, &cur);
 	if (rc == -SL_E_TOPIC) {
 		rc = topic_local(m, p->topic, p->part);
 		if (rc == 0)
 			rc = sl_broker_part_get_view(m->broker, p->topic, p->part, &cur);
 	}
-	if (rc == 0 && meta_same(&cur, &p->meta))
+	if (rc == 0 && meta_same(&cur, &want))
 		return;
 	if (rc == 0)
-		rc = sl_broker_part_set_view(m->broker, p->topic, p->part, &p->meta);
+		rc = sl_broker_part_set_view(m->broker, p->topic, p->part, &want);
 	if (rc != 0) {
 		XLOG(WARNING, "%s/%u: view from etcd not installed: %s", p->topic, p->part,
 		     sl_strerror(rc));
 		return;
 	}
 	XLOG(INFO, "%s/%u: view installed: leader %u epoch %u session %llu, ISR of %u, "
-		   "writes %s", p->topic, p->part, p->meta.leader, p->meta.epoch,
-	     (unsigned long long)p->meta.leader_session, p->meta.nisr,
-	     p->meta.writes_disabled ? "off" : "on");
+		   "writes %s%s", p->topic, p->part, want.leader, want.epoch,
+	     (unsigned long long)want.leader_session, want.nisr,
+	     want.writes_disabled ? "off" : "on",
+	     want.writes_disabled != p->meta.writes_disabled ? " (fenced)" : "");
 }
 
 static void controller_scan(struct sl_membership *m);
@@ -377,7 +467,9 @@ on_node(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 	}
 	if (!x->live[i]) {
 		x->live[i] = 1;
-		XLOG(NOTICE, "node %u is live (%s:%u)", m->nodes[i].id, ip, m->nodes[i].port);
+		a.s_addr = htonl(m->nodes[i].ip);
+		XLOG(NOTICE, "node %u is live (%s:%u)", m->nodes[i].id, inet_ntoa(a),
+		     m->nodes[i].port);
 		if (x->controller)
 			controller_scan(m);
 	}
@@ -394,13 +486,15 @@ on_controller(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 		XLOG(NOTICE, "controller %u gone", x->controller_id);
 		x->controller_id = 0;
 		x->controller = 0;
+		x->ctl_rev = 0;
 		elect(m);
 		return;
 	}
 	j = json_loadb(kv->value, kv->value_len, 0, NULL);
 	if (j != NULL && json_unpack(j, "{s:I}", "id", &id) == 0 && id > 0) {
 		x->controller_id = (uint32_t)id;
-		x->controller = id == m->node_id && kv->lease == x->lease;
+		x->controller = id == m->node_id && kv->lease == x->lease && !x->fenced;
+		x->ctl_rev = x->controller ? kv->create_revision : 0;
 	}
 	json_decref(j);
 }
@@ -480,7 +574,7 @@ on_part(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 			*p = x->parts[--x->nparts];
 		return;
 	}
-	if (part_parse(kv->value, kv->value_len, &meta) != 0) {
+	if (sl_membership_view_parse(kv->value, kv->value_len, &meta) != 0) {
 		XLOG(WARNING, "%s: not a partition view", kv->key);
 		return;
 	}
@@ -488,8 +582,37 @@ on_part(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 	if (p == NULL)
 		return;
 	p->mod_rev = kv->mod_revision;
+	if (p->since_ms == 0 || p->meta.leader != meta.leader || p->meta.epoch != meta.epoch)
+		p->since_ms = now_ms();
 	p->meta = meta;
 	install(m, p);
+}
+
+/* P/pos/<id>: where node id's replicas stand (kept for the failover choice). */
+static void
+on_pos(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, int del)
+{
+	struct mse *x = m->priv;
+	int i = node_index(m, (uint32_t)strtoul(rest, NULL, 10));
+	json_t *j = NULL;
+
+	if (i < 0)
+		return;
+	if (!del) {
+		j = json_loadb(kv->value, kv->value_len, 0, NULL);
+		if (!json_is_object(j)) {
+			XLOG(WARNING, "%s: not a position object", kv->key);
+			json_decref(j);
+			j = NULL;
+		}
+	}
+	json_decref(x->pos[i]);
+	x->pos[i] = j;
+	if (j != NULL)
+		x->pos_seen_ms[i] = now_ms();
+	if (j != NULL && x->mv.state == MOVE_DONE && x->mv.led_ms == 0 &&
+	    m->nodes[i].id == x->mv.new_leader && x->mv.new_leader != x->mv.old_leader)
+		x->mv.led_ms = now_ms();	/* its first write since it leads */
 }
 
 /* One key under the prefix, read or watched. */
@@ -511,6 +634,8 @@ apply(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 		on_topic(m, rest + 7, kv, del);
 	else if (strncmp(rest, "partitions/", 11) == 0)
 		on_part(m, rest + 11, kv, del);
+	else if (strncmp(rest, "pos/", 4) == 0)
+		on_pos(m, rest + 4, kv, del);
 }
 
 /* Read everything under the prefix (nodes, then the controller, topics, partitions: each
@@ -518,7 +643,8 @@ apply(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 static int
 resync(struct sl_membership *m)
 {
-	static const char *const order[] = {"nodes/", "controller", "topics/", "partitions/"};
+	static const char *const order[] = {"nodes/", "controller", "topics/", "partitions/",
+					    "pos/"};
 	struct mse *x = m->priv;
 	struct sl_etcd_kvs all;
 	char key[KEY_MAX];
@@ -527,6 +653,7 @@ resync(struct sl_membership *m)
 
 	key_of(x, key, "%s", "");
 	rc = sl_etcd_range(x->e, key, 1, 0, &all);
+	seen(m, rc);
 	if (rc != 0) {
 		XLOG(ERR, "reading %s: %s", key, strerror(-rc));
 		return rc;
@@ -555,12 +682,16 @@ lease_and_register(struct sl_membership *m, uint64_t wait_ms)
 	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT};
 	struct sl_etcd_kvs got;
 	char key[KEY_MAX], *val;
-	uint64_t until = now_ms() + wait_ms;
+	uint64_t sent = now_ms(), until = sent + wait_ms;
 	int rc;
 
 	rc = sl_etcd_lease_grant(x->e, x->ttl_s, &x->lease, NULL);
+	seen(m, rc);
 	if (rc != 0)
 		return rc;
+	x->last_renew_ms = sent;
+	free(x->pos_last);	/* a new lease: the positions go under it again */
+	x->pos_last = NULL;
 	key_of(x, key, "nodes/%u", m->node_id);
 	val = node_json(m->node_id, x->ip, x->port);
 	if (val == NULL)
@@ -572,6 +703,7 @@ lease_and_register(struct sl_membership *m, uint64_t wait_ms)
 	put.lease = x->lease;
 	for (;;) {
 		rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, NULL, &got);
+		seen(m, rc);
 		sl_etcd_kvs_free(&got);
 		if (rc != 0 || now_ms() >= until)
 			break;
@@ -600,14 +732,18 @@ elect(struct sl_membership *m)
 				 .lease = x->lease};
 	int rc;
 
-	if (x->controller_id != 0 || x->lease == 0)
+	int64_t rev = 0;
+
+	if (x->controller_id != 0 || x->lease == 0 || x->fenced)
 		return;
 	key_of(x, key, "controller");
 	put.value_len = (size_t)snprintf(val, sizeof(val), "{\"id\":%u}", m->node_id);
-	rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, NULL, NULL);
+	rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, &rev, NULL);
+	seen(m, rc);
 	if (rc == 1) {
 		x->controller = 1;
 		x->controller_id = m->node_id;
+		x->ctl_rev = rev;	/* the txn's one put: the key's create_revision */
 		XLOG(NOTICE, "this node (%u) is the controller", m->node_id);
 		controller_scan(m);
 	} else if (rc < 0) {
@@ -618,28 +754,43 @@ elect(struct sl_membership *m)
 
 /* ---- writing views (CAS on the partition key) ---- */
 
-/* Write next for partition p if its key is still at p->mod_rev (0: must not exist). 1
- * written (p updated), 0 someone changed it first, or a negative errno. */
+/* Write next for partition p if its key is still at p->mod_rev (0: must not exist) and, for
+ * the controller (ctl), if P/controller is still the key it created (fencing: a deposed
+ * controller's writes fail). 1 written (p updated), 0 someone changed it first, or a
+ * negative errno. */
 static int
-cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *next)
+cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *next, int ctl)
 {
 	struct mse *x = m->priv;
-	char key[KEY_MAX], *val = part_json(next);
-	struct sl_etcd_cmp cmp = {.key = key, .target = p->mod_rev != 0 ? SL_ETCD_CMP_MOD :
-									   SL_ETCD_CMP_CREATE,
-				  .result = SL_ETCD_EQUAL, .num = p->mod_rev};
-	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key, .value = val};
+	char key[KEY_MAX], ckey[KEY_MAX], *val;
+	struct sl_etcd_cmp cmp[2] = {
+		{.key = key, .target = p->mod_rev != 0 ? SL_ETCD_CMP_MOD : SL_ETCD_CMP_CREATE,
+		 .result = SL_ETCD_EQUAL, .num = p->mod_rev},
+		{.key = ckey, .target = SL_ETCD_CMP_CREATE, .result = SL_ETCD_EQUAL,
+		 .num = x->ctl_rev},
+	};
+	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key};
 	int64_t rev = 0;
 	int rc;
 
+	if (x->fenced || (ctl && (!x->controller || x->ctl_rev == 0)))
+		return 0;	/* this node cannot prove its lease (or its controller key) */
+	val = sl_membership_view_json(next);
 	if (val == NULL)
 		return -ENOMEM;
 	key_of(x, key, "partitions/%s/%u", p->topic, p->part);
+	key_of(x, ckey, "controller");
+	put.value = val;
 	put.value_len = strlen(val);
-	rc = sl_etcd_txn(x->e, &cmp, 1, &put, 1, NULL, 0, &rev, NULL);
+	rc = sl_etcd_txn(x->e, cmp, ctl ? 2 : 1, &put, 1, NULL, 0, &rev, NULL);
+	seen(m, rc);
 	free(val);
+	if (rc == 0)
+		x->cas_lost++;
 	if (rc == 1) {
 		p->mod_rev = rev;
+		if (p->meta.leader != next->leader || p->meta.epoch != next->epoch)
+			p->since_ms = now_ms();
 		p->meta = *next;
 	}
 	return rc;
@@ -655,8 +806,26 @@ cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Place a topic's partitions that etcd does not hold yet: partition p's replicas are the
- * live nodes from index p on (ids sorted), its leader the first: leaders spread evenly. */
+int
+sl_membership_place(const uint32_t *live, uint32_t n, uint16_t part, uint8_t replicas,
+		    struct sl_part_meta *out)
+{
+	uint8_t i;
+
+	if (replicas == 0 || replicas > SL_COORD_MAX_REPLICAS || n < replicas)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->nreplicas = out->nisr = replicas;
+	for (i = 0; i < replicas; i++)
+		out->replicas[i] = out->isr[i] = live[(part + i) % n];
+	out->leader = out->replicas[0];
+	out->epoch = 1;
+	out->leader_session = 1;
+	return 0;
+}
+
+/* Place a topic's partitions that etcd does not hold yet (sl_membership_place over the live
+ * nodes' ids, sorted). */
 static void
 place(struct sl_membership *m, const struct etopic *t)
 {
@@ -674,22 +843,15 @@ place(struct sl_membership *m, const struct etopic *t)
 	for (part = 0; part < t->nparts; part++) {
 		if (part_find(x, t->name, part, 0) != NULL)
 			continue;
-		if (n < t->replicas) {
+		if (sl_membership_place(live, n, part, t->replicas, &meta) != 0) {
 			XLOG(WARNING, "topic %s: %u replicas wanted, %u nodes live: waiting",
 			     t->name, t->replicas, n);
 			return;
 		}
-		memset(&meta, 0, sizeof(meta));
-		meta.nreplicas = meta.nisr = t->replicas;
-		for (i = 0; i < t->replicas; i++)
-			meta.replicas[i] = meta.isr[i] = live[(part + i) % n];
-		meta.leader = meta.replicas[0];
-		meta.epoch = 1;
-		meta.leader_session = 1;
 		p = part_find(x, t->name, part, 1);
 		if (p == NULL)
 			return;
-		rc = cas_view(m, p, &meta);
+		rc = cas_view(m, p, &meta, 1);
 		if (rc != 1) {
 			/* someone wrote it first (the watch brings it) or etcd failed */
 			*p = x->parts[--x->nparts];
@@ -701,35 +863,97 @@ place(struct sl_membership *m, const struct etopic *t)
 	}
 }
 
-/* A partition whose leader's node is gone: the first live ISR member (every ISR member
- * holds every committed record) leads, with the next epoch and leader session. */
+/* What node holds of topic/part: 1 with *committed, *end from its P/pos key, or 0. */
+static int
+pos_lookup(const struct sl_membership *m, uint32_t node, const char *topic, uint16_t part,
+	   uint64_t *committed, uint64_t *end)
+{
+	const struct mse *x = m->priv;
+	int i = node_index(m, node);
+	char k[SL_COORD_NAME_MAX + 8];
+	json_t *a;
+
+	if (i < 0 || x->pos[i] == NULL)
+		return 0;
+	snprintf(k, sizeof(k), "%s/%u", topic, part);
+	a = json_object_get(x->pos[i], k);
+	if (!json_is_array(a) || json_array_size(a) != 2)
+		return 0;
+	*committed = (uint64_t)json_integer_value(json_array_get(a, 0));
+	*end = (uint64_t)json_integer_value(json_array_get(a, 1));
+	return 1;
+}
+
+/* The controller's fast path to a dead leader: a leader writes P/pos every BEAT_MS; one whose
+ * last write is older than SUSPECT_MS (a new leader: twice that from its leadership) while
+ * the watch has been flowing without a gap (other nodes' writes, the controller's own beat:
+ * etcd is fine, it is the leader that is silent) for SUSPECT_MS / 2 is failed over without
+ * waiting for its lease to end. A wrong suspicion costs a leader change, not data:
+ * the old leader cannot commit past the new epoch (every ISR member must acknowledge). */
+static int
+suspect(const struct sl_membership *m, const struct epart *p)
+{
+	const struct mse *x = m->priv;
+	int i = node_index(m, p->meta.leader);
+	uint64_t last, now = now_ms();
+
+	if (i < 0 || !x->live[i] || p->meta.leader == m->node_id)
+		return 0;
+	last = RTE_MAX(x->pos_seen_ms[i], p->since_ms + SUSPECT_MS);
+	return now > last + SUSPECT_MS && now <= x->event_ms + 2 * BEAT_MS &&
+	       now >= x->flow_ms + SUSPECT_MS / 2;
+}
+
+/* A partition whose leader's node is gone: the live ISR member with the longest log
+ * (sl_membership_failover_next) leads, with the next epoch and leader session. */
 static void
 failover(struct sl_membership *m, struct epart *p)
 {
-	struct sl_part_meta next = p->meta;
+	struct mse *x = m->priv;
+	struct sl_membership_pos pos[SL_COORD_MAX_REPLICAS];
+	struct sl_part_meta next;
 	uint32_t gone = p->meta.leader;
 	uint8_t i;
 	int rc;
 
-	if (node_live(m, p->meta.leader))
+	int silent;
+
+	if (!node_live(m, p->meta.leader) || (silent = suspect(m, p)) == 0)
+		silent = 0;
+	if (node_live(m, p->meta.leader) && !silent)
 		return;
-	next.nisr = 0;
-	for (i = 0; i < p->meta.nisr; i++)
-		if (node_live(m, p->meta.isr[i]))
-			next.isr[next.nisr++] = p->meta.isr[i];
-	if (next.nisr == 0) {
+	memset(pos, 0, sizeof(pos));
+	for (i = 0; i < p->meta.nisr; i++) {
+		pos[i].live = node_live(m, p->meta.isr[i]) && p->meta.isr[i] != gone;
+		pos[i].avoid = p->meta.isr[i] == m->node_id;	/* the controller: last */
+		pos[i].known = pos_lookup(m, p->meta.isr[i], p->topic, p->part,
+					  &pos[i].committed, &pos[i].end);
+	}
+	rc = sl_membership_failover_next(&p->meta, pos, &next);
+	if (rc < 0) {
 		XLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition waits "
 			  "for one", p->topic, p->part, p->meta.leader);
 		return;
 	}
-	next.leader = next.isr[0];
-	next.epoch = p->meta.epoch + 1;
-	next.leader_session = p->meta.leader_session + 1;
-	next.writes_disabled = 0;
-	rc = cas_view(m, p, &next);
+	if (rc == 0)
+		return;
+	if (silent && next.nisr <= next.nreplicas / 2) {
+		/* not writable after it either: no leader change on a suspicion alone, the
+		 * lease decides */
+		return;
+	}
+	rc = cas_view(m, p, &next, 1);
 	if (rc == 1) {
-		XLOG(NOTICE, "%s/%u: leader %u gone: node %u leads, epoch %u, ISR of %u",
-		     p->topic, p->part, gone, next.leader, next.epoch, next.nisr);
+		uint64_t c = 0, e = 0;
+		int known = pos_lookup(m, next.leader, p->topic, p->part, &c, &e);
+
+		x->failovers++;
+		x->suspects += silent;
+		XLOG(NOTICE, "%s/%u: leader %u %s: node %u leads (log end %llu, committed "
+			     "%llu%s), epoch %u, ISR of %u", p->topic, p->part, gone,
+		     silent ? "silent for " RTE_STR(SUSPECT_MS) " ms" : "gone", next.leader,
+		     (unsigned long long)e, (unsigned long long)c,
+		     known ? "" : ": positions unknown", next.epoch, next.nisr);
 		install(m, p);
 	} else if (rc < 0) {
 		XLOG(WARNING, "%s/%u: failover not written: %s", p->topic, p->part, strerror(-rc));
@@ -743,10 +967,125 @@ controller_scan(struct sl_membership *m)
 	size_t i;
 
 	x->next_scan_ms = now_ms() + SCAN_MS;
-	for (i = 0; i < x->ntopics; i++)
+	if (!x->controller || x->fenced)
+		return;
+	for (i = 0; i < x->ntopics && x->reachable; i++)
 		place(m, &x->topics[i]);
-	for (i = 0; i < x->nparts; i++)
+	/* etcd gone meanwhile: stop here rather than wait on it once per partition */
+	for (i = 0; i < x->nparts && x->reachable && x->controller; i++)
 		failover(m, &x->parts[i]);
+}
+
+/* ---- fencing ---- */
+
+/* The lease may expire at etcd once it has not been renewed for the TTL: at fence_ms
+ * (2/3 of it) the partitions this node leads stop taking writes and it stops acting as
+ * controller, unless etcd is down for everyone (every endpoint refuses: nobody can fail
+ * over). ahead_ms: as if that much later (before a call that may block that long). */
+static void
+fence_check(struct sl_membership *m, uint64_t ahead_ms)
+{
+	struct mse *x = m->priv;
+	uint64_t since = now_ms() + ahead_ms - x->last_renew_ms;
+	size_t i;
+
+	if (x->fenced || since < x->fence_ms || (!x->reachable && x->etcd_down))
+		return;
+	x->fenced = 1;
+	x->fences++;
+	x->fence_age_ms = since;
+	XLOG(ERR, "lease not renewed for %llu ms (TTL %u s): this node can no longer prove it "
+		  "is alive, its partitions may fail over elsewhere: the partitions it leads "
+		  "stop taking writes%s until etcd answers", (unsigned long long)since, x->ttl_s,
+	     x->controller ? ", and it stops acting as controller" : "");
+	x->controller = 0;
+	x->ctl_rev = 0;
+	for (i = 0; i < x->nparts; i++)
+		install(m, &x->parts[i]);
+}
+
+/* A renewal succeeded again: read everything (views may have changed meanwhile, the
+ * controller key may be gone) and install etcd's views as they are. */
+static void
+unfence(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	size_t i;
+
+	if (!x->fenced)
+		return;
+	x->fenced = 0;
+	x->controller_id = 0;
+	if (resync(m) != 0) {
+		x->fenced = 1;
+		for (i = 0; i < x->nparts; i++)
+			install(m, &x->parts[i]);
+		return;
+	}
+	XLOG(NOTICE, "lease renewed: fencing lifted, views as etcd holds them");
+	if (x->controller_id == 0)
+		elect(m);
+}
+
+/* ---- positions ---- */
+
+static int
+holds(const struct sl_part_meta *pm, uint32_t id)
+{
+	uint8_t i;
+
+	for (i = 0; i < pm->nreplicas; i++)
+		if (pm->replicas[i] == id)
+			return 1;
+	return 0;
+}
+
+/* P/pos/<id>: for every partition this node replicates, its committed end and log end (the
+ * owner worker's snapshot), written under the lease when it changed, at most every
+ * SL_MEMBERSHIP_POS_MS. */
+static void
+publish_pos(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	json_t *o;
+	char key[KEY_MAX], k[SL_COORD_NAME_MAX + 8], *val;
+	int rc, beat = x->controller;	/* leaders and the controller beat */
+	size_t i;
+
+	if (m->broker == NULL || x->fenced || !x->reachable || x->lease == 0)
+		return;
+	if (x->info == NULL && (x->info = malloc(sizeof(*x->info))) == NULL)
+		return;
+	o = json_object();
+	for (i = 0; o != NULL && i < x->nparts; i++) {
+		const struct epart *p = &x->parts[i];
+
+		beat |= p->meta.leader == m->node_id;
+		if (!holds(&p->meta, m->node_id) ||
+		    sl_broker_part_info(m->broker, p->topic, p->part, x->info) != 0 ||
+		    !x->info->repl)
+			continue;
+		snprintf(k, sizeof(k), "%s/%u", p->topic, p->part);
+		json_object_set_new(o, k, json_pack("[I, I]", (json_int_t)x->info->committed,
+						    (json_int_t)x->info->end_id));
+	}
+	val = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(o);
+	if (val == NULL || (x->pos_last != NULL && strcmp(val, x->pos_last) == 0 &&
+			    !(beat && now_ms() >= x->pos_put_ms + BEAT_MS))) {
+		free(val);
+		return;
+	}
+	key_of(x, key, "pos/%u", m->node_id);
+	rc = sl_etcd_put(x->e, key, val, strlen(val), x->lease, NULL);
+	seen(m, rc);
+	if (rc != 0) {
+		free(val);
+		return;
+	}
+	free(x->pos_last);
+	x->pos_last = val;
+	x->pos_put_ms = now_ms();
 }
 
 /* ---- the backend's operations ---- */
@@ -755,6 +1094,7 @@ static void
 ms_close(struct sl_membership *m)
 {
 	struct mse *x = m->priv;
+	size_t i;
 
 	if (x == NULL)
 		return;
@@ -762,6 +1102,10 @@ ms_close(struct sl_membership *m)
 	if (x->lease != 0 && x->e != NULL)
 		sl_etcd_lease_revoke(x->e, x->lease);	/* others fail over at once */
 	sl_etcd_close(x->e);
+	for (i = 0; i < SL_MEMBERSHIP_MAX_NODES; i++)
+		json_decref(x->pos[i]);
+	free(x->pos_last);
+	free(x->info);
 	free(x->topics);
 	free(x->parts);
 	free(x);
@@ -774,6 +1118,7 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 	struct sl_etcd_conf ec = {.endpoints = conf->source};
 	const char *prefix = conf->prefix != NULL ? conf->prefix : SL_MEMBERSHIP_ETCD_PREFIX;
 	size_t pl = strlen(prefix);
+	uint64_t until;
 	struct mse *x;
 	int rc;
 
@@ -792,6 +1137,12 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 	x->ip = conf->ip;
 	x->port = conf->port;
 	x->ttl_s = conf->lease_ttl_s != 0 ? conf->lease_ttl_s : SL_MEMBERSHIP_ETCD_TTL_S;
+	x->fence_ms = x->ttl_s * 2000 / 3;
+	/* one call must end well within the lease: the fence is checked between calls */
+	x->request_ms = RTE_MAX(x->ttl_s * 1000 / 6, 250u);
+	ec.request_timeout_ms = x->request_ms;
+	ec.connect_timeout_ms = RTE_MIN(x->request_ms, (uint32_t)SL_ETCD_CONNECT_TIMEOUT_MS);
+	x->reachable = 1;
 	x->e = sl_etcd_open(&ec);
 	if (x->e == NULL) {
 		rc = -EINVAL;
@@ -800,7 +1151,13 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 				 conf->source);
 		goto fail;
 	}
-	rc = lease_and_register(m, (uint64_t)x->ttl_s * 2000 + 1000);
+	/* at start a slow etcd (or one still starting) is waited for, a while: each call
+	 * is bounded tightly for the fence's sake, not for this */
+	until = now_ms() + START_WAIT_MS;
+	do {
+		rc = lease_and_register(m, (uint64_t)x->ttl_s * 2000 + 1000);
+	} while (rc == -ENOTCONN && now_ms() < until &&
+		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0) {
 		if (conf->err != NULL)
 			snprintf(conf->err, conf->err_len, "etcd %s: registering node %u: %s",
@@ -809,7 +1166,11 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 		goto fail;
 	}
 	/* the nodes known now go into the broker's table at open; later ones by watch */
-	rc = resync(m);
+	until = now_ms() + START_WAIT_MS;
+	do {
+		rc = resync(m);
+	} while (rc == -ENOTCONN && now_ms() < until &&
+		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0) {
 		if (conf->err != NULL)
 			snprintf(conf->err, conf->err_len, "etcd %s: %s", conf->source,
@@ -828,6 +1189,7 @@ static int
 ms_start(struct sl_membership *m)
 {
 	struct mse *x = m->priv;
+	uint64_t until;
 	size_t i;
 	int rc;
 
@@ -835,7 +1197,11 @@ ms_start(struct sl_membership *m)
 	for (i = 0; i < m->nnodes; i++)
 		sl_broker_node_add(m->broker, m->nodes[i].id, htonl(m->nodes[i].ip),
 				   m->nodes[i].port);
-	rc = resync(m);
+	until = now_ms() + START_WAIT_MS;
+	do {
+		rc = resync(m);
+	} while (rc == -ENOTCONN && now_ms() < until &&
+		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0)
 		return rc;
 	if (x->controller_id == 0)
@@ -864,7 +1230,7 @@ ms_request(struct sl_membership *m, const struct sl_wviewreq *q)
 		return 0;	/* etcd holds a newer view: it is on its way by watch */
 	if (sl_membership_isr_next(&cur, q, m->node_id, &next) == 0)
 		return 0;
-	rc = cas_view(m, p, &next);
+	rc = cas_view(m, p, &next, 0);
 	if (rc != 1) {
 		if (rc < 0)
 			XLOG(WARNING, "%s/%u: ISR change not written: %s", q->topic, q->partition,
@@ -893,7 +1259,9 @@ ms_set_view(struct sl_membership *m, const char *topic, uint16_t part,
 
 	if (p == NULL)
 		return -SL_E_PARTITION;
-	rc = cas_view(m, p, next);
+	if (x->fenced)
+		return -SL_E_IO;	/* etcd cannot be reached: nothing can be written */
+	rc = cas_view(m, p, next, 0);
 	if (rc == 0)
 		return -SL_E_EPOCH;	/* changed meanwhile: look again */
 	if (rc < 0)
@@ -938,43 +1306,316 @@ ms_topic_create(struct sl_membership *m, const char *name, uint16_t nparts, uint
 	return 0;
 }
 
+/* ---- partition moves ---- */
+
+static int
+has_id(const uint32_t *ids, uint8_t n, uint32_t id)
+{
+	uint8_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static void
+move_fail(struct sl_membership *m, const char *why)
+{
+	struct mse *x = m->priv;
+
+	x->mv.state = MOVE_FAILED;
+	snprintf(x->mv.why, sizeof(x->mv.why), "%s", why);
+	XLOG(ERR, "%s/%u: move failed: %s", x->mv.topic, x->mv.part, why);
+}
+
+/* The move's next step, from poll(): once every new replica is in the ISR (etcd's view),
+ * write the final view: the target replicas, the ISR within them, and if the leader is not
+ * one of them the target member of the ISR with the longest log leads (epoch and session
+ * + 1, as a failover: the old leader's writes are fenced by the epoch). */
+static void
+move_step(struct sl_membership *m)
+{
+	struct mse *x = m->priv;
+	struct emove *mv = &x->mv;
+	struct sl_membership_pos pos[SL_COORD_MAX_REPLICAS];
+	struct sl_part_meta next;
+	struct epart *p;
+	uint8_t i;
+	int rc;
+
+	if (mv->state != MOVE_CATCHUP || x->fenced || !x->reachable)
+		return;
+	p = part_find(x, mv->topic, mv->part, 0);
+	if (p == NULL) {
+		move_fail(m, "the partition is gone");
+		return;
+	}
+	for (i = 0; i < mv->ntarget; i++)
+		if (!has_id(p->meta.isr, p->meta.nisr, mv->target[i]))
+			break;
+	if (i < mv->ntarget) {
+		if (now_ms() > mv->start_ms + MOVE_TIMEOUT_MS)
+			move_fail(m, "the new replicas did not catch up within 60 s");
+		return;
+	}
+	if (mv->caught_up_ms == 0)
+		mv->caught_up_ms = now_ms();
+	next = p->meta;
+	memcpy(next.replicas, mv->target, sizeof(mv->target[0]) * mv->ntarget);
+	next.nreplicas = mv->ntarget;
+	next.nisr = 0;
+	memset(pos, 0, sizeof(pos));
+	for (i = 0; i < p->meta.nisr; i++)
+		if (has_id(mv->target, mv->ntarget, p->meta.isr[i]))
+			next.isr[next.nisr++] = p->meta.isr[i];
+	mv->old_leader = p->meta.leader;
+	if (!has_id(mv->target, mv->ntarget, p->meta.leader)) {
+		struct sl_part_meta chosen;
+
+		/* the leader leaves: the choice a failover would make among the target's ISR
+		 * members (next still names the old leader, which is not in next's ISR) */
+		for (i = 0; i < next.nisr; i++) {
+			pos[i].live = node_live(m, next.isr[i]);
+			pos[i].known = pos_lookup(m, next.isr[i], p->topic, p->part,
+						  &pos[i].committed, &pos[i].end);
+		}
+		if (sl_membership_failover_next(&next, pos, &chosen) != 1) {
+			move_fail(m, "no live member of the new replicas in the ISR");
+			return;
+		}
+		next = chosen;
+	}
+	mv->new_leader = next.leader;
+	rc = cas_view(m, p, &next, 0);
+	if (rc == 0)
+		return;		/* changed meanwhile (an ISR change): again on the next poll */
+	if (rc < 0) {
+		move_fail(m, "writing the final view failed");
+		return;
+	}
+	mv->switch_ms = now_ms();
+	mv->state = MOVE_DONE;
+	install(m, p);
+	XLOG(NOTICE, "%s/%u: moved to %u replicas, leader %u (was %u), epoch %u: caught up in "
+		     "%llu ms", p->topic, p->part, next.nreplicas, next.leader, mv->old_leader,
+	     next.epoch, (unsigned long long)(mv->caught_up_ms - mv->start_ms));
+}
+
+static int
+ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_t *ids,
+	uint8_t n, char *err, size_t err_len)
+{
+	struct mse *x = m->priv;
+	struct epart *p = part_find(x, topic, part, 0);
+	struct sl_part_meta next;
+	uint8_t i;
+	int rc;
+
+	if (p == NULL) {
+		snprintf(err, err_len, "no such partition in etcd");
+		return -SL_E_PARTITION;
+	}
+	if (x->mv.state == MOVE_CATCHUP) {
+		snprintf(err, err_len, "a move of %s/%u is under way here", x->mv.topic,
+			 x->mv.part);
+		return -SL_E_INVAL;
+	}
+	if (x->fenced || !x->reachable) {
+		snprintf(err, err_len, "etcd is not reachable");
+		return -SL_E_IO;
+	}
+	for (i = 0; i < n; i++)
+		if (!node_live(m, ids[i]) || has_id(ids, i, ids[i])) {
+			snprintf(err, err_len, "node %u is not live (or named twice)", ids[i]);
+			return -SL_E_INVAL;
+		}
+	/* first the union: the new replicas follow the leader, catch up, join the ISR. As a
+	 * new leadership of the same leader (epoch and session + 1): replication builds a
+	 * leader's member table when a leadership starts; the writes in flight then fail
+	 * (not acknowledged: the client retries) */
+	next = p->meta;
+	for (i = 0; i < n; i++) {
+		if (has_id(next.replicas, next.nreplicas, ids[i]))
+			continue;
+		if (next.nreplicas == SL_COORD_MAX_REPLICAS) {
+			snprintf(err, err_len, "more than %d replicas during the move",
+				 SL_COORD_MAX_REPLICAS);
+			return -SL_E_INVAL;
+		}
+		next.replicas[next.nreplicas++] = ids[i];
+	}
+	memset(&x->mv, 0, sizeof(x->mv));
+	snprintf(x->mv.topic, sizeof(x->mv.topic), "%s", topic);
+	x->mv.part = part;
+	memcpy(x->mv.target, ids, sizeof(ids[0]) * n);
+	x->mv.ntarget = n;
+	x->mv.start_ms = now_ms();
+	if (next.nreplicas != p->meta.nreplicas) {
+		next.epoch++;
+		next.leader_session++;
+		rc = cas_view(m, p, &next, 0);
+		if (rc != 1) {
+			snprintf(err, err_len, "%s", rc == 0 ? "the view changed meanwhile: again" :
+				 "writing the view failed");
+			return rc == 0 ? -SL_E_EPOCH : -SL_E_IO;
+		}
+		install(m, p);
+	}
+	x->mv.state = MOVE_CATCHUP;
+	XLOG(NOTICE, "%s/%u: move to %u replicas started: the new ones catch up", topic, part, n);
+	move_step(m);
+	return 0;
+}
+
+static void
+ms_move_status(struct sl_membership *m, struct sl_json *out)
+{
+	static const char *const names[] = {"none", "catching_up", "done", "failed"};
+	const struct emove *mv = &((const struct mse *)m->priv)->mv;
+
+	sl_json_obj_open(out, "move");
+	sl_json_str(out, "state", names[mv->state]);
+	if (mv->state != MOVE_NONE) {
+		sl_json_str(out, "topic", mv->topic);
+		sl_json_u64(out, "partition", mv->part);
+	}
+	if (mv->caught_up_ms != 0)
+		sl_json_u64(out, "catch_up_ms", mv->caught_up_ms - mv->start_ms);
+	if (mv->state == MOVE_DONE) {
+		sl_json_u64(out, "old_leader", mv->old_leader);
+		sl_json_u64(out, "new_leader", mv->new_leader);
+		/* a leader change: from the final view's write to the new leader's first
+		 * write to etcd (it installed the view by then): the most writes waited */
+		if (mv->new_leader != mv->old_leader && mv->led_ms != 0)
+			sl_json_u64(out, "switch_to_new_leader_ms", mv->led_ms - mv->switch_ms);
+	}
+	if (mv->state == MOVE_FAILED)
+		sl_json_str(out, "why", mv->why);
+	sl_json_obj_close(out);
+}
+
 static void
 ms_poll(struct sl_membership *m)
 {
 	struct mse *x = m->priv;
 	struct sl_etcd_event ev;
-	uint64_t now = now_ms();
+	uint64_t now = now_ms(), t_ka, t_watch, t_pos;
 	int i, rc;
 
+	/* the control loop itself held up (a slow command, a starved CPU): said, as it
+	 * delays the renewals as much as a slow etcd does */
+	if (x->poll_end_ms != 0 && now > x->poll_end_ms + STALL_MS)
+		XLOG(WARNING, "the control loop did not run for %llu ms",
+		     (unsigned long long)(now - x->poll_end_ms));
+	x->poll_start_ms = now;
+	fence_check(m, 0);
 	if (now >= x->next_keepalive_ms) {
-		x->next_keepalive_ms = now + x->ttl_s * 1000 / 3;
+		/* the call may block for its bound: fence now if the fence falls within it */
+		fence_check(m, x->request_ms);
 		rc = sl_etcd_lease_keepalive(x->e, x->lease, NULL);
-		if (rc == -ENOENT) {
+		seen(m, rc);
+		if (rc == 0) {
+			x->last_renew_ms = now;		/* when it was sent */
+			x->next_keepalive_ms = now + x->ttl_s * 1000 / 3;
+			unfence(m);
+		} else if (rc == -ENOENT) {
 			XLOG(ERR, "node %u's lease expired: registering again", m->node_id);
+			x->last_renew_ms = 0;
+			fence_check(m, 0);	/* its partitions may be led elsewhere now */
 			x->controller = 0;
+			x->ctl_rev = 0;
 			rc = lease_and_register(m, 0);
 			if (rc != 0)
 				XLOG(ERR, "registering again: %s", strerror(-rc));
-			elect(m);
-		} else if (rc != 0) {
-			XLOG(WARNING, "lease keep-alive: %s", strerror(-rc));
+			x->next_keepalive_ms = rc == 0 ? now_ms() + x->ttl_s * 1000 / 3 :
+							 now_ms() + RETRY_MS;
+			if (rc == 0)
+				unfence(m);
+		} else {
+			/* try again soon: the fence is at 2/3 of the TTL */
+			x->next_keepalive_ms = now_ms() + RETRY_MS;
 		}
+		fence_check(m, 0);
 	}
+	t_ka = now_ms();
 	for (i = 0; x->w != NULL && i < MAX_EVENTS_PER_POLL; i++) {
 		rc = sl_etcd_watch_poll(x->w, &ev);
 		if (rc == 1) {
+			uint64_t t = now_ms();
+
+			if (t > x->event_ms + 2 * BEAT_MS)
+				x->flow_ms = t;		/* a gap: the flow starts again */
+			x->event_ms = t;
 			apply(m, &ev.kv, ev.type == SL_ETCD_EV_DELETE);
 			sl_etcd_event_free(&ev);
 			continue;
 		}
-		if (rc < 0) {
+		if (rc < 0 && x->reachable && !x->fenced) {
 			XLOG(WARNING, "watch: %s: reading everything again", strerror(-rc));
 			resync(m);
 		}
 		break;
 	}
-	if (x->controller && now >= x->next_scan_ms)
+	now = t_watch = now_ms();
+	if (now >= x->next_pos_ms) {
+		x->next_pos_ms = now + SL_MEMBERSHIP_POS_MS;
+		publish_pos(m);
+	}
+	t_pos = now_ms();
+	if (x->controller && !x->fenced && x->reachable && now >= x->next_scan_ms)
 		controller_scan(m);
+	move_step(m);
+	/* between scans: leaders gone silent (no etcd call unless one is) */
+	for (i = 0; x->controller && !x->fenced && x->reachable && (size_t)i < x->nparts; i++)
+		if (suspect(m, &x->parts[i]))
+			failover(m, &x->parts[i]);
+	x->poll_end_ms = now_ms();
+	if (x->poll_end_ms > x->poll_start_ms + STALL_MS)
+		XLOG(WARNING, "one poll took %llu ms (keep-alive %llu, watch %llu, positions "
+			      "%llu, controller %llu)",
+		     (unsigned long long)(x->poll_end_ms - x->poll_start_ms),
+		     (unsigned long long)(t_ka - x->poll_start_ms),
+		     (unsigned long long)(t_watch - t_ka), (unsigned long long)(t_pos - t_watch),
+		     (unsigned long long)(x->poll_end_ms - t_pos));
+}
+
+static void
+ms_describe(struct sl_membership *m, struct sl_json *out)
+{
+	struct mse *x = m->priv;
+	uint64_t now = now_ms();
+
+	sl_json_str(out, "etcd_endpoint", sl_etcd_endpoint(x->e));
+	sl_json_bool(out, "etcd_reachable", x->reachable);
+	if (!x->reachable) {
+		sl_json_u64(out, "etcd_unreachable_ms", now - x->unreachable_ms);
+		sl_json_bool(out, "etcd_down", x->etcd_down);
+	}
+	sl_json_str(out, "etcd_prefix", x->prefix);
+	sl_json_u64(out, "lease_ttl_s", x->ttl_s);
+	sl_json_u64(out, "lease_renewed_ms_ago", now - x->last_renew_ms);
+	sl_json_bool(out, "fenced", x->fenced);
+	sl_json_u64(out, "fences", x->fences);
+	if (x->fences != 0)
+		sl_json_u64(out, "last_fence_after_ms", x->fence_age_ms);
+	if (x->controller_id != 0)
+		sl_json_u64(out, "controller", x->controller_id);
+	else
+		sl_json_null(out, "controller");
+	sl_json_bool(out, "this_node_controls", x->controller);
+	sl_json_u64(out, "failovers", x->failovers);
+	sl_json_u64(out, "failovers_for_silence", x->suspects);
+	sl_json_u64(out, "cas_lost", x->cas_lost);
+}
+
+static int
+ms_node_state(struct sl_membership *m, uint32_t id, int *controller)
+{
+	const struct mse *x = m->priv;
+
+	*controller = x->controller_id == id;
+	return node_live(m, id);
 }
 
 const struct sl_membership_ops sl_membership_etcd_ops = {
@@ -986,4 +1627,8 @@ const struct sl_membership_ops sl_membership_etcd_ops = {
 	.poll = ms_poll,
 	.close = ms_close,
 	.topic_create = ms_topic_create,
+	.describe = ms_describe,
+	.node_state = ms_node_state,
+	.move = ms_move,
+	.move_status = ms_move_status,
 };

@@ -24,6 +24,21 @@ s.bind((sys.argv[1], 0))
 print(s.getsockname()[1])' "${1:-127.0.0.1}"
 }
 
+# etcd_data_dir NAME: ETCD_DATA, where etcd NAME keeps its data: on tmpfs (/dev/shm) when
+# there is one, removed at exit. etcd fsyncs every write: on a shared machine's disk that can
+# stall it for seconds, longer than the 2 s leases the tests run with (production etcd has a
+# disk of its own).
+etcd_data_dir() {
+	if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+		ETCD_DATA=/dev/shm/sluice-etcd-$1-$$
+		[ -d "$ETCD_DATA" ] || CLEANUP_HOOKS+=("rm -rf '$ETCD_DATA'")
+	else
+		ETCD_DATA=$TMP/$1.etcd
+	fi
+	mkdir -p "$ETCD_DATA"
+	chmod 700 "$ETCD_DATA"
+}
+
 # start_etcd NAME [NS [ADDR]]: start etcd NAME (in namespace NS, listening on ADDR, default
 # 127.0.0.1), wait until /health says true. Sets ETCD_URL and ETCD_PID.
 start_etcd() {
@@ -35,7 +50,8 @@ s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$addr
 	pport=$("${pre[@]}" python3 -c 'import socket,sys
 s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$addr")
 	ETCD_URL=http://$addr:$cport
-	"${pre[@]}" "$ETCD" --name "$name" --data-dir "$TMP/$name.etcd" \
+	etcd_data_dir "$name"
+	"${pre[@]}" "$ETCD" --name "$name" --data-dir "$ETCD_DATA" \
 		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
 		--listen-peer-urls "http://$addr:$pport" \
 		--initial-advertise-peer-urls "http://$addr:$pport" \

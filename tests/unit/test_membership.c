@@ -3,13 +3,17 @@
  *
  * Unit test of the membership seam (control/membership.h) without an EAL or a broker: the
  * ISR change policy for each named request kind, the rules of an operator's edit, and the
- * static backend's reading of a cluster file (node list, errors that name the file).
+ * static backend's reading of a cluster file (node list, errors that name the file), and the
+ * etcd backend's pure parts: the failover choice (the live ISR member with the longest log),
+ * the placement of a new topic's partitions and the JSON codec of a stored view.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 
 #include "check.h"
@@ -232,6 +236,135 @@ test_static_backend(void)
 	rmdir(dir);
 }
 
+/* pos(live, known, committed, end) */
+static struct sl_membership_pos
+pos(int live, int known, uint64_t committed, uint64_t end)
+{
+	struct sl_membership_pos p = {.live = (uint8_t)live, .known = (uint8_t)known,
+				      .committed = committed, .end = end};
+
+	return p;
+}
+
+static void
+test_failover_next(void)
+{
+	struct sl_part_meta cur = view(1, 4, 9, "1,2,3", "1,2,3"), next;
+	struct sl_membership_pos ps[3];
+
+	ps[0] = pos(1, 1, 100, 100);
+	ps[1] = pos(1, 1, 90, 90);
+	ps[2] = pos(1, 1, 90, 95);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 0,
+	      "failover: a live leader keeps its partition");
+	ps[0].live = 0;
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3 &&
+		      next.epoch == 5 && next.leader_session == 10 && !next.writes_disabled,
+	      "failover: the member with the longest log (3: end 95 > 90) leads, epoch and "
+	      "session + 1, writes on");
+	CHECK(next.nisr == 2 && !isr_has(&next, 1) && isr_has(&next, 2) && isr_has(&next, 3) &&
+		      next.nreplicas == 3,
+	      "failover: the new ISR is the live members, the replicas stay");
+	ps[2] = pos(1, 1, 80, 90);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 2,
+	      "failover: equal log ends, the higher committed end leads (2)");
+	ps[1] = pos(1, 0, 0, 0);
+	ps[2] = pos(1, 1, 10, 10);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3,
+	      "failover: a member whose positions are unknown ranks below a known one");
+	ps[1] = pos(1, 1, 50, 50);
+	ps[2] = pos(1, 1, 50, 50);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 2,
+	      "failover: a tie goes to the first in ISR order");
+	ps[1].avoid = 1;
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3,
+	      "failover: a tie goes to a member not marked avoid (the controller)");
+	ps[1] = pos(0, 1, 200, 200);
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 3 &&
+		      next.nisr == 1,
+	      "failover: a dead member never leads, however long its log");
+	ps[2].live = 0;
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == -1,
+	      "failover: no live ISR member, no leader (no unclean election)");
+	cur = view(1, 4, 9, "1,2,3", "1,2");
+	ps[0] = pos(0, 1, 9, 9);
+	ps[1] = pos(1, 1, 9, 9);
+	ps[2] = pos(1, 1, 999, 999);	/* index 2 is past the ISR: never read */
+	CHECK(sl_membership_failover_next(&cur, ps, &next) == 1 && next.leader == 2 &&
+		      next.nisr == 1,
+	      "failover: only ISR members are candidates (3, out of the ISR, is not)");
+}
+
+static void
+test_place(void)
+{
+	const uint32_t live[] = {1, 2, 4, 7};
+	struct sl_part_meta m;
+	uint32_t leads[8] = {0};
+	uint16_t p;
+
+	CHECK(sl_membership_place(live, 4, 0, 3, &m) == 0 && m.leader == 1 &&
+		      m.nreplicas == 3 && m.replicas[0] == 1 && m.replicas[1] == 2 &&
+		      m.replicas[2] == 4 && m.nisr == 3 && m.epoch == 1 &&
+		      m.leader_session == 1 && !m.writes_disabled,
+	      "place: partition 0 on the first three live nodes, the first leads, epoch 1, "
+	      "ISR = replicas, writes on");
+	CHECK(sl_membership_place(live, 4, 3, 3, &m) == 0 && m.leader == 7 &&
+		      m.replicas[1] == 1 && m.replicas[2] == 2,
+	      "place: partition 3 starts at the fourth node and wraps around");
+	for (p = 0; p < 8; p++) {
+		uint32_t k;
+
+		if (sl_membership_place(live, 4, p, 2, &m) != 0)
+			break;
+		for (k = 0; k < 4 && live[k] != m.leader; k++)
+			;
+		leads[k]++;
+	}
+	CHECK(p == 8 && leads[0] == 2 && leads[1] == 2 && leads[2] == 2 && leads[3] == 2,
+	      "place: 8 partitions on 4 nodes: each node leads 2");
+	CHECK(sl_membership_place(live, 2, 0, 3, &m) == -1,
+	      "place: fewer live nodes than replicas: not placed");
+	CHECK(sl_membership_place(live, 4, 0, 0, &m) == -1, "place: 0 replicas refused");
+}
+
+static void
+test_view_codec(void)
+{
+	struct sl_part_meta v = view(2, 5, 9, "1,2,3", "2,3"), back;
+	char *s = sl_membership_view_json(&v);
+	static const char *const bad[] = {
+		"", "[]", "{\"leader\":1}",
+		"{\"leader\":0,\"epoch\":1,\"leader_session\":1,\"replicas\":[1],\"isr\":[1]}",
+		"{\"leader\":1,\"epoch\":0,\"leader_session\":1,\"replicas\":[1],\"isr\":[1]}",
+		"{\"leader\":4,\"epoch\":1,\"leader_session\":1,\"replicas\":[1,2],"
+		"\"isr\":[1]}",
+		"{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":[1,2],"
+		"\"isr\":[1,3]}",
+		"{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":[1,1],"
+		"\"isr\":[1]}",
+		"{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":\"1\","
+		"\"isr\":[1]}",
+	};
+	size_t i;
+
+	v.writes_disabled = 1;
+	free(s);
+	s = sl_membership_view_json(&v);
+	CHECK(s != NULL && sl_membership_view_parse(s, strlen(s), &back) == 0 &&
+		      back.leader == 2 && back.epoch == 5 && back.leader_session == 9 &&
+		      back.nreplicas == 3 && back.nisr == 2 && back.isr[0] == 2 &&
+		      back.isr[1] == 3 && back.writes_disabled == 1,
+	      "view codec: a view survives JSON and back (%s)", s != NULL ? s : "NULL");
+	free(s);
+	for (i = 0; i < RTE_DIM(bad); i++)
+		CHECK(sl_membership_view_parse(bad[i], strlen(bad[i]), &back) == -EINVAL,
+		      "view codec: refused: %s", bad[i]);
+	s = "{\"leader\":1,\"epoch\":1,\"leader_session\":1,\"replicas\":[1],\"isr\":[1]}";
+	CHECK(sl_membership_view_parse(s, strlen(s), &back) == 0 && !back.writes_disabled,
+	      "view codec: writable is optional (default on)");
+}
+
 int
 main(void)
 {
@@ -239,5 +372,8 @@ main(void)
 	test_leader_isr();
 	test_view_next();
 	test_static_backend();
+	test_failover_next();
+	test_place();
+	test_view_codec();
 	return check_report();
 }
