@@ -1408,11 +1408,14 @@ leader_switch(struct sl_client *c)
 			c->switching = 0;
 			return rc;
 		}
+		c->seq = 1;	/* a new session numbers from 1 */
 	}
+	/* else the same session goes on (a NOT_LEADER from the broker that leads again):
+	 * its numbers go on too; starting again at 1 would meet the broker's idempotency
+	 * window as SL_E_SEQ_OLD */
 	c->cur = to;
 	c->sess_at = to;
 	c->window = clamp_window(c, c->wel.window, c->n_slots);
-	c->seq = 1;
 	c->session_ok = 1;
 	c->last_rx = now_us(c);
 	c->st.leader_switches++;
