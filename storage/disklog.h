@@ -308,8 +308,10 @@ sl_disklog_retain(struct sl_disklog *dl, const struct sl_disklog_retention *pol,
 
 /**
  * Read intact message records starting at id `from` (which must be retained: else
- * -ENOENT with *first_avail set to the oldest retained id) into buf. Stops before id
- * max_id + 1, at the end of the log, or when buf (len bytes) is full; at least one record
+ * -ENOENT with *first_avail set to the oldest retained id; in a lost range: -ENOENT with
+ * *first_avail the first id after it) into buf, consecutive ids. Stops before id
+ * max_id + 1, before a lost range, at the end of the log, or when buf (len bytes) is
+ * full; at least one record
  * is read if one exists and fits. Fills msgs[0..*n-1] (at most max_msgs), pointing into
  * buf. Returns 0 (*n may be 0 at the end of the log) or a negative errno (-EBADMSG on a
  * CRC mismatch, -ENOBUFS when the record at `from` is larger than len). Any thread (one
@@ -324,8 +326,8 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
  * Read whole commit records from the one holding id on (at most max_recs, none past
  * max_id, within one segment), each with its message records as they are on disk (CRCs,
  * batch markers: the replication wire format), back to back in buf (len bytes). Returns
- * 0 with *n >= 1, -ENOENT (id not retained or past the end), -ENOBUFS (the first record
- * does not fit) or a read error. Any thread (same rule as sl_disklog_read).
+ * 0 with *n >= 1, -ENOENT (id not retained, in a lost range or past the end), -ENOBUFS
+ * (the first record does not fit) or a read error. Any thread (same rule as sl_disklog_read).
  */
 int
 sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *buf, size_t len,
