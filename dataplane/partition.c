@@ -452,9 +452,12 @@ publish_check(struct sl_partition *p, const char **why)
 		p->io_errs++;
 		return -SL_E_IO;
 	}
-	/* room to hand it over (and to wait for the disk): else retry later */
+	/* room to hand it over (and to wait for the disk), and, with memory durability, ids
+	 * below the durable id mark (moved well ahead by the persistence lcore): else retry
+	 * later */
 	if (sl_persist_room(p->persist, p->conf.worker) == 0 ||
-	    (p->disk && pend_count(p) >= SL_PARTITION_PEND)) {
+	    (p->disk && pend_count(p) >= SL_PARTITION_PEND) ||
+	    sl_memlog_end_id(p->log) + SL_WIRE_MPUB_MAX >= sl_pstore_id_mark(p->store)) {
 		p->full_errs++;
 		*why = "partition log full: waiting for the disk (retry later)";
 		return -SL_E_FULL;
@@ -689,7 +692,8 @@ sl_partition_chan_op(struct sl_partition *p, uint8_t opcode, const struct sl_wir
 /*
  * Message id from the disk reader's buffer: 0 and *rec, -EAGAIN while it is being fetched
  * (a fetch from id is posted when the buffer does not hold it), -ENOENT when the disk no
- * longer has it. No I/O here: the reader thread does it.
+ * longer has it or never had it (a lost range, storage/disklog.h). No I/O here: the
+ * reader thread does it.
  */
 static int
 disk_rec(struct sl_partition *p, uint64_t id, struct sl_memlog_rec *rec)
@@ -714,7 +718,9 @@ disk_rec(struct sl_partition *p, uint64_t id, struct sl_memlog_rec *rec)
 			p->disk_reads++;
 			return 0;
 		}
-		if (f->rc == -ENOENT && id < f->first_avail && f->from_id == id)
+		/* gone (retention) or never held (a lost range): every id from the fetch's
+		 * start to the next one held is skipped on this one answer */
+		if (f->rc == -ENOENT && id >= f->from_id && id < f->first_avail)
 			return -ENOENT;
 	}
 	sl_persist_fetch(p->persist, p->store, id, sl_pstore_written_id(p->store));

@@ -77,10 +77,12 @@ static const char MAGIC_MSG[8] = {'S', 'L', 'M', 'S', 'G', 'L', 'O', 'G'};
 static const char MAGIC_CLOG[8] = {'S', 'L', 'C', 'O', 'M', 'L', 'O', 'G'};
 static const char MAGIC_CKPT[8] = {'S', 'L', 'C', 'H', 'E', 'C', 'K', 'P'};
 static const char MAGIC_CHAN[8] = {'S', 'L', 'C', 'H', 'A', 'N', 'P', 'S'};
+static const char MAGIC_MARK[8] = {'S', 'L', 'I', 'D', 'M', 'A', 'R', 'K'};
 
 struct seg {
 	uint64_t base_offset;	/* immutable */
 	uint64_t base_id;	/* immutable */
+	uint64_t lost_from;	/* immutable: ids lost_from..base_id-1 are a lost range (0: none) */
 	uint64_t msg_size;	/* .msg bytes written, header included (published) */
 	uint64_t nrec;		/* commit records written (published) */
 	uint64_t end_id;	/* last id, base_id - 1 when empty (appender) */
@@ -171,12 +173,15 @@ neg_errno(void)
 
 /* File header. */
 static void
-hdr_encode(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
-	   uint32_t partition, uint32_t count)
+hdr_encode_lost(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
+		uint32_t partition, uint32_t count, uint64_t lost_from)
 {
 	memset(p, 0, HDR);
 	memcpy(p, magic, 8);
-	sl_bytes_put_le32(p + 8, SL_DISKLOG_VERSION);
+	/* version 2 only for a segment that starts after a lost range: every other file
+	 * stays byte for byte what version 1 wrote */
+	sl_bytes_put_le32(p + 8, lost_from != 0 ? SL_DISKLOG_VERSION_GAP : SL_DISKLOG_VERSION);
+	sl_bytes_put_le64(p + 48, lost_from);
 	sl_bytes_put_le32(p + 12, HDR);
 	sl_bytes_put_le64(p + 16, base_off);
 	sl_bytes_put_le64(p + 24, base_id);
@@ -184,6 +189,13 @@ hdr_encode(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
 	sl_bytes_put_le32(p + 40, partition);
 	sl_bytes_put_le32(p + 44, count);
 	sl_bytes_put_le32(p + 60, crc32c(p, 60));
+}
+
+static void
+hdr_encode(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
+	   uint32_t partition, uint32_t count)
+{
+	hdr_encode_lost(p, magic, base_off, base_id, partition, count, 0);
 }
 
 enum { HDR_OK = 0, HDR_TORN = 1, HDR_FOREIGN = 2 };
@@ -203,7 +215,9 @@ hdr_check(const uint8_t *p, const char magic[8])
 		return HDR_FOREIGN;
 	if (sl_bytes_get_le32(p + 60) != crc32c(p, 60))
 		return HDR_TORN;
-	if (sl_bytes_get_le32(p + 8) != SL_DISKLOG_VERSION || sl_bytes_get_le32(p + 12) != HDR)
+	if ((sl_bytes_get_le32(p + 8) != SL_DISKLOG_VERSION &&
+	     sl_bytes_get_le32(p + 8) != SL_DISKLOG_VERSION_GAP) ||
+	    sl_bytes_get_le32(p + 12) != HDR)
 		return HDR_FOREIGN;
 	return HDR_OK;
 }
@@ -435,7 +449,7 @@ create_seg_files(struct sl_disklog *dl, struct seg *s)
 	s->msg_fd = dl->ops->open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (s->msg_fd < 0)
 		return neg_errno();
-	hdr_encode(h, MAGIC_MSG, s->base_offset, s->base_id, dl->partition, 0);
+	hdr_encode_lost(h, MAGIC_MSG, s->base_offset, s->base_id, dl->partition, 0, s->lost_from);
 	rc = write_all(dl, s->msg_fd, h, HDR, 0);
 	if (rc != 0)
 		goto fail;
@@ -445,7 +459,8 @@ create_seg_files(struct sl_disklog *dl, struct seg *s)
 		rc = neg_errno();
 		goto fail;
 	}
-	hdr_encode(h, MAGIC_CLOG, s->base_offset, s->base_id, dl->partition, 0);
+	hdr_encode_lost(h, MAGIC_CLOG, s->base_offset, s->base_id, dl->partition, 0,
+			s->lost_from);
 	rc = write_all(dl, s->clog_fd, h, HDR, 0);
 	if (rc != 0)
 		goto fail;
@@ -475,13 +490,14 @@ seg_pop_oldest(struct sl_disklog *dl)
 /* A new empty segment starting at queue offset off, id id: its files created with their
  * headers, not yet synced. 0, or a negative errno and no files left. Appender. */
 static int
-seg_create(struct sl_disklog *dl, struct seg *s, uint64_t off, uint64_t id)
+seg_create(struct sl_disklog *dl, struct seg *s, uint64_t off, uint64_t id, uint64_t lost)
 {
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->base_offset = off;
 	s->base_id = id;
+	s->lost_from = lost;
 	s->msg_size = HDR;
 	s->end_id = id - 1;
 	rc = create_seg_files(dl, s);
@@ -494,12 +510,12 @@ seg_create(struct sl_disklog *dl, struct seg *s, uint64_t off, uint64_t id)
 }
 
 static int
-add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
+add_segment_lost(struct sl_disklog *dl, uint64_t off, uint64_t id, uint64_t lost)
 {
 	struct seg s;
 	int rc;
 
-	rc = seg_create(dl, &s, off, id);
+	rc = seg_create(dl, &s, off, id, lost);
 	if (rc != 0)
 		return rc;
 	pthread_mutex_lock(&dl->lock);
@@ -515,6 +531,12 @@ add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
 	dl->dir_dirty = 1;
 	STR(dl->bytes, LDR(dl->bytes) + 2 * HDR);
 	return 0;
+}
+
+static int
+add_segment(struct sl_disklog *dl, uint64_t off, uint64_t id)
+{
+	return add_segment_lost(dl, off, id, 0);
 }
 
 static inline int
@@ -1141,6 +1163,10 @@ open_seg(const struct sl_disklog *dl, const struct seg_ent *e, struct seg *s,
 	    sl_bytes_get_le64(hm + 24) != sl_bytes_get_le64(hc + 24) || sl_bytes_get_le64(hm + 24) == 0)
 		return -EBADMSG;
 	s->base_id = sl_bytes_get_le64(hm + 24);
+	s->lost_from = sl_bytes_get_le64(hm + 48);
+	if (s->lost_from != sl_bytes_get_le64(hc + 48) || s->lost_from >= s->base_id ||
+	    (s->lost_from != 0) != (sl_bytes_get_le32(hm + 8) == SL_DISKLOG_VERSION_GAP))
+		return -EBADMSG;
 	s->end_id = s->base_id - 1;
 	s->msg_size = HDR;
 	return HDR_OK;
@@ -1168,6 +1194,29 @@ read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id)
 	return *id > 0;
 }
 
+/* The id mark file: *id its id (0 when there is none, or it is torn). 0 or -errno. */
+static int
+read_mark(const struct sl_disklog *dl, uint64_t *id)
+{
+	char path[PATH_MAX];
+	uint8_t h[HDR];
+	int fd, rc;
+
+	*id = 0;
+	file_path(dl, path, "idmark");
+	fd = dl->ops->open(path, O_RDONLY, 0);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : neg_errno();
+	rc = read_exact(dl, fd, h, HDR, 0);
+	dl->ops->close(fd);
+	if (rc == -EBADMSG || (rc == 0 && hdr_check(h, MAGIC_MARK) != HDR_OK))
+		return 0;
+	if (rc != 0)
+		return rc;
+	*id = sl_bytes_get_le64(h + 24);
+	return 0;
+}
+
 static int
 mkdir_p(const char *dir)
 {
@@ -1189,11 +1238,12 @@ mkdir_p(const char *dir)
 	return 0;
 }
 
-/* Segment s starts where prev ends. */
+/* Segment s starts where prev ends, or after a lost range that starts where prev ends. */
 static inline int
 follows(const struct seg *prev, const struct seg *s)
 {
-	return s->base_id == prev->end_id + 1 &&
+	return (s->base_id == prev->end_id + 1 ||
+		(s->lost_from != 0 && s->lost_from == prev->end_id + 1)) &&
 	       s->base_offset == prev->base_offset + prev->msg_size - HDR;
 }
 
@@ -1232,6 +1282,9 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 		ckpt_id = 0;
 	sc.ckpt_id = ckpt_id;
 
+	rc = read_mark(dl, &rep->id_mark);
+	if (rc < 0)
+		return rc;
 	rc = list_segments(dl, &ents, &nent);
 	if (rc != 0)
 		return rc;
@@ -1354,7 +1407,8 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	}
 	rep->scanned_records = sc.scanned;
 	/* Remove the segments after the cut, then empty tail segments. */
-	while (dl->nseg > keep || (dl->nseg > 1 && dl->segs[dl->nseg - 1].nrec == 0)) {
+	while (dl->nseg > keep || (dl->nseg > 1 && dl->segs[dl->nseg - 1].nrec == 0 &&
+				   dl->segs[dl->nseg - 1].lost_from == 0)) {
 		s = &dl->segs[dl->nseg - 1];
 		close_seg(dl, s);
 		rc = unlink_seg(dl, s->base_offset);
@@ -1655,6 +1709,8 @@ cut_to(struct sl_disklog *dl, uint64_t end_id)
 
 	t = seg_search(dl, KEY_ID, end_id);	/* the segment holding end_id (0 when none does) */
 	s = &dl->segs[t];
+	if (end_id > s->end_id && t + 1 < dl->nseg && dl->segs[t + 1].lost_from != 0)
+		end_id = s->end_id;	/* in the lost range after s: it goes with its end */
 	if (end_id >= s->base_id) {
 		rc = crec_search(dl, s, s->nrec, KEY_ID, end_id, &r, &c);
 		if (rc < 0)
@@ -1783,7 +1839,7 @@ reset_log(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
 		if (rc != 0)
 			return rc;
 	}
-	rc = seg_create(dl, &n, first_offset, first_id);
+	rc = seg_create(dl, &n, first_offset, first_id, 0);
 	dl->dir_dirty = 1;
 	if (rc != 0)
 		return rc;
@@ -1840,6 +1896,67 @@ sl_disklog_reset(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset
 		       first_id);
 	}
 	return LDR(dl->error);
+}
+
+/* Calling context: the control thread, before the log has an appender or readers. */
+int
+sl_disklog_skip(struct sl_disklog *dl, uint64_t next_id)
+{
+	struct seg *s, ns;
+	uint64_t end, lost;
+	int rc;
+
+	if (dl->error != 0)
+		return dl->error;
+	end = LDR(dl->end_id);
+	if (next_id <= end + 1)
+		return 0;
+	rc = sync_files(dl, 1);		/* what is before the range is durable first */
+	if (rc != 0)
+		return set_error(dl, rc);
+	s = &dl->segs[dl->nseg - 1];
+	lost = end + 1;
+	if (s->msg_size == HDR) {
+		/* an empty active segment: made again in place (same name, same queue
+		 * offset), its own range joining the lost one */
+		if (s->lost_from != 0)
+			lost = s->lost_from;
+		close_seg(dl, s);
+		rc = seg_create(dl, &ns, s->base_offset, next_id, lost);
+		if (rc != 0) {
+			dl->nseg--;	/* its files are gone (create_seg_files) */
+			return set_error(dl, rc);
+		}
+		*s = ns;
+		dl->dir_dirty = 1;
+	} else {
+		rc = add_segment_lost(dl, LDR(dl->end_offset), next_id, lost);
+		if (rc != 0)
+			return set_error(dl, rc);
+	}
+	ST(dl->first_id, dl->segs[0].base_id);
+	ST(dl->end_id, next_id - 1);
+	rc = sync_files(dl, 1);
+	if (rc != 0)
+		return set_error(dl, rc);
+	rc = write_checkpoint(dl);
+	if (rc != 0)
+		return rc;
+	DL_LOG(WARNING, "%s: ids %" PRIu64 "..%" PRIu64 " recorded as a lost range: the log "
+	       "continues at id %" PRIu64, dl->dir, lost, next_id - 1, next_id);
+	return 0;
+}
+
+/* Calling context: the appender (or the control thread before there is one). */
+int
+sl_disklog_mark(struct sl_disklog *dl, uint64_t id)
+{
+	uint8_t h[HDR];
+
+	if (dl->error != 0)
+		return dl->error;
+	hdr_encode(h, MAGIC_MARK, 0, id, dl->partition, 0);
+	return write_file_atomic(dl, "idmark", h, HDR);
 }
 
 /* Calling context: any thread. */
@@ -1979,6 +2096,19 @@ sl_disklog_retain(struct sl_disklog *dl, const struct sl_disklog_retention *pol,
 /* ---------------------------------------------------------------------------------- */
 /* Readers                                                                            */
 
+/* When id falls in a lost range (after segment si, before the next one's base id): that
+ * base id, the next id held; else 0. Lock held. */
+static uint64_t
+lost_next(const struct sl_disklog *dl, uint32_t si, uint64_t id)
+{
+	const struct seg *n;
+
+	if (si + 1 >= dl->nseg)
+		return 0;
+	n = &dl->segs[si + 1];
+	return n->lost_from != 0 && id >= n->lost_from && id < n->base_id ? n->base_id : 0;
+}
+
 /* File position of message id in segment s (id in the first nrec records). */
 static int
 locate_id(const struct sl_disklog *dl, const struct seg *s, uint64_t nrec, uint64_t id,
@@ -2026,6 +2156,10 @@ sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *
 		goto out;
 	}
 	si = seg_search(dl, KEY_ID, id);
+	if (lost_next(dl, si, id) != 0) {
+		rc = -ENOENT;	/* a lost range */
+		goto out;
+	}
 	s = &dl->segs[si];
 	nrec = LD(s->nrec);
 	rc = crec_search(dl, s, nrec, KEY_ID, id, &r, &c);
@@ -2057,7 +2191,7 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 		struct sl_disklog_msg *msgs, uint32_t max_msgs, uint32_t *n,
 		uint64_t *first_avail)
 {
-	uint64_t end = LD(dl->end_id), lim, pos = 0, mend, want, expect = from;
+	uint64_t end = LD(dl->end_id), lim, pos = 0, mend, want, expect = from, next;
 	uint8_t *b = buf;
 	size_t used = 0;
 	uint32_t si, cnt = 0, rlen;
@@ -2078,6 +2212,14 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 	if (from > lim || max_msgs == 0)
 		goto out;
 	si = seg_search(dl, KEY_ID, from);
+	next = lost_next(dl, si, from);
+	if (next != 0) {
+		/* a lost range: the caller skips to the next id held */
+		if (first_avail != NULL)
+			*first_avail = next;
+		rc = -ENOENT;
+		goto out;
+	}
 	rc = locate_id(dl, &dl->segs[si], LD(dl->segs[si].nrec), from, &pos);
 	if (rc == -ENOENT) {
 		rc = 0;		/* cut meanwhile */
@@ -2089,8 +2231,8 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
 
 		mend = LD(s->msg_size);
 		if (pos >= mend) {
-			if (si + 1 >= dl->nseg)
-				break;
+			if (si + 1 >= dl->nseg || dl->segs[si + 1].base_id != expect)
+				break;	/* the end, or a lost range: a read stops before it */
 			si++;
 			pos = HDR;
 			continue;
@@ -2284,14 +2426,21 @@ sl_disklog_find(struct sl_disklog *dl, enum sl_disklog_find_kind kind, uint64_t 
 		value++;
 		/* fall through */
 	case SL_DISKLOG_BY_ID:
+		pthread_mutex_lock(&dl->lock);
 		end = LD(dl->end_id);
 		first = LD(dl->first_id);
 		if (value < first) {
 			*id = first;
-			return -ENOENT;
+			rc = -ENOENT;
+		} else if (value > end) {
+			*id = end + 1;
+		} else {
+			/* an id in a lost range: the next one held */
+			r = lost_next(dl, seg_search(dl, KEY_ID, value), value);
+			*id = r != 0 ? r : value;
 		}
-		*id = value > end ? end + 1 : value;
-		return 0;
+		pthread_mutex_unlock(&dl->lock);
+		return rc;
 	case SL_DISKLOG_BY_OFFSET:
 	case SL_DISKLOG_BY_TIME:
 		break;

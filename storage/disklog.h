@@ -18,14 +18,15 @@
  * All integers little-endian. Every file starts with a 64-byte header:
  *   off size field
  *     0    8 magic      "SLMSGLOG" (.msg), "SLCOMLOG" (.clog), "SLCHECKP", "SLCHANPS"
- *     8    4 version    1
+ *     8    4 version    1; 2 for the .msg and .clog of a segment after a lost range
  *    12    4 hdr_len    64
  *    16    8 base_offset  (msg/clog: queue offset of the segment's first record)
  *    24    8 base_id      (msg/clog: id of the segment's first message)
  *    32    8 created_ns   wall clock
  *    40    4 partition
  *    44    4 count        (channels: entries; else 0)
- *    48    8 reserved 0
+ *    48    8 lost_from  (version 2 .msg/.clog: ids lost_from..base_id-1 are a lost
+ *                       range, see below; every other file and version: 0)
  *    56    4 reserved 0
  *    60    4 crc32c of bytes 0..59
  * Message record (the in-memory log's record with a CRC in its reserved word, so a
@@ -71,6 +72,19 @@
  *    92    4 crc32c of bytes 0..91
  * The checkpoint file is a header whose base_offset/base_id are the end (offset, next id)
  * of the log when it was written, all of it durable.
+ * The id mark file (idmark, magic "SLIDMARK", tmp + rename) is a header whose base_id is
+ * the id mark of a `memory`-durability partition: no id at or above it was acknowledged
+ * (base_offset 0).
+ *
+ * Lost range (sl_disklog_skip): ids lost_from..base_id-1 that may have been acknowledged
+ * and are not on disk (a machine crash took them with the page cache): a segment whose
+ * header (version 2) has lost_from != 0 starts at base_id, at the queue offset where the
+ * segment before it ends (no bytes for the lost ids), and lost_from is that segment's
+ * end id + 1 (or, for the oldest segment, anything below base_id). It may be empty and
+ * last: open keeps it. Readers treat the range as a hole: sl_disklog_read from an id in
+ * it gives -ENOENT with *first_avail = base_id, a read stops before it, BY_ID/BY_COUNT
+ * lookups of an id in it give base_id, a truncation into it cuts it off with its segment.
+ * A build that knows only version 1 refuses such a segment (a foreign header).
  *
  * Reset (a replica catching up past its leader's retention, Kafka's log start offset):
  * sl_disklog_reset removes the checkpoint, then every segment oldest first, creates one
@@ -96,6 +110,7 @@
 #include "sio.h"
 
 #define SL_DISKLOG_VERSION 1
+#define SL_DISKLOG_VERSION_GAP 2	/* .msg/.clog header of a segment after a lost range */
 #define SL_DISKLOG_HDR_LEN 64
 #define SL_DISKLOG_CREC_LEN 64
 #define SL_DISKLOG_MREC_HDR 32
@@ -123,6 +138,7 @@ struct sl_disklog_recovery {
 	uint64_t rebuilt_commit_records; /* commit records rebuilt from the message log */
 	uint32_t removed_segments;	/* empty or wholly invalid tail segments removed */
 	char what[160];			/* one line for an operator: "clean", or what was cut */
+	uint64_t id_mark;		/* the id mark file's id (sl_disklog_mark), 0 = none */
 };
 
 /* A message read back. data points into the caller's buffer. */
@@ -183,6 +199,26 @@ struct sl_disklog;
  */
 struct sl_disklog *
 sl_disklog_open(const struct sl_disklog_conf *conf, struct sl_disklog_recovery *rep);
+
+/**
+ * Record ids end_id + 1 .. next_id - 1 as a lost range (see the top of this file): syncs
+ * what is written, adds a segment based at (end offset, next_id) whose header names the
+ * range (an empty last segment is made again in place instead), syncs it and writes the
+ * checkpoint. The next write starts at next_id. No-op when next_id <= end_id + 1. 0 or
+ * the sticky negative errno. Calling context: the control thread, right after open,
+ * before the log has an appender or readers.
+ */
+int
+sl_disklog_skip(struct sl_disklog *dl, uint64_t next_id);
+
+/**
+ * Write the id mark file (tmp + fsync + rename + directory fsync): ids >= id were never
+ * acknowledged. The next open reports it in rep->id_mark. 0, a negative errno (a failed
+ * write or fsync is sticky). Calling context: the appender (or the control thread before
+ * there is one).
+ */
+int
+sl_disklog_mark(struct sl_disklog *dl, uint64_t id);
 
 /** Close the files and free the handle (does not sync). Control thread, after the
  * appender and readers stopped using it. */
@@ -272,8 +308,10 @@ sl_disklog_retain(struct sl_disklog *dl, const struct sl_disklog_retention *pol,
 
 /**
  * Read intact message records starting at id `from` (which must be retained: else
- * -ENOENT with *first_avail set to the oldest retained id) into buf. Stops before id
- * max_id + 1, at the end of the log, or when buf (len bytes) is full; at least one record
+ * -ENOENT with *first_avail set to the oldest retained id; in a lost range: -ENOENT with
+ * *first_avail the first id after it) into buf, consecutive ids. Stops before id
+ * max_id + 1, before a lost range, at the end of the log, or when buf (len bytes) is
+ * full; at least one record
  * is read if one exists and fits. Fills msgs[0..*n-1] (at most max_msgs), pointing into
  * buf. Returns 0 (*n may be 0 at the end of the log) or a negative errno (-EBADMSG on a
  * CRC mismatch, -ENOBUFS when the record at `from` is larger than len). Any thread (one
@@ -288,8 +326,8 @@ sl_disklog_read(struct sl_disklog *dl, uint64_t from, uint64_t max_id, void *buf
  * Read whole commit records from the one holding id on (at most max_recs, none past
  * max_id, within one segment), each with its message records as they are on disk (CRCs,
  * batch markers: the replication wire format), back to back in buf (len bytes). Returns
- * 0 with *n >= 1, -ENOENT (id not retained or past the end), -ENOBUFS (the first record
- * does not fit) or a read error. Any thread (same rule as sl_disklog_read).
+ * 0 with *n >= 1, -ENOENT (id not retained, in a lost range or past the end), -ENOBUFS
+ * (the first record does not fit) or a read error. Any thread (same rule as sl_disklog_read).
  */
 int
 sl_disklog_read_recs(struct sl_disklog *dl, uint64_t id, uint64_t max_id, void *buf, size_t len,

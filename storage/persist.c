@@ -253,10 +253,10 @@ replay_msg(void *arg, const struct sl_memlog_rec *m)
 /*
  * Memory durability: open the file behind the in-memory log and write to the disk log
  * (then sync) every whole PUB/MPUB a killed process of this boot left there beyond the
- * disk log's end. 0 or a negative errno.
+ * disk log's end. 0 or a negative errno; *trusted: the file was of this boot and intact.
  */
 static int
-mem_replay(struct sl_pstore *ps, const char *dir)
+mem_replay(struct sl_pstore *ps, const char *dir, int *trusted)
 {
 	struct sl_memfile_conf mc = {.dir = dir, .partition = ps->partition};
 	struct sl_memlog_conf lc;
@@ -270,8 +270,10 @@ mem_replay(struct sl_pstore *ps, const char *dir)
 	if (ps->mf == NULL)
 		return -errno;
 	memset(&lc, 0, sizeof(lc));
+	*trusted = 0;
 	if (!sl_memfile_prev(ps->mf, (const void **)&lc.mem, &lc.mem_len, &lc.avg_msg_hint))
 		return 0;
+	*trusted = 1;
 	r = calloc(1, sizeof(*r));
 	if (r == NULL || (r->buf = malloc(REPLAY_BUF)) == NULL) {
 		rc = -ENOMEM;
@@ -305,6 +307,65 @@ out:
 		free(r->buf);
 	free(r);
 	return rc;
+}
+
+/*
+ * Memory durability, after mem_replay: when the memory log file could not tell what the
+ * last process acknowledged (trusted 0) and the id mark is past the disk log's end, the
+ * ids in between may have been acknowledged and are gone: record them as a lost range,
+ * so that they are never given to other bodies. Then move the mark a step past the next
+ * id. 0 or a negative errno.
+ */
+static int
+id_gap(struct sl_pstore *ps, int trusted)
+{
+	struct sl_disklog_stats ds;
+	uint64_t mark = ps->rec.id_mark, next;
+	int rc;
+
+	sl_disklog_get_stats(ps->dl, &ds);
+	next = ds.end_id + 1;
+	if (!trusted && mark > next) {
+		PLOG(WARNING, "%s/%u: ids %" PRIu64 "..%" PRIu64 " may have been acknowledged "
+		     "and are not on disk (the memory log file is missing, torn or of another "
+		     "boot: a machine crash lost what was not synced); they are recorded as "
+		     "lost and never given to other messages: the partition continues at id "
+		     "%" PRIu64 "\n", ps->topic, ps->partition, next, mark - 1, mark);
+		rc = sl_disklog_skip(ps->dl, mark);
+		if (rc != 0)
+			return rc;
+		ps->lost_from = next;
+		ps->lost_to = mark - 1;
+		next = mark;
+	}
+	rc = sl_disklog_mark(ps->dl, next + SL_PERSIST_MARK_STEP);
+	if (rc != 0)
+		return rc;
+	ps->id_mark = next + SL_PERSIST_MARK_STEP;
+	return 0;
+}
+
+static void
+set_error(struct sl_pstore *ps, int rc);
+
+/* Persistence lcore: move the id mark of a memory-durability partition a step past the
+ * next id once it is less than half a step ahead. A failure leaves it (the worker then
+ * refuses publishes with SL_E_FULL) and is tried again. */
+static void
+mark_check(struct sl_pstore *ps)
+{
+	uint64_t m;
+
+	if (ps->pol.durability != SL_PERSIST_MEMORY || ps->error != 0 ||
+	    ps->next_id + SL_PERSIST_MARK_STEP / 2 < ps->id_mark)
+		return;
+	m = ps->next_id + SL_PERSIST_MARK_STEP;
+	if (sl_disklog_mark(ps->dl, m) != 0) {
+		if (sl_disklog_error(ps->dl) != 0)
+			set_error(ps, sl_disklog_error(ps->dl));
+		return;
+	}
+	__atomic_store_n(&ps->id_mark, m, __ATOMIC_RELEASE);
 }
 
 struct sl_pstore *
@@ -348,11 +409,21 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	}
 	if (strcmp(ps->rec.what, "clean") != 0)
 		PLOG(WARNING, "%s/%u: recovery: %s\n", topic, partition, ps->rec.what);
+	ps->id_mark = UINT64_MAX;
 	if (pol->durability == SL_PERSIST_MEMORY) {
-		err = mem_replay(ps, dir);
+		int trusted = 0;
+
+		err = mem_replay(ps, dir, &trusted);
 		if (err != 0) {
 			PLOG(ERR, "%s/%u: the memory log file in %s: %s\n", topic, partition,
 			     dir, sl_strerror(err));
+			err = -err;
+			goto fail;
+		}
+		err = id_gap(ps, trusted);
+		if (err != 0) {
+			PLOG(ERR, "%s/%u: the id mark in %s: %s\n", topic, partition, dir,
+			     sl_strerror(err));
 			err = -err;
 			goto fail;
 		}
@@ -396,6 +467,12 @@ sl_pstore_close(struct sl_pstore *ps)
 {
 	if (ps == NULL)
 		return;
+	/* the worker and the persistence lcore are done with it: nothing past the in-memory
+	 * log's end was acknowledged, so a machine crash after this clean stop records no
+	 * lost range (a failure keeps the higher mark: harmless) */
+	if (ps->dl != NULL && ps->log != NULL && ps->pol.durability == SL_PERSIST_MEMORY &&
+	    ps->id_mark != UINT64_MAX && sl_memlog_end_id(ps->log) + 1 < ps->id_mark)
+		sl_disklog_mark(ps->dl, sl_memlog_end_id(ps->log) + 1);
 	sl_memfile_close(ps->mf);
 	if (ps->dl != NULL)
 		sl_disklog_close(ps->dl);
@@ -560,6 +637,7 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	}
 	if (d->n == DESC_RESET) {
 		take_reset(p, ps, d->first_id, d->offset);
+		mark_check(ps);
 		return;
 	}
 	if (d->first_id != ps->next_id) {
@@ -598,6 +676,7 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	p->run_msgs += d->n;
 	p->run_last_id = c->last_msg_log_id;
 	ps->next_id = c->last_msg_log_id + 1;
+	mark_check(ps);
 }
 
 static void
@@ -744,6 +823,7 @@ periodic(struct sl_persist *p, uint64_t now)
 			continue;
 		}
 		save_chans(ps);
+		mark_check(ps);
 		if (ckpt && ps->durable_id != ps->last_ckpt_id &&
 		    sl_disklog_checkpoint(ps->dl) == 0)
 			ps->last_ckpt_id = ps->durable_id;

@@ -161,6 +161,8 @@ struct sl_pstore {
 	struct sl_memfile *mf;		/* memory durability: the file behind the log */
 	uint64_t mem_replayed;		/* messages a killed process left in it, written
 					 * to the disk log at open */
+	uint64_t lost_from;		/* a lost range recorded at open: ids lost_from.. */
+	uint64_t lost_to;		/* ..lost_to (0: none), see sl_pstore_open */
 
 	/* persistence lcore -> worker (release / acquire) */
 	uint64_t written_id __rte_cache_aligned;
@@ -168,6 +170,8 @@ struct sl_pstore {
 	int32_t error;			/* sticky negative errno, 0 = healthy */
 	uint32_t gen;
 	uint64_t disk_first_id;		/* oldest id the disk log retains */
+	uint64_t id_mark;		/* memory durability: ids below it may be acknowledged
+					 * (durable in the idmark file); UINT64_MAX otherwise */
 
 	/* worker -> persistence lcore */
 	uint32_t err_ack __rte_cache_aligned;	/* gen whose error the worker handled
@@ -224,6 +228,18 @@ sl_pstore_disk_first_id(const struct sl_pstore *ps)
 {
 	return __atomic_load_n(&ps->disk_first_id, __ATOMIC_ACQUIRE);
 }
+
+/* The id mark: the worker acknowledges a publish only when all its ids are below it. */
+static inline uint64_t
+sl_pstore_id_mark(const struct sl_pstore *ps)
+{
+	return __atomic_load_n(&ps->id_mark, __ATOMIC_ACQUIRE);
+}
+
+/* How far ahead of the last id handed over the persistence lcore keeps the id mark of a
+ * `memory`-durability partition, and when it moves it (the mark is less than half a step
+ * ahead): one small fsynced file per step, off the data path. */
+#define SL_PERSIST_MARK_STEP (UINT64_C(1) << 18)
 
 /* The sticky error (negative errno), 0 while healthy. */
 static inline int
@@ -306,7 +322,11 @@ sl_persist_close(struct sl_persist *p);
  * is in ps->rec. With `memory` durability, the messages a killed process left in the
  * memory log file beyond the disk log's end (sl_memlog_scan) are then written to the disk
  * log and synced (ps->mem_replayed): the next id is past every one it may have
- * acknowledged. NULL with rte_errno. Control thread.
+ * acknowledged. When the memory log file cannot tell (another boot: a machine crash; torn
+ * or missing) and the id mark file says ids up to mark - 1 may have been acknowledged
+ * beyond the disk log's end, those ids are recorded as a lost range (sl_disklog_skip,
+ * ps->lost_from..lost_to, a WARNING) and the next id is the mark. Then the mark is moved
+ * SL_PERSIST_MARK_STEP past the next id (ps->id_mark). NULL with rte_errno. Control thread.
  */
 struct sl_pstore *
 sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
