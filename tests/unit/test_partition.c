@@ -131,7 +131,7 @@ mk_session(uint32_t ip, uint32_t *slot)
 {
 	const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
 	struct sl_session *s = sl_session_create(sessions, __builtin_bswap32(ip), 9999, mac, 0,
-						 32, 0, 0, 0, rte_get_tsc_cycles());
+						 32, 0, 0, 0, 0, rte_get_tsc_cycles());
 
 	if (s == NULL) {
 		printf("cannot create a session\n");
@@ -265,7 +265,7 @@ test_channels(void)
 	struct sl_wire_chan_op op;
 	const uint8_t mac[6] = {2, 0, 0, 0, 0, 1};
 	struct sl_session *s = sl_session_create(sessions, 0x0100007f, 9999, mac, 0, 32, 0, 0,
-						 0, rte_get_tsc_cycles());
+						 0, 0, rte_get_tsc_cycles());
 	uint64_t id, be;
 	uint32_t i;
 	int rc;
