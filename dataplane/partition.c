@@ -1015,6 +1015,10 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->cache_trims = p->cache_trims;
 	info->sub_chans_refused = p->sub_chans_refused;
 	info->sub_chans_expired = p->sub_chans_expired;
+	info->producers = sl_ptab_count(p->ptab);
+	info->producer_dups = p->ptab->dups;
+	info->producer_old = p->ptab->old;
+	info->producer_evictions = p->ptab->evictions;
 	if (p->repl != NULL) {
 		info->repl = 1;
 		info->in_sync = (uint8_t)sl_repl_in_sync(p->repl);
