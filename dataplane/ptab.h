@@ -35,8 +35,9 @@
 
 #define SL_PTAB_PRODUCERS 16	/* producers per partition */
 #define SL_PTAB_SEQS 64		/* publishes remembered per producer and partition
-				 * (>= the broker's largest window, so that a client's
-				 * whole window can be retried after a failover) */
+				 * (= sluiced's default window, so that a client's
+				 * whole window can be retried after a failover; a
+				 * larger --window is not covered for one partition) */
 
 enum sl_ptab_verdict {
 	SL_PTAB_NEW = 0,	/* not written: write it, then sl_ptab_note() */
