@@ -349,6 +349,10 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "deliveries", in->deliveries);
 	sl_json_u64(out, "sub_channels_refused", in->sub_chans_refused);
 	sl_json_u64(out, "sub_channels_expired", in->sub_chans_expired);
+	sl_json_u64(out, "producers", in->producers);
+	sl_json_u64(out, "producer_dups", in->producer_dups);
+	sl_json_u64(out, "producer_old", in->producer_old);
+	sl_json_u64(out, "producer_evictions", in->producer_evictions);
 	json_storage(out, in);
 	if (in->repl)
 		json_repl(out, in);

@@ -211,6 +211,11 @@ struct sl_part_info {
 	uint64_t cache_trims;
 	uint64_t sub_chans_refused;	/* SUBs refused by the anonymous channel limits */
 	uint64_t sub_chans_expired;	/* idle anonymous channels deleted */
+	/* the producer table (ptab.h) */
+	uint32_t producers;		/* producer ids held */
+	uint64_t producer_dups;		/* retries answered with the original answer */
+	uint64_t producer_old;		/* retries older than it remembers (SL_E_SEQ_OLD) */
+	uint64_t producer_evictions;	/* producers forgotten to make room */
 	/* replication (repl: 0 without a cluster) */
 	uint8_t repl;
 	uint8_t in_sync;

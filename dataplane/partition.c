@@ -371,8 +371,10 @@ storage_poll(struct sl_partition *p)
 							 .token, SL_E_IO);
 			p->io_errs++;
 		}
-		if (p->disk)
+		if (p->disk) {
 			sl_memlog_truncate(p->log, durable + 1);
+			sl_ptab_truncate(p->ptab, durable);
+		}
 		p->store_err = 1;
 		sl_pstore_error_ack(st, p->store_gen);
 		done++;
@@ -482,6 +484,44 @@ full_why(const struct sl_partition *p)
 		       "partition log full: a channel is behind (retry later)";
 }
 
+/*
+ * A publish of a session with a producer id: was (producer, seq) written already, in
+ * another session or by another leader (ptab.h)? 1: no, write it. 0: yes, *res is the
+ * original answer (nothing written). -SL_E_WRITE_DISABLED: yes, but not committed (or
+ * durable) yet: a busy answer, the client retries. -SL_E_SEQ_OLD: older than what the
+ * table remembers of the producer: the outcome cannot be told, nothing is written.
+ */
+static int
+producer_check(struct sl_partition *p, const struct sl_wire_pub *pub,
+	       struct sl_partition_res *res)
+{
+	const struct sl_ptab_ent *hit;
+	uint64_t last;
+
+	switch (sl_ptab_check(p->ptab, pub->producer, pub->pseq, &hit)) {
+	case SL_PTAB_NEW:
+		return 1;
+	case SL_PTAB_OLD:
+		p->ptab->old++;
+		res->why = "seq older than the producer's publishes this partition remembers: "
+			   "outcome unknown, not written";
+		return -SL_E_SEQ_OLD;
+	case SL_PTAB_DUP:
+		break;
+	}
+	last = hit->id + hit->count - 1;
+	if (last > ack_end(p)) {
+		res->why = "the first copy of this publish is not committed yet (retry)";
+		return -SL_E_WRITE_DISABLED;
+	}
+	p->ptab->dups++;
+	res->count = hit->count;
+	res->id = hit->id;
+	res->offset = hit->offset;
+	res->aux = last;
+	return 0;
+}
+
 /* Append the bodies of a PUB or MPUB to the log: 0 and *rec (the first record). */
 static int
 append(struct sl_partition *p, const struct sl_wire_pub *pub, int mpub, uint64_t ts,
@@ -518,6 +558,11 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 	rc = publish_check(p, &res->why);
 	if (rc != 0)
 		return rc;
+	if (pub->producer != 0) {
+		rc = producer_check(p, pub, res);
+		if (rc != 1)
+			return rc;
+	}
 	rc = append(p, pub, mpub, wall_ns, &rec);
 	if (rc != 0) {
 		if (rc == -SL_E_FULL) {
@@ -526,11 +571,14 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 		}
 		return rc;
 	}
+	/* the tag goes with the record: replication reads it back from the table */
+	sl_ptab_note(p->ptab, pub->producer, pub->pseq, rec.id, pub->count, rec.offset);
 	if (p->repl != NULL) {
 		p->now_ns = now_ns;
 		rc = sl_partition_repl_write(p, &rec, pub->count);
 		if (rc != 0) {
 			sl_memlog_truncate(p->log, rec.id);
+			sl_ptab_truncate(p->ptab, rec.id - 1);
 			return rc;
 		}
 	}
@@ -973,6 +1021,10 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->cache_trims = p->cache_trims;
 	info->sub_chans_refused = p->sub_chans_refused;
 	info->sub_chans_expired = p->sub_chans_expired;
+	info->producers = sl_ptab_count(p->ptab);
+	info->producer_dups = p->ptab->dups;
+	info->producer_old = p->ptab->old;
+	info->producer_evictions = p->ptab->evictions;
 	if (p->repl != NULL) {
 		info->repl = 1;
 		info->in_sync = (uint8_t)sl_repl_in_sync(p->repl);
@@ -1076,6 +1128,10 @@ sl_partition_open(const struct sl_partition_conf *conf)
 		goto fail;
 	p->conf = *conf;
 	p->conf.store = NULL;
+	p->ptab = rte_zmalloc_socket("sl_ptab", sizeof(*p->ptab), RTE_CACHE_LINE_SIZE,
+				     conf->socket_id);
+	if (p->ptab == NULL)
+		goto fail;
 	/* memory durability with a data directory: the log is a shared mapping of a file,
 	 * so that what was acknowledged outlives a kill of the process (the store already
 	 * wrote what the last one left there to the disk log) */
@@ -1154,6 +1210,7 @@ sl_partition_close(struct sl_partition *p)
 	rte_free(p->done);
 	sl_repl_close(p->repl);
 	rte_free(p->chanwait);
+	rte_free(p->ptab);
 	sl_pstore_close(p->store);
 	sl_memlog_close(p->log);
 	if (!p->log_mapped)

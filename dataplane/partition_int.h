@@ -11,6 +11,7 @@
 
 #include "memlog.h"
 #include "partition.h"
+#include "ptab.h"
 
 /* A publish waiting to be durable and committed. */
 struct pend {
@@ -90,6 +91,9 @@ struct sl_partition {
 	uint32_t nepochs;
 	uint64_t epoch_of[SL_PARTITION_EPOCHS];	/* epoch history: epoch_of[i] starts */
 	uint64_t epoch_start[SL_PARTITION_EPOCHS];	/* at id epoch_start[i] */
+	/* the producer table: (producer, seq) of the log's recent publishes, on every
+	 * replica (ptab.h); fixed size, allocated at open */
+	struct sl_ptab *ptab;
 };
 
 /* partition.c, for the replication adapter */

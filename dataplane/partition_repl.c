@@ -58,6 +58,8 @@ crec_of(const struct sl_partition *p, uint64_t id, struct sl_crec *c)
 	c->timestamp_ns = rec.timestamp_ns;
 	c->msg_size = (uint32_t)(end_off - rec.offset);
 	c->msg_num = (uint32_t)(last - first + 1);
+	c->producer = 0;
+	c->pseq = 0;
 	return 0;
 }
 
@@ -144,6 +146,8 @@ r_append(void *arg, const struct sl_crec *c, const void *msgs)
 	if (rc != 0)
 		return rc;
 	epoch_note(p, c->epoch, c->log_id);
+	/* the idempotency state follows the log: the next leader knows the retry */
+	sl_ptab_note(p->ptab, c->producer, c->pseq, rec.id, c->msg_num, rec.offset);
 	if (p->store != NULL)
 		sl_persist_submit(p->persist, p->conf.worker, p->store, rec.id, c->msg_num,
 				  rec.offset, c->epoch);
@@ -159,6 +163,7 @@ r_truncate(void *arg, uint64_t end_id)
 	if (end_id >= sl_memlog_end_id(p->log))
 		return 0;
 	sl_memlog_truncate(p->log, end_id + 1);
+	sl_ptab_truncate(p->ptab, end_id);
 	if (p->disk_last.last_msg_log_id > end_id)
 		memset(&p->disk_last, 0, sizeof(p->disk_last));
 	while (p->nepochs > 0 && p->epoch_start[p->nepochs - 1] > end_id)
@@ -196,6 +201,7 @@ disk_crec(struct sl_partition *p, uint64_t id, struct sl_crec *c, void *buf, uin
 				*c = *d;
 				if (buf != NULL)
 					memcpy(buf, rr->buf + off, d->msg_size);
+				sl_ptab_find_id(p->ptab, c->log_id, &c->producer, &c->pseq);
 				return 0;
 			}
 			off += rr->crecs[i].msg_size;
@@ -227,6 +233,8 @@ r_read(void *arg, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap)
 					      rec.data, rec.len, i == k.last_msg_log_id);
 	}
 	*c = k;
+	/* its producer tag, while the table remembers it */
+	sl_ptab_find_id(p->ptab, c->log_id, &c->producer, &c->pseq);
 	return 0;
 }
 

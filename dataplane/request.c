@@ -276,7 +276,7 @@ op_hello(struct sl_worker *w, struct sl_request *r)
 	const struct sl_auth_table *a = rcu_dereference(*w->auth);
 	uint64_t acache = 0;
 	uint32_t uid = 0;
-	int rc = sl_wire_decode_hello(r->body, r->hdr.body_len, &h), idx;
+	int rc = sl_wire_decode_hello(r->body, r->hdr.body_len, r->hdr.flags, &h), idx;
 
 	if (rc != 0) {
 		sl_request_reply_err(w, r, rc, 0, NULL);
@@ -300,7 +300,7 @@ op_hello(struct sl_worker *w, struct sl_request *r)
 		wel.window = h.window;
 	s = sl_session_create(w->sessions, r->info.src_ip, r->info.src_port, r->info.src_mac,
 			      w->conf->ports[r->pi].port_id, wel.window, h.client_info, uid,
-			      acache, w->now_tsc);
+			      acache, h.producer, w->now_tsc);
 	if (s == NULL) {
 		sl_request_reply_err(w, r, SL_E_LIMIT, 0, rte_errno == EDQUOT ?
 			  "too many sessions from this address" : "too many sessions");
@@ -454,6 +454,11 @@ dec_pub(struct sl_worker *w, struct sl_request *r, union body *b, struct target 
 	int rc = sl_wire_decode_pub(r->body, r->hdr.body_len, r->hdr.opcode == SL_OP_MPUB,
 				    &b->pub);
 
+	/* a session with a producer id writes (producer, seq) with the record (ptab.h) */
+	if (rc == 0 && r->sess != NULL && r->sess->producer != 0) {
+		b->pub.producer = r->sess->producer;
+		b->pub.pseq = r->hdr.seq;
+	}
 	t->topic = b->pub.topic;
 	t->topic_len = b->pub.topic_len;
 	t->partition = b->pub.partition;
@@ -636,10 +641,11 @@ autocreate_ask(struct sl_worker *w, struct sl_request *r, const struct target *t
 }
 
 static uint16_t
-pick_partition(const struct sl_topic *t, const struct sl_wire_hdr *h)
+pick_partition(const struct sl_topic *t, const struct sl_wire_hdr *h, uint64_t producer)
 {
-	/* deterministic, so a retry of the same request lands on the same partition */
-	uint64_t x = h->session ^ (h->seq * 0x9E3779B97F4A7C15ull);
+	/* deterministic, so a retry of the same request lands on the same partition; with a
+	 * producer id also a retry in another session, on another broker */
+	uint64_t x = (producer != 0 ? producer : h->session) ^ (h->seq * 0x9E3779B97F4A7C15ull);
 
 	x ^= x >> 29;
 	return (uint16_t)(x % t->nparts);
@@ -674,7 +680,8 @@ target_partition(struct sl_worker *w, struct sl_request *r, const struct op_hand
 		return NULL;
 	}
 	if (tg->partition == SL_WIRE_PART_ANY && h->publish)
-		tg->partition = pick_partition(t, &r->hdr);
+		tg->partition = pick_partition(t, &r->hdr,
+					       r->sess != NULL ? r->sess->producer : 0);
 	if (tg->partition >= t->nparts) {
 		sl_request_reply_err(w, r, SL_E_PARTITION, tg->partition, NULL);
 		return NULL;

@@ -133,7 +133,7 @@ sl_session_capacity(const struct sl_session_table *t)
 struct sl_session *
 sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 		  const uint8_t mac[6], uint16_t port_id, uint32_t window, uint32_t info,
-		  uint32_t auth_uid, uint64_t auth_cache, uint64_t now)
+		  uint32_t auth_uid, uint64_t auth_cache, uint64_t producer, uint64_t now)
 {
 	void *obj;
 	uint32_t slot;
@@ -164,6 +164,7 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 	s->window = window;
 	s->client_info = info;
 	s->auth_uid = auth_uid;
+	s->producer = producer;
 	__atomic_store_n(&s->auth_cache, auth_cache, __ATOMIC_RELAXED);
 	s->created = now;
 	__atomic_store_n(&s->last_seen, now, __ATOMIC_RELAXED);

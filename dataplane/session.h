@@ -37,6 +37,7 @@ struct sl_session {
 	uint32_t auth_uid;	/* its client token's uid (auth.h); 0: no token (open mode) */
 	uint64_t auth_cache;	/* (token table generation << 32) | the token's index in that
 				 * table, UINT32_MAX: removed; relaxed, any worker (auth.h) */
+	uint64_t producer;	/* HELLO's producer id, 0: none (ptab.h; set before id) */
 } __rte_cache_aligned;
 
 /* closing: the session ends (CLS of the session): it expires at the next scan */
@@ -76,12 +77,13 @@ sl_session_capacity(const struct sl_session_table *t);
  * and 64 - SL_SESSION_SLOT_BITS bits from a CSPRNG above (ChaCha20 keyed from getrandom()
  * at open; no system call here): ids cannot be guessed from earlier ones. Returns the
  * slot's session, or NULL with rte_errno ENOSPC (table full) or EDQUOT (the address holds
- * max_per_source sessions already). Any lcore; lock-free.
+ * max_per_source sessions already). producer: the HELLO's producer id (0: none), kept
+ * for the session's publishes (docs/protocol.md section 8). Any lcore; lock-free.
  */
 struct sl_session *
 sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 		  const uint8_t mac[6], uint16_t port_id, uint32_t window, uint32_t info,
-		  uint32_t auth_uid, uint64_t auth_cache, uint64_t now);
+		  uint32_t auth_uid, uint64_t auth_cache, uint64_t producer, uint64_t now);
 
 /**
  * Validate a session id and refresh last_seen. Returns the session and its slot, or

@@ -212,8 +212,17 @@ addr_encode(uint8_t *p, const struct sl_wire_addr *a)
 /* ---- HELLO / WELCOME ---- */
 
 int
-sl_wire_decode_hello(const uint8_t *body, size_t len, struct sl_wire_hello *out)
+sl_wire_decode_hello(const uint8_t *body, size_t len, uint16_t hdr_flags,
+		     struct sl_wire_hello *out)
 {
+	out->producer = 0;
+	if (hdr_flags & SL_WIRE_F_PRODUCER) {
+		/* the producer id closes the body; 0 is not an id */
+		if (len < 16 || sl_bytes_get_be64(body + len - 8) == 0)
+			return -SL_E_MALFORMED;
+		len -= 8;
+		out->producer = sl_bytes_get_be64(body + len);
+	}
 	if (len != 8 && (len < 10 || len != 9u + body[8] || body[8] > SL_WIRE_TOKEN_MAX))
 		return -SL_E_MALFORMED;
 	out->client_info = sl_bytes_get_be32(body);
@@ -227,13 +236,21 @@ int
 sl_wire_encode_hello(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		     const struct sl_wire_hello *h)
 {
+	size_t len;
 	int n;
 
 	if (h->token_len > SL_WIRE_TOKEN_MAX || (h->token_len != 0 && h->token == NULL))
 		return -SL_E_INVAL;
-	n = frame_begin(buf, cap, hdr, SL_OP_HELLO, h->token_len ? 9u + h->token_len : 8);
+	len = h->token_len ? 9u + h->token_len : 8;
+	if (h->producer != 0)
+		hdr->flags |= SL_WIRE_F_PRODUCER;
+	else
+		hdr->flags &= (uint16_t)~SL_WIRE_F_PRODUCER;
+	n = frame_begin(buf, cap, hdr, SL_OP_HELLO, len + (h->producer != 0 ? 8 : 0));
 	if (n < 0)
 		return n;
+	if (h->producer != 0)
+		sl_bytes_put_be64(buf + SL_WIRE_HDR_LEN + len, h->producer);
 	sl_bytes_put_be32(buf + SL_WIRE_HDR_LEN, h->client_info);
 	sl_bytes_put_be32(buf + SL_WIRE_HDR_LEN + 4, h->window);
 	if (h->token_len != 0) {

@@ -74,6 +74,7 @@ enum sl_wire_op {
 /* header flags */
 #define SL_WIRE_F_NOACK 0x0001 /* PUB/MPUB/FIN: fire and forget, no OK (ERR still sent) */
 #define SL_WIRE_F_RETRY 0x0002 /* retransmission of an earlier request (informational) */
+#define SL_WIRE_F_PRODUCER 0x0004 /* HELLO: the body ends with a u64 producer id */
 
 /* PUB / MPUB body flags */
 #define SL_WIRE_PUB_TRACE 0x01 /* a u64 trace id follows the topic name */
@@ -113,7 +114,10 @@ struct sl_wire_addr {
  * HELLO body: u32 client_version_info (free form, e.g. library version),
  *             u32 requested window (0 = broker default),
  *             optionally a client token: u8 token_len (1..SL_WIRE_TOKEN_MAX), then
- *             token_len bytes. Body length exactly 8 (no token) or 9 + token_len.
+ *             token_len bytes, then with header flag SL_WIRE_F_PRODUCER a u64 producer
+ *             id (not 0: the client's idempotent producer, kept across sessions and
+ *             brokers, docs/protocol.md section 8). Body length exactly 8 (no token) or
+ *             9 + token_len, plus 8 with SL_WIRE_F_PRODUCER.
  */
 #define SL_WIRE_TOKEN_MAX 128
 struct sl_wire_hello {
@@ -121,6 +125,7 @@ struct sl_wire_hello {
 	uint32_t window;
 	uint8_t token_len;		/* 0: no token */
 	const uint8_t *token;		/* token_len bytes (decoded: points into the body) */
+	uint64_t producer;		/* 0: none (no SL_WIRE_F_PRODUCER) */
 };
 
 /*
@@ -152,6 +157,10 @@ struct sl_wire_pub {
 	uint32_t msg_len;     /* PUB: message length; MPUB: total bytes of all messages */
 	const uint8_t *msg;   /* PUB: message; MPUB: first (u32 len, bytes) element */
 	uint32_t msgs_len;    /* MPUB: bytes of the element area */
+	/* not on the wire: the broker fills them from the session (0: none, the decoder's
+	 * value) and writes them with the record (ptab.h) */
+	uint64_t producer;    /* the session's producer id */
+	uint64_t pseq;        /* the request's seq */
 };
 
 /* SUB body: address, u8 flags, u8 reserved, u32 rdy (initial credit). */
@@ -298,8 +307,10 @@ sl_wire_encode_hdr(uint8_t *buf, const struct sl_wire_hdr *hdr);
  * return 0 or -SL_E_MALFORMED / -SL_E_NAME. Pointers in the result point into body.
  * Any thread.
  */
+/* HELLO also needs the header's flags (SL_WIRE_F_PRODUCER) */
 int
-sl_wire_decode_hello(const uint8_t *body, size_t len, struct sl_wire_hello *out);
+sl_wire_decode_hello(const uint8_t *body, size_t len, uint16_t hdr_flags,
+		     struct sl_wire_hello *out);
 int
 sl_wire_decode_welcome(const uint8_t *body, size_t len, struct sl_wire_welcome *out);
 int

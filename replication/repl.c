@@ -11,7 +11,8 @@
  *   3  u8    version (1)
  *   4  u8    type (T_* below)
  *   5  u8    status (answers: ST_* below; 0 in requests)
- *   6  u8    flags (CHAN_SYNC: F_ACK 1 = answer wanted, F_SET_OFFSET 2; FETCH: F_EMPTY 4)
+ *   6  u8    flags (CHAN_SYNC: F_ACK 1 = answer wanted, F_SET_OFFSET 2; FETCH: F_EMPTY 4;
+ *             WRITE, FETCH_RESP: F_PTAG 8 = every record carries its producer tag)
  *   7  u8    reserved (0)
  *   8  u32   partition
  *   12 u32   view epoch of the leadership the datagram belongs to
@@ -20,7 +21,10 @@
  *   32 u64   write epoch (leader: its current one; answers: echoed)
  *
  * A commit record ("crec", 56 bytes): the layout of dataplane/base/crec.h (the one codec,
- *   shared with the disk log).
+ *   shared with the disk log). A record in WRITE and FETCH_RESP is the crec, with F_PTAG
+ *   its producer tag (u64 producer id, u64 seq; 0 0 = none: the idempotency state that
+ *   follows the log, dataplane/ptab.h), then msg_size bytes of messages. This build always
+ *   sends F_PTAG and reads records with or without it.
  *
  * Bodies, after the header (offsets from the end of the header):
  *   1 WRITE       leader -> ISR member: u64 commit, u64 prev_epoch (epoch of the record
@@ -73,6 +77,8 @@
 #define VERSION 1
 #define HDR_LEN 40
 #define CREC_LEN SL_CREC_LEN
+#define PTAG_LEN 16		/* a record's producer tag: u64 producer, u64 seq */
+#define REC_HDR (CREC_LEN + PTAG_LEN)	/* what precedes a record's messages (F_PTAG) */
 
 enum { T_WRITE = 1, T_WRITE_ACK, T_HEARTBEAT, T_CHAN_SYNC, T_CHAN_ACK, T_CATCHUP_REQ,
 	T_CATCHUP_RESP, T_FETCH, T_FETCH_RESP, T_JOIN_REQ, T_VIEW, T_MAX };
@@ -81,6 +87,7 @@ enum { ST_OK = 0, ST_DUP, ST_GAP, ST_FENCED, ST_NOT_ISR, ST_STALE_VIEW, ST_PUB_A
 #define F_ACK 1
 #define F_SET_OFFSET 2
 #define F_EMPTY 4		/* FETCH: the replica holds no record, its log starts at from */
+#define F_PTAG 8		/* WRITE, FETCH_RESP: every crec is followed by its producer tag */
 
 #define BURST 32			/* records resent per member per round */
 #define CHAN_PEND 64			/* leader: channel syncs in flight */
@@ -522,6 +529,25 @@ join_try(struct sl_repl *r)
 	r->ops.isr_join(r->ops.arg, m->node);
 }
 
+/* leader: the record containing id from the local log (ops->read), its producer tag
+ * cleared first: a log that keeps no tags leaves it 0 */
+static int
+read_rec(struct sl_repl *r, uint64_t id, struct sl_crec *c, void *buf, uint32_t cap)
+{
+	c->producer = 0;
+	c->pseq = 0;
+	return r->ops.read(r->ops.arg, id, c, buf, cap);
+}
+
+/* a record's header in WRITE and FETCH_RESP (F_PTAG): crec, then its producer tag */
+static void
+rec_encode(uint8_t *p, const struct sl_crec *c)
+{
+	sl_crec_encode(p, c);
+	sl_bytes_put_le64(p + CREC_LEN, c->producer);
+	sl_bytes_put_le64(p + CREC_LEN + 8, c->pseq);
+}
+
 /* leader: send records [from, from + BURST) to member m, as many per WRITE as fit */
 static void
 send_from(struct sl_repl *r, struct member *m, uint64_t from)
@@ -538,17 +564,17 @@ send_from(struct sl_repl *r, struct member *m, uint64_t from)
 		return;
 	while (id <= r->end && n < BURST) {
 		if (b == NULL) {
-			b = vhdr(r, T_WRITE, 0, 0);
+			b = vhdr(r, T_WRITE, 0, F_PTAG);
 			sl_bytes_put_le64(b, r->commit);
 			sl_bytes_put_le64(b + 8, prev);
 			used = 16;
 		}
 		/* the room left for this record's messages (none: send what is packed) */
-		uint32_t room = r->maxd > HDR_LEN + used + CREC_LEN ?
-					r->maxd - HDR_LEN - used - CREC_LEN : 0;
+		uint32_t room = r->maxd > HDR_LEN + used + REC_HDR ?
+					r->maxd - HDR_LEN - used - REC_HDR : 0;
 
 		if (room == 0 ||
-		    r->ops.read(r->ops.arg, id, &c, b + used + CREC_LEN, room) != 0 ||
+		    read_rec(r, id, &c, b + used + REC_HDR, room) != 0 ||
 		    c.log_id != id) {
 			if (used > 16) {
 				/* no room left for it: send what is packed, it goes next */
@@ -559,8 +585,8 @@ send_from(struct sl_repl *r, struct member *m, uint64_t from)
 			b = NULL;
 			break;
 		}
-		sl_crec_encode(b + used, &c);
-		used += CREC_LEN + c.msg_size;
+		rec_encode(b + used, &c);
+		used += REC_HDR + c.msg_size;
 		prev = c.epoch;
 		id = c.last_msg_log_id + 1;
 		n++;
@@ -886,15 +912,33 @@ struct din {
 	uint64_t wepoch;
 };
 
+/* The bytes before a record's messages in d: crec, and its producer tag with F_PTAG (a
+ * sender that predates tags sends none: its records carry no producer) */
+static uint32_t
+rec_hdr_len(const struct din *d)
+{
+	return d->flags & F_PTAG ? REC_HDR : CREC_LEN;
+}
+
+static void
+rec_decode(const struct din *d, const uint8_t *p, struct sl_crec *c)
+{
+	sl_crec_decode(p, c);
+	if (d->flags & F_PTAG) {
+		c->producer = sl_bytes_get_le64(p + CREC_LEN);
+		c->pseq = sl_bytes_get_le64(p + CREC_LEN + 8);
+	}
+}
+
 static void
 in_write(struct sl_repl *r, struct din *d)
 {
 	struct sl_crec c;
 	uint64_t prev;
-	uint32_t pos = 16;
+	uint32_t pos = 16, rh = rec_hdr_len(d);
 	int st;
 
-	if (d->blen < 16 + CREC_LEN)
+	if (d->blen < 16 + rh)
 		goto bad;
 	st = fence(r, d->from, d->vepoch, d->sess, 1);
 	if (st) {
@@ -908,17 +952,17 @@ in_write(struct sl_repl *r, struct din *d)
 	/* one or more consecutive records; stop at the first that is not applied */
 	prev = sl_bytes_get_le64(d->p + 8);
 	st = ST_OK;
-	while (pos + CREC_LEN <= d->blen) {
-		sl_crec_decode(d->p + pos, &c);
-		if (c.msg_size > d->blen - pos - CREC_LEN) {
+	while (pos + rh <= d->blen) {
+		rec_decode(d, d->p + pos, &c);
+		if (c.msg_size > d->blen - pos - rh) {
 			r->st.bad_dgrams++;
 			break;
 		}
-		st = apply_record(r, &c, d->p + pos + CREC_LEN, prev);
+		st = apply_record(r, &c, d->p + pos + rh, prev);
 		if (st != ST_OK && st != ST_DUP)
 			break;
 		prev = c.epoch;
-		pos += CREC_LEN + c.msg_size;
+		pos += rh + c.msg_size;
 	}
 	if (sl_bytes_get_le64(d->p) > r->lcommit)
 		r->lcommit = sl_bytes_get_le64(d->p);
@@ -1208,19 +1252,19 @@ in_fetch(struct sl_repl *r, struct din *d)
 	empty_ok = (d->flags & F_EMPTY) && from - 1 <= r->commit;
 	if (from == 0 || from - 1 > r->end || (!empty_ok && epoch_at(r, from - 1) != prev))
 		st = ST_MISMATCH;
-	b = vhdr(r, T_FETCH_RESP, st, 0);
+	b = vhdr(r, T_FETCH_RESP, st, F_PTAG);
 	sl_bytes_put_le64(b, from);
 	sl_bytes_put_le64(b + 8, r->commit);
 	sl_bytes_put_le64(b + 16, r->end);
 	off = HDR_LEN + 32;
 	for (id = from; st == ST_OK && id <= r->end; id = c.last_msg_log_id + 1) {
-		if (off + CREC_LEN >= r->maxd)
+		if (off + REC_HDR >= r->maxd)
 			break;
-		if (r->ops.read(r->ops.arg, id, &c, r->tx + off + CREC_LEN,
-				r->maxd - off - CREC_LEN) != 0 || c.log_id != id)
+		if (read_rec(r, id, &c, r->tx + off + REC_HDR, r->maxd - off - REC_HDR) != 0 ||
+		    c.log_id != id)
 			break;
-		sl_crec_encode(r->tx + off, &c);
-		off += CREC_LEN + c.msg_size;
+		rec_encode(r->tx + off, &c);
+		off += REC_HDR + c.msg_size;
 		nrec++;
 	}
 	sl_bytes_put_le32(b + 24, nrec);
@@ -1276,7 +1320,7 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 {
 	struct sl_crec c;
 	uint64_t prev, lend;
-	uint32_t nrec, i, off;
+	uint32_t nrec, i, off, rh = rec_hdr_len(d);
 	int st, more;
 
 	if (d->blen < 32) {
@@ -1302,16 +1346,16 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 	nrec = sl_bytes_get_le32(d->p + 24);
 	off = 32;
 	for (i = 0; i < nrec; i++) {
-		if (off + CREC_LEN > d->blen)
+		if (off + rh > d->blen)
 			break;
-		sl_crec_decode(d->p + off, &c);
-		if (c.msg_size > d->blen - off - CREC_LEN)
+		rec_decode(d, d->p + off, &c);
+		if (c.msg_size > d->blen - off - rh)
 			break;
-		st = apply_record(r, &c, d->p + off + CREC_LEN, prev);
+		st = apply_record(r, &c, d->p + off + rh, prev);
 		if (st != ST_OK && st != ST_DUP)
 			break;
 		prev = c.epoch;
-		off += CREC_LEN + c.msg_size;
+		off += rh + c.msg_size;
 	}
 	if (sl_bytes_get_le64(d->p + 8) > r->lcommit)
 		r->lcommit = sl_bytes_get_le64(d->p + 8);

@@ -45,6 +45,13 @@
  * SL_E_SESSION as after a session reset. A silent broker that answers METADATA and still
  * leads keeps the session.
  *
+ * Idempotent producer. HELLO carries a producer id (random at open, conf.producer_id) and
+ * the sequence numbers never restart for the client's life: a publish requeued by a
+ * leader switch keeps its seq, so a new leader that holds it (the old leader wrote it
+ * and replicated it, the OK was lost) answers with the original id instead of writing it
+ * again (docs/protocol.md section 8, rule 11). A broker that refuses such a HELLO
+ * (SL_E_MALFORMED: older than producer ids) gets the HELLO of before.
+ *
  * Nothing here allocates, logs or makes a syscall per message, apart from the
  * transport's own send/recv.
  */
@@ -53,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +118,8 @@ struct req {
 	uint16_t busy_code;	/* the last busy answer (sent again since); 0 = none */
 	uint8_t busy_wait;	/* answered busy: waits for the next ordered resend */
 	uint8_t leader_wait;	/* answered NOT_LEADER: waits for the leader switch */
+	uint8_t keep_seq;	/* requeued by a leader switch with a producer id: sent
+				 * again with its seq (the new leader knows it by it) */
 	sl_pub_cb_t cb;
 	void *arg;
 	struct waiter *w;
@@ -161,7 +171,8 @@ struct sl_client {
 	uint64_t session;
 	int session_ok;
 	uint32_t epoch;		/* +1 per session; high half of cookies */
-	uint64_t seq;		/* next sequence number */
+	uint64_t seq;		/* next sequence number (with a producer id: never restarts) */
+	uint64_t producer;	/* producer id sent in HELLO; 0: none (an old broker) */
 	uint64_t nonce;		/* HELLO cookie base */
 	int need_reset;
 	int resetting;
@@ -430,7 +441,10 @@ req_send_first(struct sl_client *c, uint32_t idx, uint64_t now)
 	c->n_queued--;
 	c->n_sent++;
 	r->state = REQ_SENT;
-	r->seq = c->seq++;
+	if (r->keep_seq)
+		r->keep_seq = 0;	/* the same (producer, seq): recognised if written */
+	else
+		r->seq = c->seq++;
 	hdr_patch(r->frame, r->len, c->session, r->seq, req_cookie(c, idx));
 	r->t_next = now + r->rto;
 	timer_arm(c, r->t_next);
@@ -1042,9 +1056,10 @@ static int
 hello(struct sl_client *c, uint64_t timeout_us)
 {
 	struct sl_wire_hello hb = { .client_info = CLIENT_INFO, .window = c->conf_window,
-				    .token_len = c->token_len, .token = (uint8_t *)c->token };
+				    .token_len = c->token_len, .token = (uint8_t *)c->token,
+				    .producer = c->producer };
 	struct sl_wire_hdr h = req_hdr();
-	uint8_t frame[SL_WIRE_HDR_LEN + 9 + SL_WIRE_TOKEN_MAX];
+	uint8_t frame[SL_WIRE_HDR_LEN + 9 + SL_WIRE_TOKEN_MAX + 8];
 	struct sl_wire_welcome wel;
 	uint64_t t0, now, next, rto;
 	struct sl_wire_err e;
@@ -1098,6 +1113,21 @@ hello(struct sl_client *c, uint64_t timeout_us)
 		if (rh.opcode == SL_OP_ERR &&
 		    sl_wire_decode_err(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, &e) == 0) {
 			c->st.errors++;
+			if (e.code == SL_E_MALFORMED && hb.producer != 0) {
+				/* a broker older than producer ids: HELLO as before (no
+				 * idempotency across sessions from now on) */
+				c->producer = 0;
+				hb.producer = 0;
+				h = req_hdr();
+				h.cookie = c->nonce ^ c->epoch;
+				n = sl_wire_encode_hello(frame, sizeof(frame), &h, &hb);
+				if (n < 0)
+					return n;
+				len = (uint32_t)n;
+				sent = 0;
+				next = now_us(c);
+				continue;
+			}
 			return -(int)e.code;
 		}
 	}
@@ -1190,7 +1220,8 @@ session_reset(struct sl_client *c)
 			break;
 		}
 		c->window = clamp_window(c, c->wel.window, c->n_slots);
-		c->seq = 1;
+		if (c->producer == 0)
+			c->seq = 1;	/* with a producer id the numbers never restart */
 		c->session_ok = 1;
 		send_queued(c);
 		rc = resubscribe_all(c);
@@ -1351,6 +1382,9 @@ requeue_for_switch(struct sl_client *c, uint64_t now)
 		r->state = REQ_QUEUED;
 		c->n_sent--;
 		c->n_queued++;
+		/* a publish the old leader may have written: the new leader recognises it by
+		 * (producer, seq) (docs/protocol.md section 8, rule 11) */
+		r->keep_seq = c->producer != 0 && is_pub(r->opcode);
 		r->leader_wait = 0;
 		r->busy_wait = 0;
 		r->busy_code = 0;
@@ -1408,7 +1442,10 @@ leader_switch(struct sl_client *c)
 			c->switching = 0;
 			return rc;
 		}
-		c->seq = 1;	/* a new session numbers from 1 */
+		if (c->producer == 0)
+			c->seq = 1;	/* a new session numbers from 1 */
+		/* with a producer id the numbers go on: a publish sent again keeps its seq
+		 * (requeue_for_switch) and the new ones follow it */
 	}
 	/* else the same session goes on (a NOT_LEADER from the broker that leads again):
 	 * its numbers go on too; starting again at 1 would meet the broker's idempotency
@@ -1695,6 +1732,14 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->busy_rto = c->retry_us;
 	c->nonce = (now_us(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)getpid() << 32) ^
 		   (uint64_t)(uintptr_t)c;
+	/* the idempotent producer: one id for the client's life, on every broker */
+	c->producer = conf->producer_id;
+	if (c->producer == SL_CLIENT_NO_PRODUCER)
+		c->producer = 0;
+	else if (c->producer == 0 &&
+		 (getrandom(&c->producer, sizeof(c->producer), 0) != sizeof(c->producer) ||
+		  c->producer == 0))
+		c->producer = c->nonce | 1;
 	c->rx_main = malloc(RX_BUF_LEN);
 	c->rx_alt = malloc(RX_BUF_LEN);
 	if (c->rx_main == NULL || c->rx_alt == NULL) {

@@ -36,6 +36,8 @@ enum sl_xport_kind {
 	SL_XPORT_DPDK = 1,
 };
 
+#define SL_CLIENT_NO_PRODUCER UINT64_MAX
+
 struct sl_client_conf {
 	enum sl_xport_kind xport;
 	const char *broker_ip;		/* "a.b.c.d", or a list "a.b.c.d[:port],...": the
@@ -52,6 +54,11 @@ struct sl_client_conf {
 	const char *token;		/* client token sent in HELLO (a node with
 					 * --token-file needs one): 1..SL_WIRE_TOKEN_MAX
 					 * bytes, NUL-terminated, copied at open; NULL: none */
+	uint64_t producer_id;		/* idempotent producer id sent in HELLO, kept across
+					 * sessions and brokers (docs/protocol.md section 8):
+					 * 0 = a random one (getrandom), SL_CLIENT_NO_PRODUCER
+					 * = none (the HELLO of before: a publish sent again to
+					 * a new leader may be written twice) */
 	/* SL_XPORT_DPDK only */
 	uint16_t dpdk_port;		/* started port, 1 rx and 1 tx queue used */
 	uint16_t dpdk_queue;		/* rx/tx queue index */

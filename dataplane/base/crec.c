@@ -32,6 +32,8 @@ sl_crec_decode(const uint8_t *p, struct sl_crec *c)
 	c->timestamp_ns = sl_bytes_get_le64(p + 40);
 	c->msg_size = sl_bytes_get_le32(p + 48);
 	c->msg_num = sl_bytes_get_le32(p + 52);
+	c->producer = 0;
+	c->pseq = 0;
 }
 
 int

@@ -23,7 +23,8 @@
  *
  * On disk the record is 64 bytes: these 56, then u32 magic "CLOG" (0x474F4C43) and a u32
  * CRC32C of bytes 0..59 (storage/disklog.c, docs/storage.md). In a replication datagram
- * the 56 bytes are followed by msg_size bytes of message records (repl.c).
+ * the 56 bytes are followed by the record's producer tag (u64 producer id, u64 seq; with
+ * the datagram flag F_PTAG) and msg_size bytes of message records (repl.c).
  */
 #ifndef SL_CREC_H
 #define SL_CREC_H
@@ -41,6 +42,11 @@ struct sl_crec {
 	uint64_t timestamp_ns;
 	uint32_t msg_size;
 	uint32_t msg_num;
+	/* Not in the 56 bytes: the record's producer tag (ptab.h), 0 0 = none. Replication
+	 * carries it after the crec (repl.c, flag F_PTAG); the disk log does not keep it.
+	 * sl_crec_decode sets both to 0. */
+	uint64_t producer;
+	uint64_t pseq;
 };
 
 /** Write c's SL_CREC_LEN bytes at p (any alignment). Any thread. */

@@ -57,7 +57,7 @@ decode_body(uint8_t opcode, const uint8_t *body, size_t len, union body_out *o)
 	memset(o, 0, sizeof(*o));
 	switch (opcode) {
 	case SL_OP_HELLO:
-		return sl_wire_decode_hello(body, len, &o->hello);
+		return sl_wire_decode_hello(body, len, 0, &o->hello);
 	case SL_OP_WELCOME:
 		return sl_wire_decode_welcome(body, len, &o->welcome);
 	case SL_OP_PUB:

@@ -7,10 +7,10 @@
 # follower first (-a node2,node1,node3): its first publish is refused NOT_LEADER, it asks
 # with METADATA and moves to node 1. Half way, leadership moves to node 2 with `sluicectl
 # partition set` on every node (the old leader first) while the publisher is sending; it
-# follows again. Every acknowledged line must be in node 2's log in publishing order;
-# lines written twice across a switch (an OK the old leader sent that was lost, or a
-# publish it committed whose answer did not reach us) are counted and printed, not failed:
-# the idempotency state is not replicated yet (docs/cluster.md, known gaps).
+# follows again. Every acknowledged line must be in node 2's log in publishing order, and
+# none twice: a publish the old leader committed whose answer did not reach sluice-pub is
+# sent again to node 2 with the same producer id and seq, and node 2 answers it from the
+# producer table that replication filled (docs/protocol.md section 8, rule 11).
 . "$(dirname "$0")/lib.sh"
 
 NS=sl-lead-$$
@@ -79,6 +79,7 @@ order = [first[l] for l in sent if l in first]
 bad = sum(1 for a, b in zip(order, order[1:]) if b < a)
 assert bad == 0, "%d lines out of order" % bad
 print("[leader_follow] %d lines in node 2's log, %d acknowledged, %d written twice across a "
-      "switch (idempotency is not replicated yet)" % (len(got), len(acked), dups))
+      "switch" % (len(got), len(acked), dups))
+assert dups == 0, "%d lines written twice across the leader switch" % dups
 PY
 log "PASS"

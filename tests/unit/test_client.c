@@ -102,6 +102,7 @@ struct fake {
 	uint32_t cls_session;	/* CLS of the whole session */
 	uint32_t cls_sub;	/* CLS of one subscription */
 	uint64_t first_seq_in_session;
+	int producer;		/* the last HELLO carried a producer id */
 	uint64_t max_seq;
 	uint32_t seq_gaps;	/* a new sequence that is not max + 1 */
 	uint32_t dup_no_flag;	/* a repeated sequence without the RETRY flag */
@@ -210,7 +211,10 @@ do_hello(struct fake *f, const struct sl_wire_hdr *req)
 	h.session = 0;
 	memset(f->seq_state, 0, sizeof(f->seq_state));
 	f->outstanding = 0;
-	f->max_seq = 0;
+	/* an idempotent producer's numbers go on from session to session */
+	f->producer = !!(req->flags & SL_WIRE_F_PRODUCER);
+	if (!f->producer)
+		f->max_seq = 0;
 	f->first_seq_in_session = 0;
 	push(f, buf, sl_wire_encode_welcome(buf, sizeof(buf), &h, &w));
 }
@@ -271,6 +275,9 @@ fake_send(void *x, const void *p, uint32_t len)
 		return 0;
 	}
 	if (f->session == 0 || h.session != f->session) {
+		/* its number was used (the next session of a producer goes on after it) */
+		if (h.seq > f->max_seq)
+			f->max_seq = h.seq;
 		answer_err(f, &h, SL_E_SESSION);
 		return 0;
 	}
@@ -578,6 +585,7 @@ test_pub(struct sl_client *c)
 	CHECK(rc == 0 && res.err == 0 && res.partition == 3 && res.count == 1 && res.id == 1,
 	      "blocking PUB answered (rc %d, id %" PRIu64 ")", rc, res.id);
 	CHECK(fk.first_seq_in_session == 1 && fk.max_seq == 1, "first request has seq 1");
+	CHECK(fk.producer, "HELLO carried a producer id (flag 0x0004)");
 
 	memset(big, 'a', sizeof(big));
 	before = fk.frames_in;
@@ -878,7 +886,9 @@ test_session_reset(struct sl_client *c, int64_t sub)
 	CHECK(fk.subs == subs0 + 1 && strcmp(fk.sub_topic, "topic") == 0 &&
 	      strcmp(fk.sub_channel, "chan") == 0 && fk.sub_rdy == 50,
 	      "re-SUB of the subscription with its current credit");
-	CHECK(fk.first_seq_in_session == 1, "sequence restarted at 1 in the new session");
+	CHECK(fk.producer && fk.first_seq_in_session > 1,
+	      "with a producer id the sequence goes on in the new session (from %" PRIu64 ")",
+	      fk.first_seq_in_session);
 
 	/* the broker's new sub id 88 maps to the same local id */
 	memset(&msgcb, 0, sizeof(msgcb));

@@ -131,7 +131,7 @@ mk_session(uint32_t ip, uint32_t *slot)
 {
 	const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
 	struct sl_session *s = sl_session_create(sessions, __builtin_bswap32(ip), 9999, mac, 0,
-						 32, 0, 0, 0, rte_get_tsc_cycles());
+						 32, 0, 0, 0, 0, rte_get_tsc_cycles());
 
 	if (s == NULL) {
 		printf("cannot create a session\n");
@@ -236,6 +236,52 @@ test_publish(void)
 	sl_partition_close(p);
 }
 
+/* A publish of a session with a producer id (ptab.h): written once, whatever session or
+ * node it is retried from; the table follows the log's rollbacks. */
+static void
+test_producer(void)
+{
+	struct sl_partition *p = open_part(1 << 20);
+	struct sl_partition_res res;
+	struct sl_part_info info;
+	struct sl_wire_pub pub;
+	int rc;
+
+	make_pub(&pub, 0, 1, 1);
+	pub.producer = 0xfeed;
+	pub.pseq = 5;
+	memset(&res, 0, sizeof(res));
+	rc = sl_partition_publish(p, &pub, 0, 1000, 0, 1, &res);
+	CHECK(rc == 0 && res.id == 1, "(producer, seq 5) written: id %" PRIu64, res.id);
+	make_pub(&pub, 1, 3, 2);
+	pub.producer = 0xfeed;
+	pub.pseq = 6;
+	rc = sl_partition_publish(p, &pub, 1, 1000, 0, 2, &res);
+	CHECK(rc == 0 && res.id == 2 && res.count == 3, "(producer, seq 6) MPUB of 3: ids 2..4");
+	memset(&res, 0, sizeof(res));
+	rc = sl_partition_publish(p, &pub, 1, 1000, 0, 3, &res);
+	sl_partition_info(p, &info);
+	CHECK(rc == 0 && res.id == 2 && res.count == 3 && res.aux == 4 && res.offset != 0 &&
+		      info.end_id == 4,
+	      "seq 6 again (another session): the original answer, nothing written (end %" PRIu64
+	      ")", info.end_id);
+	make_pub(&pub, 0, 1, 1);
+	pub.producer = 0xbeef;
+	pub.pseq = 5;
+	rc = sl_partition_publish(p, &pub, 0, 1000, 0, 4, &res);
+	CHECK(rc == 0 && res.id == 5, "another producer's seq 5 is its own: written, id 5");
+	pub.producer = 0;
+	rc = sl_partition_publish(p, &pub, 0, 1000, 0, 5, &res);
+	CHECK(rc == 0 && res.id == 6, "without a producer id: written each time (id 6)");
+	rc = sl_partition_publish(p, &pub, 0, 1000, 0, 6, &res);
+	CHECK(rc == 0 && res.id == 7, "and again (id 7)");
+	sl_partition_info(p, &info);
+	CHECK(info.producers == 2 && info.producer_dups == 1,
+	      "info: %u producers, %" PRIu64 " retry answered from the table", info.producers,
+	      info.producer_dups);
+	sl_partition_close(p);
+}
+
 static void
 test_full(void)
 {
@@ -265,7 +311,7 @@ test_channels(void)
 	struct sl_wire_chan_op op;
 	const uint8_t mac[6] = {2, 0, 0, 0, 0, 1};
 	struct sl_session *s = sl_session_create(sessions, 0x0100007f, 9999, mac, 0, 32, 0, 0,
-						 0, rte_get_tsc_cycles());
+						 0, 0, rte_get_tsc_cycles());
 	uint64_t id, be;
 	uint32_t i;
 	int rc;
@@ -650,6 +696,7 @@ main(int argc, char **argv)
 	cpart.topic = &topic;
 	cpart.meta = &meta;
 	test_publish();
+	test_producer();
 	test_full();
 	test_channels();
 	test_set_offset_extremes();

@@ -488,6 +488,45 @@ count_out(int type, uint32_t to)
 	return n;
 }
 
+/* A record's producer tag (F_PTAG) goes from the leader's log to the replica's append. */
+static void
+test_producer_tag(void)
+{
+	uint32_t isr[] = { 0, 1, 2 }, i, len = 0;
+	static uint8_t dg[SL_REPL_MAX_DGRAM];
+	struct sl_repl_view v;
+	struct sl_repl *r = leader3();
+	uint8_t msgs[64];
+	struct sl_crec c;
+
+	mkrec(&c, msgs, 1, 1, sl_repl_epoch(r));
+	c.producer = 0xfeed;
+	c.pseq = 42;
+	CHECK(o_append(NULL, &c, msgs) == 0 && sl_repl_write(r, &c, msgs, 0) == 0);
+	f.nout = 0;
+	sl_repl_flush(r, 0);
+	for (i = 0; i < f.nout && len == 0; i++) {
+		if (f.out[i][4] == 1 && f.out_to[i] == 1) {
+			len = f.out_len[i];
+			memcpy(dg, f.out[i], len);
+		}
+	}
+	/* header, commit and prev epoch, crec, tag, the message */
+	CHECK(len == HDR + 16 + CREC + 16 + MSGREC && (dg[6] & 8));
+	CHECK(sl_bytes_get_le64(dg + HDR + 16 + CREC) == 0xfeed &&
+	      sl_bytes_get_le64(dg + HDR + 16 + CREC + 8) == 42);
+	sl_repl_close(r);
+	r = open_node(1);
+	view(&v, 1, 0, 2, 77, 3, isr, 3);
+	sl_repl_set_view(r, &v, 0);
+	sl_repl_input(r, 0, dg, len, 0);
+	CHECK(f.n == 1 && f.log[0].c.producer == 0xfeed && f.log[0].c.pseq == 42);
+	/* a WRITE without F_PTAG (a sender that predates tags): no tag */
+	CHECK(feed(r, 2, 77, E2, 2, 1, E2, 0, NULL) == 0 && f.n == 2 &&
+	      f.log[1].c.producer == 0 && f.log[1].c.pseq == 0);
+	sl_repl_close(r);
+}
+
 /* Records written between flushes travel packed, never past the transport's datagram. */
 static void
 test_leader_packing(void)
@@ -1047,6 +1086,7 @@ main(void)
 	test_replica_dup_gap_mpub();
 	test_leader_window_retransmit();
 	test_leader_packing();
+	test_producer_tag();
 	test_leader_rollback();
 	test_isr_lag_by_time();
 	test_chan_sync();

@@ -40,7 +40,7 @@ open_table(uint32_t n)
 static struct sl_session *
 create(struct sl_session_table *t, uint32_t ip, uint64_t now)
 {
-	return sl_session_create(t, ip, 4000, mac, 1, 16, 77, 0, 0, now);
+	return sl_session_create(t, ip, 4000, mac, 1, 16, 77, 0, 0, 0, now);
 }
 
 static void

@@ -72,7 +72,7 @@ decode_body(uint8_t opcode, const uint8_t *body, size_t len, union body_out *o)
 {
 	switch (opcode) {
 	case SL_OP_HELLO:
-		return sl_wire_decode_hello(body, len, &o->hello);
+		return sl_wire_decode_hello(body, len, 0, &o->hello);
 	case SL_OP_WELCOME:
 		return sl_wire_decode_welcome(body, len, &o->welcome);
 	case SL_OP_PUB:
@@ -995,38 +995,71 @@ test_hello_token(void)
 	      "HELLO with a 32-byte token: body 41 bytes");
 	CHECK(sl_wire_decode_hdr(buf, (size_t)n, &d) == 0 && d.body_len == 41, "its header");
 	b = guard_copy(buf + SL_WIRE_HDR_LEN, 41);
-	CHECK(sl_wire_decode_hello(b, 41, &o) == 0 && o.client_info == 3 && o.window == 16 &&
+	CHECK(sl_wire_decode_hello(b, 41, 0, &o) == 0 && o.client_info == 3 && o.window == 16 &&
 	      o.token_len == 32 && memcmp(o.token, tok, 32) == 0, "HELLO token round trip");
 	/* every other body length of that frame is malformed */
 	for (len = 0; len < 41 + 8; len++) {
 		if (len == 8 || len == 41)
 			continue;
 		b = guard_copy(buf + SL_WIRE_HDR_LEN, len);
-		bad += sl_wire_decode_hello(b, len, &o) != -SL_E_MALFORMED;
+		bad += sl_wire_decode_hello(b, len, 0, &o) != -SL_E_MALFORMED;
 	}
 	CHECK(bad == 0, "HELLO bodies of 0..48 bytes but 8 and 41 are malformed (%d not)", bad);
 	b = guard_copy(buf + SL_WIRE_HDR_LEN, 8);
-	CHECK(sl_wire_decode_hello(b, 8, &o) == 0 && o.token_len == 0 && o.token == NULL,
+	CHECK(sl_wire_decode_hello(b, 8, 0, &o) == 0 && o.token_len == 0 && o.token == NULL,
 	      "the first 8 bytes alone: a HELLO without a token");
 	buf[SL_WIRE_HDR_LEN + 8] = 0;
 	b = guard_copy(buf + SL_WIRE_HDR_LEN, 9);
-	CHECK(sl_wire_decode_hello(b, 9, &o) == -SL_E_MALFORMED, "token length 0 is malformed");
+	CHECK(sl_wire_decode_hello(b, 9, 0, &o) == -SL_E_MALFORMED, "token length 0 is malformed");
 	x.token_len = SL_WIRE_TOKEN_MAX;
 	memset(big, 'k', sizeof(big));
 	x.token = big;
 	n = sl_wire_encode_hello(buf, sizeof(buf), &h, &x);
 	b = guard_copy(buf + SL_WIRE_HDR_LEN, (size_t)n - SL_WIRE_HDR_LEN);
-	CHECK(n > 0 && sl_wire_decode_hello(b, (size_t)n - SL_WIRE_HDR_LEN, &o) == 0 &&
+	CHECK(n > 0 && sl_wire_decode_hello(b, (size_t)n - SL_WIRE_HDR_LEN, 0, &o) == 0 &&
 	      o.token_len == SL_WIRE_TOKEN_MAX, "a %d-byte token (the most)", SL_WIRE_TOKEN_MAX);
 	buf[SL_WIRE_HDR_LEN + 8] = SL_WIRE_TOKEN_MAX + 1;
 	memcpy(buf + SL_WIRE_HDR_LEN + 9 + SL_WIRE_TOKEN_MAX, "k", 1);
 	b = guard_copy(buf + SL_WIRE_HDR_LEN, 9 + SL_WIRE_TOKEN_MAX + 1);
-	CHECK(sl_wire_decode_hello(b, 9 + SL_WIRE_TOKEN_MAX + 1, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_hello(b, 9 + SL_WIRE_TOKEN_MAX + 1, 0, &o) == -SL_E_MALFORMED,
 	      "a token longer than %d bytes is malformed", SL_WIRE_TOKEN_MAX);
 	x.token_len = 0;
 	x.token = NULL;
 	CHECK(sl_wire_encode_hello(buf, sizeof(buf), &h, &x) == SL_WIRE_HDR_LEN + 8,
 	      "without a token the encoder writes the 8-byte body of before");
+	/* the producer id (header flag SL_WIRE_F_PRODUCER): 8 more bytes at the end */
+	x.producer = 0x0102030405060708ull;
+	n = sl_wire_encode_hello(buf, sizeof(buf), &h, &x);
+	CHECK(n == SL_WIRE_HDR_LEN + 16 && sl_wire_decode_hdr(buf, (size_t)n, &d) == 0 &&
+		      (d.flags & SL_WIRE_F_PRODUCER) && buf[SL_WIRE_HDR_LEN + 8] == 1 &&
+		      buf[SL_WIRE_HDR_LEN + 15] == 8,
+	      "HELLO with a producer id: flag 0x0004, body 16, the id big-endian at 8");
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 16);
+	CHECK(sl_wire_decode_hello(b, 16, SL_WIRE_F_PRODUCER, &o) == 0 &&
+		      o.producer == x.producer && o.token_len == 0 && o.window == 16,
+	      "producer id round trip");
+	CHECK(sl_wire_decode_hello(b, 16, 0, &o) == -SL_E_MALFORMED,
+	      "the same body without the flag is malformed (an old broker refuses it)");
+	CHECK(sl_wire_decode_hello(b, 8, SL_WIRE_F_PRODUCER, &o) == -SL_E_MALFORMED,
+	      "the flag without the id is malformed");
+	x.token_len = 32;
+	x.token = (const uint8_t *)tok;
+	n = sl_wire_encode_hello(buf, sizeof(buf), &h, &x);
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 49);
+	CHECK(n == SL_WIRE_HDR_LEN + 49 &&
+		      sl_wire_decode_hello(b, 49, SL_WIRE_F_PRODUCER, &o) == 0 &&
+		      o.token_len == 32 && memcmp(o.token, tok, 32) == 0 &&
+		      o.producer == x.producer, "token and producer id: body 9 + 32 + 8");
+	memset(buf + SL_WIRE_HDR_LEN + 41, 0, 8);
+	b = guard_copy(buf + SL_WIRE_HDR_LEN, 49);
+	CHECK(sl_wire_decode_hello(b, 49, SL_WIRE_F_PRODUCER, &o) == -SL_E_MALFORMED,
+	      "producer id 0 is malformed");
+	x.producer = 0;
+	x.token_len = 0;
+	x.token = NULL;
+	h.flags = SL_WIRE_F_PRODUCER;
+	CHECK(sl_wire_encode_hello(buf, sizeof(buf), &h, &x) == SL_WIRE_HDR_LEN + 8 &&
+		      !(h.flags & SL_WIRE_F_PRODUCER), "no producer: no flag, 8 bytes");
 }
 
 /* METADATA (0x0C): the bytes of docs/protocol.md, exact length, name rules. */

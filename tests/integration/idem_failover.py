@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The sluice authors
+#
+# The raw-protocol side of idem_failover.sh (docs/protocol.md section 8.11, idempotent
+# producer): HELLO with a producer id (header flag 0x0004, the id after the body), then
+#   before ADDR OUT: PUB seq 1, MPUB seq 2 (2 messages) to the leader; the same (producer,
+#       seq) again in a new session on the same node: the same answers, nothing written;
+#       the answers go to OUT (JSON);
+#   after ADDR IN: at the new leader, in a new session with the same producer id, PUB
+#       seq 1 and MPUB seq 2 again (what a client whose OKs were lost sends): answered with
+#       the original ids, nothing written; then PUB seq 3 (new), its retry in yet another
+#       session; a session without a producer id (an old client) still publishes.
+import json, select, socket, struct, sys, time
+
+PORT = 5150
+OP = dict(HELLO=1, PUB=2, MPUB=3, OK=0x80, ERR=0x81, WELCOME=0x83)
+F_PRODUCER = 0x0004
+BUSY = (1008, 1012, 1013, 1027)	# FULL, WRITE_DISABLED, QUORUM, OUT_OF_ORDER
+PRODUCER = 0x5EED1DE3A0000001
+TOPIC = b"r"
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok  ", what, flush=True)
+    else:
+        failed += 1
+        print("FAIL:", what, flush=True)
+
+
+def hdr(op, body, sess=0, seq=1, flags=0, cookie=0xC00C1E):
+    return struct.pack(">HBBHHQQQ", 0x534C, 1, op, flags, len(body), sess, seq, cookie) + body
+
+
+def pub_body(msg):
+    return struct.pack(">HBB", 0, len(TOPIC), 0) + TOPIC + struct.pack(">I", len(msg)) + msg
+
+
+def mpub_body(msgs):
+    b = struct.pack(">HBB", 0, len(TOPIC), 0) + TOPIC + struct.pack(">H", len(msgs))
+    for m in msgs:
+        b += struct.pack(">I", len(m)) + m
+    return b
+
+
+def ok_fields(d):
+    """(count, id, offset, aux) of an OK"""
+    return struct.unpack(">IQQQ", d[36:64])
+
+
+def err_code(d):
+    return struct.unpack(">H", d[32:34])[0] if d is not None and d[3] == OP["ERR"] else None
+
+
+class Session:
+    def __init__(self, addr, producer):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.dst = (addr, PORT)
+        body = struct.pack(">II", 0, 0)
+        flags = 0
+        if producer:
+            body += struct.pack(">Q", producer)
+            flags = F_PRODUCER
+        d = self.xchg(hdr(OP["HELLO"], body, flags=flags, cookie=0xABC), 1, 10)
+        if d is None or d[3] != OP["WELCOME"]:
+            raise SystemExit("FAIL: HELLO with producer id %x: %s" %
+                             (producer, "no answer" if d is None else
+                              "ERR %s" % err_code(d)))
+        self.sess = struct.unpack(">Q", d[32:40])[0]
+
+    def xchg(self, frame, seq, total=30.0):
+        end = time.time() + total
+        while time.time() < end:
+            self.s.sendto(frame, self.dst)
+            t = time.time() + 0.3
+            while time.time() < t:
+                r, _, _ = select.select([self.s], [], [], t - time.time())
+                if not r:
+                    break
+                d = self.s.recv(65535)
+                if len(d) >= 32 and struct.unpack(">Q", d[16:24])[0] == seq:
+                    return d
+        return None
+
+    def publish(self, op, body, seq, total=30.0):
+        """the final answer: busy answers are retried with the same seq"""
+        end = time.time() + total
+        while True:
+            d = self.xchg(hdr(op, body, self.sess, seq), seq, max(end - time.time(), 1))
+            if err_code(d) in BUSY and time.time() < end:
+                time.sleep(0.05)
+                continue
+            return d
+
+
+def answer(d):
+    if d is None:
+        return "no answer"
+    if d[3] == OP["ERR"]:
+        n = struct.unpack(">H", d[38:40])[0]
+        return "ERR %d %s" % (err_code(d), d[40:40 + n].decode(errors="replace"))
+    return "OK count %d id %d offset %d aux %d" % ok_fields(d)
+
+
+def before(addr, out):
+    s = Session(addr, PRODUCER)
+    d1 = s.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    check(d1 is not None and d1[3] == OP["OK"], "PUB seq 1 at the leader: %s" % answer(d1))
+    d2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
+    check(d2 is not None and d2[3] == OP["OK"] and ok_fields(d2)[0] == 2,
+          "MPUB seq 2 (2 messages): %s" % answer(d2))
+    if failed:
+        sys.exit(1)
+    # the same producer in a new session on the same node: recognised
+    t = Session(addr, PRODUCER)
+    r1 = t.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    check(r1 is not None and r1[3] == OP["OK"] and ok_fields(r1)[1] == ok_fields(d1)[1],
+          "seq 1 again in a new session, same node: the original id (%s)" % answer(r1))
+    json.dump({"id1": ok_fields(d1)[1], "off1": ok_fields(d1)[2], "id2": ok_fields(d2)[1],
+               "off2": ok_fields(d2)[2]}, open(out, "w"))
+
+
+def after(addr, inp):
+    o = json.load(open(inp))
+    s = Session(addr, PRODUCER)
+    r1 = s.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    check(r1 is not None and r1[3] == OP["OK"] and ok_fields(r1)[:3] == (1, o["id1"], o["off1"]),
+          "new leader, new session: PUB seq 1 retried gets the original answer, id %d "
+          "offset %d (%s)" % (o["id1"], o["off1"], answer(r1)))
+    r2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
+    check(r2 is not None and r2[3] == OP["OK"] and ok_fields(r2)[:3] == (2, o["id2"], o["off2"]),
+          "MPUB seq 2 retried: the original first id %d, count 2 (%s)" % (o["id2"], answer(r2)))
+    r3 = s.publish(OP["PUB"], pub_body(b"once-3"), 3)
+    check(r3 is not None and r3[3] == OP["OK"] and ok_fields(r3)[1] == o["id2"] + 2,
+          "PUB seq 3 (new) is written after them, id %d (%s)" % (o["id2"] + 2, answer(r3)))
+    t = Session(addr, PRODUCER)
+    r4 = t.publish(OP["PUB"], pub_body(b"once-3"), 3)
+    check(r4 is not None and r4[3] == OP["OK"] and r3 is not None and
+          ok_fields(r4)[1] == ok_fields(r3)[1], "seq 3 retried in another session: same id "
+          "(%s)" % answer(r4))
+    u = Session(addr, 0)
+    r5 = u.publish(OP["PUB"], pub_body(b"plain"), 1)
+    check(r5 is not None and r5[3] == OP["OK"] and ok_fields(r5)[1] == o["id2"] + 3,
+          "a session without a producer id (an old client) publishes as before (%s)" %
+          answer(r5))
+
+
+if __name__ == "__main__":
+    {"before": before, "after": after}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
