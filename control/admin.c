@@ -1250,22 +1250,22 @@ busy_tick(const struct sl_broker *b)
 #define FAM(name, type, help) sl_metrics_family(out, name, SL_METRICS_##type, help)
 
 /* One family per partition field of the snapshot: name, type, help, expression of sp. */
-#define PART_FAMILY(fam, type, help, expr)                                               \
+#define PART_FAMILY(fam, type, help, expr)                                                \
 	do {                                                                              \
-		FAM(fam, type, help);                                                    \
+		FAM(fam, type, help);                                                     \
 		for (i = 0; i < adm.nsnap; i++) {                                         \
 			const struct snap_part *sp = &adm.snap[i];                        \
 			char pn[8];                                                       \
 			const char *l[] = {"topic", sp->topic, "partition", pn, NULL};    \
                                                                                           \
 			snprintf(pn, sizeof(pn), "%u", sp->part);                         \
-			sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));          \
+			sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));           \
 		}                                                                         \
 	} while (0)
 
-#define CHAN_FAMILY(fam, type, help, expr)                                               \
+#define CHAN_FAMILY(fam, type, help, expr)                                                \
 	do {                                                                              \
-		FAM(fam, type, help);                                                    \
+		FAM(fam, type, help);                                                     \
 		for (i = 0; i < adm.nsnap; i++) {                                         \
 			const struct snap_part *sp = &adm.snap[i];                        \
 			char pn[8];                                                       \
@@ -1276,21 +1276,21 @@ busy_tick(const struct sl_broker *b)
 				const char *l[] = {"topic", sp->topic, "partition", pn,   \
 						   "channel", ci->name, NULL};            \
                                                                                           \
-				sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));  \
+				sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));   \
 			}                                                                 \
 		}                                                                         \
 	} while (0)
 
-#define WORKER_FAMILY(fam, type, help, expr)                                             \
+#define WORKER_FAMILY(fam, type, help, expr)                                              \
 	do {                                                                              \
-		FAM(fam, type, help);                                                    \
+		FAM(fam, type, help);                                                     \
 		for (w = 0; w < c_->nworkers; w++) {                                      \
 			const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);   \
 			char wn[8];                                                       \
 			const char *l[] = {"worker", wn, NULL};                           \
                                                                                           \
 			snprintf(wn, sizeof(wn), "%u", w);                                \
-			sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));          \
+			sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));           \
 		}                                                                         \
 	} while (0)
 
