@@ -2,6 +2,7 @@
  * Copyright (c) 2026 The sluice authors
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +20,15 @@
 #include "name.h"
 #include "wire.h"
 
-#define SNAP_MAX 4096		/* partitions in the telemetry snapshot */
+#define SNAP_MAX 4096
+#define SL_ADMIN_VERSION "0.1.0"		/* partitions in the telemetry snapshot */
 
 struct snap_part {
 	char topic[SL_COORD_NAME_MAX + 1];
 	uint16_t part;
+	uint32_t leader;	/* the partition view at the snapshot (part meta) */
+	uint8_t nreplicas;
+	uint8_t nisr;
 	struct sl_part_info info;
 };
 
@@ -43,6 +48,10 @@ static struct admin {
 	struct snap_part *snap;
 	struct snap_part *building;
 	uint32_t nbuilding;
+	/* worker busy ratio over the last snapshot interval (sl_admin_tick) */
+	uint64_t prev_busy[SL_BROKER_MAX_WORKERS];
+	uint64_t prev_total[SL_BROKER_MAX_WORKERS];
+	double busy_ratio[SL_BROKER_MAX_WORKERS];
 } adm = {.snap_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const op_names[SL_WIRE_OP_MAX] = {
@@ -135,7 +144,7 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	uint16_t w;
 
 	sl_coord_limits(co, &maxt, &budget);
-	sl_json_str(out, "version", "0.1.0");
+	sl_json_str(out, "version", SL_ADMIN_VERSION);
 	sl_json_u64(out, "node_id", c->node_id);
 	sl_json_u64(out, "uptime_s", (rte_get_tsc_cycles() - adm.start_tsc) / rte_get_tsc_hz());
 	sl_json_str(out, "idle", c->idle == SL_IDLE_BUSY ? "busy" : "adaptive");
@@ -1208,12 +1217,319 @@ snap_cb(void *arg, struct sl_topic *t)
 	for (p = 0; p < t->nparts && adm.nbuilding < SNAP_MAX; p++) {
 		struct snap_part *sp = &adm.building[adm.nbuilding];
 
+		const struct sl_part_meta *m = rcu_dereference(t->parts[p].meta);
+
 		memcpy(sp->topic, t->name, t->name_len);
 		sp->topic[t->name_len] = '\0';
 		sp->part = p;
+		sp->leader = m != NULL ? m->leader : 0;
+		sp->nreplicas = m != NULL ? m->nreplicas : 0;
+		sp->nisr = m != NULL ? m->nisr : 0;
 		if (sl_broker_part_info(sw->b, sp->topic, p, &sp->info) == 0)
 			adm.nbuilding++;
 	}
+	return 0;
+}
+
+/* Each worker's busy share of the cycles since the last tick (snap_lock held). */
+static void
+busy_tick(const struct sl_broker *b)
+{
+	uint16_t w, n = sl_broker_get_conf(b)->nworkers;
+
+	for (w = 0; w < n && w < SL_BROKER_MAX_WORKERS; w++) {
+		const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);
+		uint64_t busy = s->busy_cycles, total = s->total_cycles;
+
+		if (total > adm.prev_total[w])
+			adm.busy_ratio[w] = (double)(busy - adm.prev_busy[w]) /
+					    (double)(total - adm.prev_total[w]);
+		adm.prev_busy[w] = busy;
+		adm.prev_total[w] = total;
+	}
+}
+
+/* ---- Prometheus (control/metrics.h): the same snapshot and counters as telemetry ---- */
+
+#define FAM(name, type, help) sl_metrics_family(out, name, SL_METRICS_##type, help)
+
+/* One family per partition field of the snapshot: name, type, help, expression of sp. */
+#define PART_FAMILY(fam, type, help, expr)                                                \
+	do {                                                                              \
+		FAM(fam, type, help);                                                     \
+		for (i = 0; i < adm.nsnap; i++) {                                         \
+			const struct snap_part *sp = &adm.snap[i];                        \
+			char pn[8];                                                       \
+			const char *l[] = {"topic", sp->topic, "partition", pn, NULL};    \
+                                                                                          \
+			snprintf(pn, sizeof(pn), "%u", sp->part);                         \
+			sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));           \
+		}                                                                         \
+	} while (0)
+
+#define CHAN_FAMILY(fam, type, help, expr)                                                \
+	do {                                                                              \
+		FAM(fam, type, help);                                                     \
+		for (i = 0; i < adm.nsnap; i++) {                                         \
+			const struct snap_part *sp = &adm.snap[i];                        \
+			char pn[8];                                                       \
+                                                                                          \
+			snprintf(pn, sizeof(pn), "%u", sp->part);                         \
+			for (c = 0; c < sp->info.nchans; c++) {                           \
+				const struct sl_chan_info *ci = &sp->info.chans[c];       \
+				const char *l[] = {"topic", sp->topic, "partition", pn,   \
+						   "channel", ci->name, NULL};            \
+                                                                                          \
+				sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));   \
+			}                                                                 \
+		}                                                                         \
+	} while (0)
+
+#define WORKER_FAMILY(fam, type, help, expr)                                              \
+	do {                                                                              \
+		FAM(fam, type, help);                                                     \
+		for (w = 0; w < c_->nworkers; w++) {                                      \
+			const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);   \
+			char wn[8];                                                       \
+			const char *l[] = {"worker", wn, NULL};                           \
+                                                                                          \
+			snprintf(wn, sizeof(wn), "%u", w);                                \
+			sl_metrics_sample_u64(out, fam, NULL, l, NULL, (expr));           \
+		}                                                                         \
+	} while (0)
+
+/* Drop causes outside the network classifier's (sl_net_kind): label and counter. */
+static const struct {
+	const char *cause;
+	size_t off;
+} worker_drops[] = {
+	{"tx_ring_full", offsetof(struct sl_worker_stats, tx_drops)},
+	{"multi_segment", offsetof(struct sl_worker_stats, drop_multiseg)},
+	{"not_sluice", offsetof(struct sl_worker_stats, drop_bad_magic)},
+	{"answer_opcode", offsetof(struct sl_worker_stats, drop_answer_op)},
+	{"forward_ring_full", offsetof(struct sl_worker_stats, drop_fwd_full)},
+	{"no_mbuf", offsetof(struct sl_worker_stats, drop_no_mbuf)},
+	{"repl_malformed_or_unknown", offsetof(struct sl_worker_stats, repl_drops)},
+	{"repl_no_arp", offsetof(struct sl_worker_stats, repl_no_arp)},
+	{"repl_rejected_malformed", offsetof(struct sl_worker_stats, repl_rej_malformed)},
+	{"repl_rejected_not_member", offsetof(struct sl_worker_stats, repl_rej_not_member)},
+	{"repl_rejected_bad_mac", offsetof(struct sl_worker_stats, repl_rej_bad_mac)},
+	{"repl_rejected_replay", offsetof(struct sl_worker_stats, repl_rej_replay)},
+};
+
+static void
+metrics_workers(struct sl_metrics_buf *out, const struct sl_broker *b)
+{
+	const struct sl_broker_conf *c_ = sl_broker_get_conf(b);
+	double hz = (double)rte_get_tsc_hz();
+	uint16_t w;
+	size_t k;
+	int e;
+
+	WORKER_FAMILY("sluice_worker_rx_packets_total", COUNTER,
+		      "Packets a worker received from its port queues.", s->rx_pkts);
+	WORKER_FAMILY("sluice_worker_tx_packets_total", COUNTER,
+		      "Packets a worker sent.", s->tx_pkts);
+	WORKER_FAMILY("sluice_worker_messages_in_total", COUNTER,
+		      "Messages a worker appended to its partitions.", s->msgs_in);
+	WORKER_FAMILY("sluice_worker_deliveries_total", COUNTER,
+		      "Messages a worker delivered to subscribers.", s->deliveries);
+	FAM("sluice_worker_busy_ratio", GAUGE,
+	    "Share of a worker's cycles spent on loop iterations that did work, over the last "
+	    "second (0..1).");
+	for (w = 0; w < c_->nworkers; w++) {
+		char wn[8];
+		const char *l[] = {"worker", wn, NULL};
+
+		snprintf(wn, sizeof(wn), "%u", w);
+		sl_metrics_sample(out, "sluice_worker_busy_ratio", NULL, l, NULL,
+				  adm.busy_ratio[w]);
+	}
+	FAM("sluice_worker_busy_seconds_total", COUNTER,
+	    "Time a worker spent on loop iterations that did work (rate() of it over "
+	    "sluice_worker_seconds_total: the busy ratio).");
+	for (w = 0; w < c_->nworkers; w++) {
+		char wn[8];
+		const char *l[] = {"worker", wn, NULL};
+
+		snprintf(wn, sizeof(wn), "%u", w);
+		sl_metrics_sample(out, "sluice_worker_busy_seconds_total", NULL, l, NULL,
+				  (double)sl_broker_worker_stats(b, w)->busy_cycles / hz);
+	}
+	FAM("sluice_worker_seconds_total", COUNTER, "Time a worker's loop has run.");
+	for (w = 0; w < c_->nworkers; w++) {
+		char wn[8];
+		const char *l[] = {"worker", wn, NULL};
+
+		snprintf(wn, sizeof(wn), "%u", w);
+		sl_metrics_sample(out, "sluice_worker_seconds_total", NULL, l, NULL,
+				  (double)sl_broker_worker_stats(b, w)->total_cycles / hz);
+	}
+	FAM("sluice_requests_total", COUNTER, "Client requests a worker handled, by opcode.");
+	for (w = 0; w < c_->nworkers; w++) {
+		const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);
+		char wn[8];
+
+		snprintf(wn, sizeof(wn), "%u", w);
+		for (e = 1; e <= SL_WIRE_OP_MAX; e++) {
+			const char *l[] = {"worker", wn, "op",
+					   e < SL_WIRE_OP_MAX ? op_names[e] : "unknown", NULL};
+
+			sl_metrics_sample_u64(out, "sluice_requests_total", NULL, l, NULL,
+					      e < SL_WIRE_OP_MAX ? s->ops[e] : s->ops_unknown);
+		}
+	}
+	FAM("sluice_drops_total", COUNTER,
+	    "Packets a worker dropped, by cause (network checks, rings, replica checks).");
+	for (w = 0; w < c_->nworkers; w++) {
+		const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);
+		char wn[8];
+
+		snprintf(wn, sizeof(wn), "%u", w);
+		for (e = SL_NET_DROP_SHORT; e < SL_NET_KIND_MAX; e++) {
+			const char *name = sl_net_kind_name((enum sl_net_kind)e);
+			const char *l[] = {"worker", wn, "cause",
+					   strncmp(name, "drop_", 5) == 0 ? name + 5 : name, NULL};
+
+			sl_metrics_sample_u64(out, "sluice_drops_total", NULL, l, NULL,
+					      s->drops[e]);
+		}
+		for (k = 0; k < RTE_DIM(worker_drops); k++) {
+			const char *l[] = {"worker", wn, "cause", worker_drops[k].cause, NULL};
+
+			sl_metrics_sample_u64(out, "sluice_drops_total", NULL, l, NULL,
+					      *(const uint64_t *)((const char *)s +
+								  worker_drops[k].off));
+		}
+	}
+	FAM("sluice_errors_total", COUNTER,
+	    "Error answers a worker sent to clients, by sluice error code (dataplane/err.h).");
+	for (w = 0; w < c_->nworkers; w++) {
+		const struct sl_worker_stats *s = sl_broker_worker_stats(b, w);
+		char wn[8], code[12];
+
+		snprintf(wn, sizeof(wn), "%u", w);
+		for (e = 1; e < SL_E_MAX - SL_E_BASE && e < 32; e++) {
+			const char *l[] = {"worker", wn, "code", code, "error",
+					   sl_strerror(SL_E_BASE + e), NULL};
+
+			snprintf(code, sizeof(code), "%d", SL_E_BASE + e);
+			sl_metrics_sample_u64(out, "sluice_errors_total", NULL, l, NULL,
+					      s->err_codes[e]);
+		}
+	}
+}
+
+static void
+metrics_persist(struct sl_metrics_buf *out)
+{
+	const char *name = "sluice_persist_sync_duration_seconds";
+	const struct sl_persist_stats *ps = sl_persist_get_stats(adm.persist);
+	uint64_t cum = 0;
+	unsigned int k;
+	char le[24];
+
+	FAM("sluice_persist_messages_total", COUNTER, "Messages written to disk logs.");
+	sl_metrics_sample_u64(out, "sluice_persist_messages_total", NULL, NULL, NULL, ps->msgs);
+	FAM("sluice_persist_written_bytes_total", COUNTER, "Bytes written to disk logs.");
+	sl_metrics_sample_u64(out, "sluice_persist_written_bytes_total", NULL, NULL, NULL,
+			      ps->bytes);
+	FAM("sluice_persist_write_batches_total", COUNTER, "Write batches to disk logs.");
+	sl_metrics_sample_u64(out, "sluice_persist_write_batches_total", NULL, NULL, NULL,
+			      ps->writes);
+	FAM(name, HISTOGRAM,
+	    "Time one sync of a partition's disk log took (its fdatasyncs), persistence lcore.");
+	for (k = 0; k < SL_PERSIST_SYNC_BUCKETS; k++) {
+		cum += ps->sync_hist[k];
+		snprintf(le, sizeof(le), "%.9g", (double)sl_persist_sync_bucket_ns(k) / 1e9);
+		sl_metrics_sample_u64(out, name, "_bucket", NULL, le, cum);
+	}
+	cum += ps->sync_hist[SL_PERSIST_SYNC_BUCKETS];
+	sl_metrics_sample_u64(out, name, "_bucket", NULL, "+Inf", cum);
+	sl_metrics_sample(out, name, "_sum", NULL, NULL, (double)ps->sync_ns / 1e9);
+	sl_metrics_sample_u64(out, name, "_count", NULL, NULL, cum);
+}
+
+static void
+metrics_parts(struct sl_metrics_buf *out)
+{
+	uint32_t i, c;
+
+	PART_FAMILY("sluice_partition_messages_in_total", COUNTER,
+		    "Messages appended to the partition on this node.", sp->info.msgs_in);
+	PART_FAMILY("sluice_partition_publishes_total", COUNTER,
+		    "Publish requests (PUB, MPUB) the partition took.", sp->info.pubs);
+	PART_FAMILY("sluice_partition_received_bytes_total", COUNTER,
+		    "Message bytes appended to the partition.", sp->info.bytes_in);
+	PART_FAMILY("sluice_partition_deliveries_total", COUNTER,
+		    "Messages delivered from the partition to subscribers.", sp->info.deliveries);
+	PART_FAMILY("sluice_partition_full_errors_total", COUNTER,
+		    "Publishes refused because the partition log was full.", sp->info.full_errs);
+	PART_FAMILY("sluice_partition_storage_io_errors_total", COUNTER,
+		    "Disk I/O errors of the partition's log.", sp->info.io_errs);
+	PART_FAMILY("sluice_partition_end_id", GAUGE,
+		    "Id of the last message of the partition (its message count).",
+		    sp->info.end_id);
+	PART_FAMILY("sluice_partition_end_offset_bytes", GAUGE,
+		    "Byte offset of the end of the partition log.", sp->info.end_offset);
+	PART_FAMILY("sluice_partition_log_used_bytes", GAUGE,
+		    "Bytes the partition's in-memory log holds.", sp->info.log_used);
+	PART_FAMILY("sluice_partition_log_capacity_bytes", GAUGE,
+		    "Size of the partition's in-memory log.", sp->info.log_capacity);
+	PART_FAMILY("sluice_partition_leader", GAUGE,
+		    "Node id of the partition's leader.", sp->leader);
+	PART_FAMILY("sluice_partition_replicas", GAUGE,
+		    "Replicas of the partition.", sp->nreplicas);
+	PART_FAMILY("sluice_partition_isr_size", GAUGE,
+		    "Members of the partition's in-sync replica set.", sp->nisr);
+	PART_FAMILY("sluice_partition_replication_lag_messages", GAUGE,
+		    "Messages of the partition not yet committed by its ISR (end id - committed "
+		    "id; 0 without replication).",
+		    sp->info.repl && sp->info.end_id > sp->info.committed ?
+			    sp->info.end_id - sp->info.committed : 0);
+	CHAN_FAMILY("sluice_channel_depth", GAUGE,
+		    "Messages of the partition the channel has not finished.", ci->depth);
+	CHAN_FAMILY("sluice_channel_in_flight", GAUGE,
+		    "Messages delivered to the channel's subscribers, not yet finished.",
+		    ci->st.in_flight);
+	CHAN_FAMILY("sluice_channel_subscribers", GAUGE,
+		    "Subscribers of the channel.", ci->nsubs);
+	CHAN_FAMILY("sluice_channel_delivered_total", COUNTER,
+		    "Deliveries of the channel (redeliveries included).", ci->st.delivered);
+	CHAN_FAMILY("sluice_channel_finished_total", COUNTER,
+		    "Messages the channel's subscribers finished.", ci->st.finished);
+	CHAN_FAMILY("sluice_channel_requeued_total", COUNTER,
+		    "Messages the channel's subscribers requeued.", ci->st.requeued);
+	CHAN_FAMILY("sluice_channel_timed_out_total", COUNTER,
+		    "In-flight messages of the channel that timed out.", ci->st.timed_out);
+}
+
+int
+sl_admin_metrics(void *arg, struct sl_metrics_buf *out)
+{
+	struct sl_broker *b = arg;
+	const struct sl_broker_conf *c = sl_broker_get_conf(b);
+	char node[12];
+	const char *l[] = {"node_id", node, "version", SL_ADMIN_VERSION, NULL};
+
+	snprintf(node, sizeof(node), "%u", c->node_id);
+	FAM("sluice_node_info", GAUGE, "Always 1: the node's id and version as labels.");
+	sl_metrics_sample_u64(out, "sluice_node_info", NULL, l, NULL, 1);
+	FAM("sluice_uptime_seconds", GAUGE, "Time since sluiced started.");
+	sl_metrics_sample(out, "sluice_uptime_seconds", NULL, NULL, NULL,
+			  (double)(rte_get_tsc_cycles() - adm.start_tsc) /
+				  (double)rte_get_tsc_hz());
+	FAM("sluice_topics", GAUGE, "Topics this node holds.");
+	sl_metrics_sample_u64(out, "sluice_topics", NULL, NULL, NULL,
+			      sl_coord_topic_count(sl_broker_coord(b)));
+	FAM("sluice_sessions", GAUGE, "Live client sessions.");
+	sl_metrics_sample_u64(out, "sluice_sessions", NULL, NULL, NULL,
+			      sl_session_count(sl_broker_sessions(b)));
+	metrics_workers(out, b);
+	metrics_persist(out);
+	pthread_mutex_lock(&adm.snap_lock);
+	metrics_parts(out);
+	pthread_mutex_unlock(&adm.snap_lock);
 	return 0;
 }
 
@@ -1234,6 +1550,7 @@ sl_admin_tick(struct sl_broker *b)
 	adm.snap = adm.building;
 	adm.nsnap = adm.nbuilding;
 	adm.building = tmp;
+	busy_tick(b);
 	pthread_mutex_unlock(&adm.snap_lock);
 }
 

@@ -15,6 +15,7 @@
 #include "broker.h"
 #include "ctl.h"
 #include "membership.h"
+#include "metrics.h"
 #include "persist.h"
 
 /** Register the control socket commands and the telemetry commands; `partition set` goes
@@ -26,6 +27,15 @@ sl_admin_register(struct sl_ctl *ctl, struct sl_broker *b, struct sl_persist *p,
 /** Refresh the telemetry snapshot when due. Control thread (online RCU reader). */
 void
 sl_admin_tick(struct sl_broker *b);
+
+/**
+ * Write the Prometheus exposition of the node (control/metrics.h render callback, arg: the
+ * broker): node, workers (busy ratio, drops and errors by cause), persistence (sync latency
+ * histogram), and per partition and channel the telemetry snapshot sl_admin_tick refreshes
+ * every second. docs/operations.md lists the metrics. Control thread. Returns 0.
+ */
+int
+sl_admin_metrics(void *arg, struct sl_metrics_buf *out);
 
 /** Stop serving telemetry from the snapshot (before the broker is freed). */
 void

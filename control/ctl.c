@@ -42,6 +42,7 @@ struct sl_ctl {
 	unsigned int n_cmds;
 	unsigned int cap_cmds;
 	char req[SL_CTL_REQ_MAX + 1];
+	char args[SL_CTL_REQ_MAX + 1];	/* the words of a JSON request, NUL-separated */
 };
 
 static int64_t
@@ -371,6 +372,64 @@ split_words(char *line, size_t len, char **argv, char *err, size_t errsz)
 	return argc;
 }
 
+/*
+ * A JSON request: line[0..len) is an array of 1..SL_CTL_ARGC_MAX strings (jansson parses
+ * it). The words are copied NUL-terminated into c->args: decoded JSON strings are never
+ * longer than their encoding, which also holds the quotes a NUL takes the place of.
+ * Returns argc, or a negative errno with err set.
+ */
+static int
+json_words(struct sl_ctl *c, const char *line, size_t len, char **argv, char *err,
+	   size_t errsz)
+{
+	json_error_t je;
+	json_t *a, *v;
+	size_t i, n, o = 0;
+	int rc;
+
+	a = json_loadb(line, len, 0, &je);
+	if (a == NULL) {
+		snprintf(err, errsz, "bad JSON request: %.120s (column %d)", je.text, je.column);
+		return -EINVAL;
+	}
+	if (!json_is_array(a) || json_array_size(a) == 0) {
+		snprintf(err, errsz, "a JSON request is an array of strings, the command first");
+		rc = -EINVAL;
+		goto out;
+	}
+	if (json_array_size(a) > SL_CTL_ARGC_MAX) {
+		snprintf(err, errsz, "too many words (max %d)", SL_CTL_ARGC_MAX);
+		rc = -E2BIG;
+		goto out;
+	}
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v)) {
+			snprintf(err, errsz, "word %zu of the JSON request is not a string", i);
+			rc = -EINVAL;
+			goto out;
+		}
+		n = json_string_length(v);
+		if (memchr(json_string_value(v), '\0', n) != NULL) {
+			snprintf(err, errsz, "request contains a NUL byte");
+			rc = -EINVAL;
+			goto out;
+		}
+		if (o + n + 1 > sizeof(c->args)) {	/* cannot happen (see above): be sure */
+			snprintf(err, errsz, "request too long");
+			rc = -EMSGSIZE;
+			goto out;
+		}
+		memcpy(c->args + o, json_string_value(v), n + 1);
+		argv[i] = c->args + o;
+		o += n + 1;
+	}
+	argv[json_array_size(a)] = NULL;
+	rc = (int)json_array_size(a);
+out:
+	json_decref(a);
+	return rc;
+}
+
 /* Replace whatever was written to j by an error object. */
 static void
 error_reply(struct sl_ctl *c, struct sl_json *j, int ret)
@@ -383,6 +442,7 @@ error_reply(struct sl_ctl *c, struct sl_json *j, int ret)
 		snprintf(text, sizeof(text), "%s", c->strerror(ret));
 	else
 		snprintf(text, sizeof(text), "error %" PRId64, -(int64_t)ret);
+	sl_json_free(j);
 	sl_json_init(j, c->reply, c->reply_max);
 	sl_json_obj_open(j, NULL);
 	sl_json_str(j, "error", text);
@@ -430,7 +490,16 @@ dispatch(struct sl_ctl *c, struct sl_json *j, int len)
 		error_reply(c, j, len);
 		return;
 	}
-	argc = split_words(c->req, (size_t)len, argv, j->err, sizeof(j->err));
+	{
+		size_t k = 0;
+
+		while (k < (size_t)len && (c->req[k] == ' ' || c->req[k] == '\t'))
+			k++;
+		if (k < (size_t)len && c->req[k] == '[')
+			argc = json_words(c, c->req, (size_t)len, argv, j->err, sizeof(j->err));
+		else
+			argc = split_words(c->req, (size_t)len, argv, j->err, sizeof(j->err));
+	}
 	if (argc < 0) {
 		error_reply(c, j, argc);
 		return;

@@ -11,8 +11,11 @@
  *     "a b" 3`; inside quotes, \" and \\ stand for " and \. Quotes may start mid-word and the
  *     parts are joined, as in a shell (`a"b c"` is the word `ab c`). The first word is the
  *     command.
- *   - Reply: exactly one JSON object terminated by "\n"; then the server closes the
- *     connection. Errors are objects with "error" (string) and "code" (int, a positive errno
+ *   - Or, when its first character (after spaces) is '[', the request line is a JSON array
+ *     of strings, the command first: ["topic","create","a b","3"] (parsed by jansson; any
+ *     escape JSON allows, no NUL; same limits). sluicectl sends this form.
+ *   - Reply: exactly one JSON object (compact, encoded by jansson: json.h) terminated by
+ *     "\n"; then the server closes the connection. Errors are objects with "error" (string) and "code" (int, a positive errno
  *     or SL_E_* value, see dataplane/err.h), e.g.
  *       {"error":"unknown command 'x'","code":38}
  *     Protocol-level errors: unknown command (ENOSYS), empty request or bad quoting (EINVAL),

@@ -1,111 +1,88 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * Streaming JSON writer, see json.h.
+ * The control socket's JSON, built and encoded by jansson, see json.h.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 
-/* Append n bytes, keeping the prefix that fits and flagging overflow. */
+/* Attach v (a new reference, may be NULL: no memory) under key in the innermost container. */
 static void
-put(struct sl_json *j, const char *s, size_t n)
+add(struct sl_json *j, const char *key, json_t *v)
 {
-	size_t avail;
+	json_t *top = j->depth > 0 ? j->open[j->depth - 1] : NULL;
+	int rc;
 
-	if (j->overflow)
-		return;
-	if (j->cap == 0) {
+	if (j->overflow || v == NULL) {
 		j->overflow = 1;
+		json_decref(v);
 		return;
 	}
-	avail = j->cap - 1 - j->len;
-	if (n > avail) {
-		n = avail;
-		j->overflow = 1;
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-	j->buf[j->len] = '\0';
-}
-
-static void
-put_quoted(struct sl_json *j, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t run = 0, i;
-	char esc[6];
-
-	put(j, "\"", 1);
-	for (i = 0; i < n && !j->overflow; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		put(j, s + run, i - run);
-		run = i + 1;
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			put(j, esc, 2);
-		} else {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 0xf];
-			put(j, esc, 6);
+	if (top == NULL) {
+		if (key != NULL || j->root != NULL) {
+			j->overflow = 1;
+			json_decref(v);
+			return;
 		}
-	}
-	if (!j->overflow)
-		put(j, s + run, n - run);
-	put(j, "\"", 1);
-}
-
-/* Comma and key before a value. Returns 0 when nothing more may be written. */
-static int
-begin(struct sl_json *j, const char *key)
-{
-	if (j->overflow)
-		return 0;
-	if (j->need_comma[j->depth])
-		put(j, ",", 1);
-	j->need_comma[j->depth] = 1;
-	if (key != NULL) {
-		put_quoted(j, key, strlen(key));
-		put(j, ":", 1);
-	}
-	return !j->overflow;
-}
-
-static void
-open_container(struct sl_json *j, const char *key, char c)
-{
-	if (!begin(j, key))
+		j->root = v;
 		return;
-	if (j->depth + 1 >= SL_JSON_DEPTH_MAX) {
+	}
+	if (json_is_object(top))
+		rc = key != NULL ? json_object_set_new(top, key, v) : (json_decref(v), -1);
+	else
+		rc = key == NULL ? json_array_append_new(top, v) : (json_decref(v), -1);
+	if (rc != 0)
 		j->overflow = 1;
-		return;
-	}
-	put(j, &c, 1);
-	j->depth++;
-	j->need_comma[j->depth] = 0;
 }
 
 static void
-close_container(struct sl_json *j, char c)
+open_container(struct sl_json *j, const char *key, json_t *c)
 {
+	if (j->overflow || c == NULL || j->depth + 1 >= SL_JSON_DEPTH_MAX) {
+		j->overflow = 1;
+		json_decref(c);
+		return;
+	}
+	json_incref(c);		/* one reference for the parent, one while it is open */
+	add(j, key, c);
+	if (j->overflow) {
+		json_decref(c);
+		return;
+	}
+	j->open[j->depth++] = c;
+}
+
+static void
+close_container(struct sl_json *j, int object)
+{
+	json_t *c;
+
 	if (j->overflow)
 		return;
 	if (j->depth == 0) {	/* unbalanced close: a caller bug, make finish() fail */
 		j->overflow = 1;
 		return;
 	}
-	put(j, &c, 1);
+	c = j->open[j->depth - 1];
+	if ((json_is_object(c) ? 1 : 0) != object) {
+		j->overflow = 1;
+		return;
+	}
 	j->depth--;
+	json_decref(c);
+}
+
+void
+sl_json_free(struct sl_json *j)
+{
+	while (j->depth > 0)
+		json_decref(j->open[--j->depth]);
+	json_decref(j->root);
+	j->root = NULL;
 }
 
 void
@@ -114,8 +91,8 @@ sl_json_init(struct sl_json *j, char *buf, size_t cap)
 	j->buf = buf;
 	j->cap = cap;
 	j->len = 0;
+	j->root = NULL;
 	j->depth = 0;
-	memset(j->need_comma, 0, sizeof(j->need_comma));
 	j->overflow = 0;
 	j->err[0] = '\0';
 	if (cap > 0)
@@ -125,32 +102,45 @@ sl_json_init(struct sl_json *j, char *buf, size_t cap)
 void
 sl_json_obj_open(struct sl_json *j, const char *key)
 {
-	open_container(j, key, '{');
+	open_container(j, key, json_object());
 }
 
 void
 sl_json_obj_close(struct sl_json *j)
 {
-	close_container(j, '}');
+	close_container(j, 1);
 }
 
 void
 sl_json_arr_open(struct sl_json *j, const char *key)
 {
-	open_container(j, key, '[');
+	open_container(j, key, json_array());
 }
 
 void
 sl_json_arr_close(struct sl_json *j)
 {
-	close_container(j, ']');
+	close_container(j, 0);
 }
 
 void
 sl_json_strn(struct sl_json *j, const char *key, const char *v, size_t len)
 {
-	if (begin(j, key))
-		put_quoted(j, v, len);
+	json_t *s;
+	char *tmp;
+	size_t i;
+
+	if (j->overflow)
+		return;
+	s = json_stringn(v, len);
+	if (s == NULL && (tmp = malloc(len + 1)) != NULL) {
+		/* not UTF-8 (or cut inside a character): keep the ASCII, mark the rest */
+		for (i = 0; i < len; i++)
+			tmp[i] = (unsigned char)v[i] < 0x80 ? v[i] : '?';
+		s = json_stringn(tmp, len);
+		free(tmp);
+	}
+	add(j, key, s);
 }
 
 void
@@ -165,70 +155,53 @@ sl_json_str(struct sl_json *j, const char *key, const char *v)
 void
 sl_json_u64(struct sl_json *j, const char *key, uint64_t v)
 {
-	char tmp[24];
-	int n;
-
-	if (!begin(j, key))
-		return;
-	n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
-	put(j, tmp, (size_t)n);
+	if (v <= (uint64_t)INT64_MAX)
+		add(j, key, json_integer((json_int_t)v));
+	else
+		add(j, key, json_real((double)v));
 }
 
 void
 sl_json_i64(struct sl_json *j, const char *key, int64_t v)
 {
-	char tmp[24];
-	int n;
-
-	if (!begin(j, key))
-		return;
-	n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
-	put(j, tmp, (size_t)n);
+	add(j, key, json_integer((json_int_t)v));
 }
 
 void
 sl_json_double(struct sl_json *j, const char *key, double v)
 {
-	char tmp[40];
-	int n;
-
-	if (!isfinite(v)) {
-		sl_json_null(j, key);
-		return;
-	}
-	if (!begin(j, key))
-		return;
-	/* shortest of the two forms that reads back exactly */
-	n = snprintf(tmp, sizeof(tmp), "%.15g", v);
-	if (strtod(tmp, NULL) != v)
-		n = snprintf(tmp, sizeof(tmp), "%.17g", v);
-	put(j, tmp, (size_t)n);
+	add(j, key, isfinite(v) ? json_real(v) : json_null());
 }
 
 void
 sl_json_bool(struct sl_json *j, const char *key, int v)
 {
-	if (!begin(j, key))
-		return;
-	if (v)
-		put(j, "true", 4);
-	else
-		put(j, "false", 5);
+	add(j, key, json_boolean(v));
 }
 
 void
 sl_json_null(struct sl_json *j, const char *key)
 {
-	if (begin(j, key))
-		put(j, "null", 4);
+	add(j, key, json_null());
 }
 
 int
 sl_json_finish(struct sl_json *j)
 {
+	size_t n = 0;
+
+	j->len = 0;
+	if (j->cap == 0 || j->root == NULL)
+		j->overflow = 1;
+	if (!j->overflow)
+		n = json_dumpb(j->root, j->buf, j->cap - 1,
+			       JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	if (!j->overflow && (n == 0 || n > j->cap - 1))
+		j->overflow = 1;
+	if (!j->overflow)
+		j->len = n;
 	if (j->cap > 0)
 		j->buf[j->len] = '\0';
-	else
-		j->overflow = 1;
+	sl_json_free(j);
 	return j->overflow ? -ENOSPC : 0;
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * A tiny streaming JSON writer into a caller-provided buffer. No allocation, no syscalls.
+ * A thin streaming front end to jansson for the control socket's replies: handlers write
+ * members one call at a time (as they walk the broker), the document is a jansson tree
+ * (objects keep their insertion order), and sl_json_finish() has jansson encode it, compact,
+ * into a caller-provided buffer.
  *
  * Usage:
  *	char buf[512];
@@ -13,20 +16,23 @@
  *	sl_json_u64(&j, NULL, 42);
  *	sl_json_arr_close(&j);
  *	sl_json_obj_close(&j);
- *	if (sl_json_finish(&j) < 0) ... truncated ...
+ *	if (sl_json_finish(&j) < 0) ... did not fit ...
  *
  * `key` is the member name inside an object; pass NULL for array elements and for the top-level
- * value. Commas are inserted automatically. The output is always NUL-terminated (when cap > 0):
- * when the buffer is too small the writer keeps the prefix that fits, sets `overflow`, ignores
- * every later call, and sl_json_finish() reports -ENOSPC. Nesting deeper than SL_JSON_DEPTH_MAX
- * is reported the same way.
+ * value. A key inside an array, no key inside an object, a second top-level value, an
+ * unbalanced close, nesting deeper than SL_JSON_DEPTH_MAX or an allocation failure sets
+ * `overflow`: every later call is ignored and sl_json_finish() reports -ENOSPC. A key written
+ * twice in one object keeps its first position and its last value.
  *
- * Strings are copied byte for byte except '"', '\\' and control characters (< 0x20), which are
- * escaped as \", \\ and \u00XX. Non-ASCII bytes are passed through (callers supply UTF-8).
- * Doubles that are NaN or infinite are written as null (JSON has no representation for them).
+ * Encoding (jansson's): strings are UTF-8; '"', '\\' and control characters are escaped
+ * (\", \\, \b \f \n \r \t, other controls as \u00XX). A string that is not valid UTF-8 has
+ * its bytes >= 0x80 replaced by '?'. Integers above INT64_MAX (jansson's integers are signed
+ * 64-bit) are written as numbers with a fraction or exponent (doubles, 17 significant digits);
+ * NaN and infinities as null.
  *
  * Calling context of every function: any thread; a struct sl_json must not be shared between
- * threads without external locking.
+ * threads without external locking. Memory: the tree is freed by sl_json_finish() or
+ * sl_json_free().
  */
 #ifndef SL_JSON_H
 #define SL_JSON_H
@@ -34,20 +40,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #define SL_JSON_DEPTH_MAX 32	/* nesting levels (objects + arrays), top level included */
 #define SL_JSON_ERR_MAX 256	/* size of the error text slot used by sl_ctl_set_error() */
 
 struct sl_json {
-	char *buf;
+	char *buf;			/* where sl_json_finish() writes */
 	size_t cap;			/* size of buf, NUL included */
-	size_t len;			/* bytes written, NUL excluded; always < cap */
-	int depth;			/* current nesting level, 0 = top level */
-	uint8_t need_comma[SL_JSON_DEPTH_MAX]; /* per level: an element was written */
-	int overflow;			/* buffer too small / nesting too deep: truncated */
+	size_t len;			/* bytes written by sl_json_finish(), NUL excluded */
+	json_t *root;			/* the document (NULL: nothing written yet) */
+	json_t *open[SL_JSON_DEPTH_MAX]; /* the open containers, innermost last */
+	int depth;			/* containers open, 0 = top level */
+	int overflow;			/* misuse or no memory: the document is void */
 	char err[SL_JSON_ERR_MAX];	/* error text for control replies (ctl.h), "" = none */
 };
 
-/** Start writing into buf[0..cap). Clears err. Calling context: any thread. */
+/** Start a document written into buf[0..cap) by sl_json_finish(). Clears err. Any thread. */
 void
 sl_json_init(struct sl_json *j, char *buf, size_t cap);
 
@@ -83,7 +92,7 @@ sl_json_u64(struct sl_json *j, const char *key, uint64_t v);
 void
 sl_json_i64(struct sl_json *j, const char *key, int64_t v);
 
-/** Write a number (shortest round-trip form; NaN/inf as null). Context: any thread. */
+/** Write a number (NaN/inf as null). Context: any thread. */
 void
 sl_json_double(struct sl_json *j, const char *key, double v);
 
@@ -96,12 +105,17 @@ void
 sl_json_null(struct sl_json *j, const char *key);
 
 /**
- * End the document: NUL-terminates buf (always, when cap > 0).
- * Returns 0, or -ENOSPC when the output was truncated (buffer too small, cap == 0, or nesting
- * deeper than SL_JSON_DEPTH_MAX). Does not check that every container was closed.
- * Calling context: any thread.
+ * End the document: encode it (compact, members in insertion order) into buf, NUL-terminated
+ * (always, when cap > 0), set len, free the tree.
+ * Returns 0, or -ENOSPC when it does not fit in cap - 1 bytes (buf is then ""), when
+ * `overflow` is set, or when nothing was written. Does not check that every container was
+ * closed. Calling context: any thread.
  */
 int
 sl_json_finish(struct sl_json *j);
+
+/** Drop the document without encoding it (sl_json_init may follow). Any thread. */
+void
+sl_json_free(struct sl_json *j);
 
 #endif /* SL_JSON_H */

@@ -56,6 +56,7 @@ struct opts {
 	int idle;
 	uint32_t idle_max_us;
 	const char *control;
+	const char *metrics_address;	/* NULL: no Prometheus endpoint */
 	uint64_t log_mb;
 	uint32_t max_msg;
 	uint32_t window;
@@ -112,6 +113,8 @@ usage(const char *prog)
 	       "                         when idle (tests, shared machines). Default adaptive\n"
 	       "  --idle-max-us N        longest adaptive sleep (default 1000)\n"
 	       "  --control PATH         control socket (default /run/sluice/sluiced.sock)\n"
+	       "  --metrics-address HOST:PORT  serve Prometheus metrics at\n"
+	       "                         http://HOST:PORT/metrics (default: off)\n"
 	       "  --log-mb N             in-memory log per partition, MiB (default 64)\n"
 	       "  --mtu N                port MTU (default: the port's); sets the message limit\n"
 	       "  --max-msg N            largest message (default: what fits one datagram)\n"
@@ -223,7 +226,7 @@ enum {
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_ISR_LAG, O_DATA_DIR, O_DURABILITY, O_SYNC,
 	O_SEGMENT_MB, O_RETAIN_MB, O_RETAIN_AGE, O_SUB_CHANS, O_SUB_CHANS_SRC, O_SUB_CHAN_IDLE,
 	O_MAX_TOPICS, O_LOG_BUDGET, O_ETCD, O_ETCD_PREFIX, O_ETCD_TTL,
-	O_TOKEN_FILE, O_AUTO_SRC, O_HELP
+	O_TOKEN_FILE, O_AUTO_SRC, O_METRICS, O_HELP
 };
 
 static const struct option long_opts[] = {
@@ -273,6 +276,7 @@ static const struct option long_opts[] = {
 	{"segment-mb", required_argument, NULL, O_SEGMENT_MB},
 	{"retain-mb", required_argument, NULL, O_RETAIN_MB},
 	{"retain-age-s", required_argument, NULL, O_RETAIN_AGE},
+	{"metrics-address", required_argument, NULL, O_METRICS},
 	{"help", no_argument, NULL, O_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -335,6 +339,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 		return 0;
 	case O_IDLE_MAX: NUM(idle_max_us, 10, 100000); return 0;
 	case O_CONTROL: o->control = arg; return 0;
+	case O_METRICS: o->metrics_address = arg; return 0;
 	case O_LOG_MB: NUM(log_mb, 1, 1 << 20); return 0;
 	case O_MTU: NUM(mtu, 576, 9600); return 0;
 	case O_MAX_MSG: NUM(max_msg, 1, SL_WIRE_DGRAM_MAX_JUMBO); return 0;
@@ -702,6 +707,7 @@ main(int argc, char **argv)
 	struct sl_membership *mship = NULL;
 	struct sl_ctl *ctl = NULL;
 	struct sl_ctl_conf cc;
+	struct sl_metrics *metrics = NULL;
 	struct rte_mempool *pool = NULL;
 	unsigned int lcore, lcores[RTE_MAX_LCORE], nl = 0;
 	uint16_t i, nopen = 0;
@@ -892,6 +898,21 @@ main(int argc, char **argv)
 	}
 	if (sl_admin_register(ctl, b, persist, mship) != 0)
 		goto out_broker;
+	if (o.metrics_address != NULL) {
+		struct sl_metrics_conf mc = {
+			.address = o.metrics_address,
+			.render = sl_admin_metrics,
+			.arg = b,
+		};
+
+		metrics = sl_metrics_open(&mc);
+		if (metrics == NULL) {
+			MLOG(ERR, "--metrics-address %s: %s", o.metrics_address,
+			     errno == EINVAL ? "not HOST:PORT" : strerror(errno));
+			goto out_broker;
+		}
+		MLOG(INFO, "Prometheus metrics on http://%s/metrics", o.metrics_address);
+	}
 	if (sl_persist_start(persist) != 0 || sl_broker_start(b) != 0)
 		goto out_stop;
 	MLOG(INFO, "node %u serving UDP port %u on %u port(s) with %u worker(s), idle %s, "
@@ -913,6 +934,9 @@ main(int argc, char **argv)
 		sl_broker_tick(b);
 		sl_membership_poll(mship);
 		sl_admin_tick(b);
+		/* the scrape endpoint: rendering reads the broker (RCU read side) */
+		if (metrics != NULL)
+			sl_metrics_poll(metrics, 0);
 		rcu_quiescent_state();
 	}
 	MLOG(INFO, "shutting down");
@@ -921,6 +945,7 @@ out_stop:
 	sl_broker_stop(b);
 out_broker:
 	sl_persist_close(persist);
+	sl_metrics_close(metrics);
 	sl_admin_unregister();
 	sl_ctl_close(ctl);
 	sl_broker_close(b);

@@ -679,20 +679,47 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	mark_check(ps);
 }
 
+/* Sync latency bucket bounds, us: 25 us .. 2.5 s in 1-2.5-5 steps (and 25 us). */
+static const uint32_t sync_bucket_us[SL_PERSIST_SYNC_BUCKETS] = {
+	25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000,
+};
+
+uint64_t
+sl_persist_sync_bucket_ns(unsigned int i)
+{
+	return i < SL_PERSIST_SYNC_BUCKETS ? (uint64_t)sync_bucket_us[i] * 1000 : UINT64_MAX;
+}
+
+/* Count one sync of ns nanoseconds (the persistence lcore: the stats' only writer). */
+static void
+sync_account(struct sl_persist *p, uint64_t ns)
+{
+	unsigned int i = 0;
+
+	while (i < SL_PERSIST_SYNC_BUCKETS && ns > (uint64_t)sync_bucket_us[i] * 1000)
+		i++;
+	p->st.sync_hist[i]++;
+	p->st.sync_ns += ns;
+	p->st.syncs++;
+}
+
 static void
 sync_store(struct sl_persist *p, struct sl_pstore *ps, uint64_t now)
 {
-	uint64_t written = ps->written_id;
+	uint64_t written = ps->written_id, t0;
 	int rc;
 
 	if (ps->error != 0)
 		return;
+	t0 = rte_get_tsc_cycles();
 	rc = sl_disklog_sync(ps->dl);
 	if (rc != 0) {
 		set_error(ps, rc);
 		return;
 	}
-	p->st.syncs++;
+	sync_account(p, (uint64_t)((double)(rte_get_tsc_cycles() - t0) * 1e9 /
+			       (double)rte_get_tsc_hz()));
 	ps->unsynced = 0;
 	ps->last_sync_ns = now;
 	__atomic_store_n(&ps->durable_id, written, __ATOMIC_RELEASE);

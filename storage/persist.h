@@ -287,6 +287,12 @@ struct sl_persist_conf {
 	size_t buf_bytes;		/* staging buffer; 0 = 4 MiB */
 };
 
+/* The sync latency histogram (sl_persist_stats.sync_hist): bucket i counts the syncs of a
+ * partition's disk log (sl_disklog_sync: its fdatasyncs) that took at most
+ * sl_persist_sync_bucket_ns(i) and more than bucket i - 1's bound; the last slot counts the
+ * slower ones. */
+#define SL_PERSIST_SYNC_BUCKETS 16
+
 struct sl_persist_stats {
 	uint64_t records;		/* descriptors written */
 	uint64_t msgs;
@@ -300,7 +306,13 @@ struct sl_persist_stats {
 	uint64_t rreads;		/* replication reads (catch-up from disk) */
 	uint64_t rread_recs;
 	int huge_buf;			/* staging buffer is on hugepages */
+	uint64_t sync_hist[SL_PERSIST_SYNC_BUCKETS + 1]; /* syncs by duration, see above */
+	uint64_t sync_ns;		/* sum of the syncs' durations */
 };
+
+/** Upper bound of sync latency bucket i (< SL_PERSIST_SYNC_BUCKETS), in ns. Any thread. */
+uint64_t
+sl_persist_sync_bucket_ns(unsigned int i);
 
 struct sl_persist;
 

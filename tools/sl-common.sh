@@ -9,7 +9,7 @@ SLUICE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SLUICE_DEPS=(build-essential pkg-config meson ninja-build libdpdk-dev dpdk liburcu-dev
 	libhugetlbfs-dev libhugetlbfs-bin libnuma-dev libpcap-dev clang libclang-rt-14-dev
 	iproute2 iputils-ping python3 kmod libsodium-dev libcurl4-openssl-dev libjansson-dev
-	etcd-server etcd-client curl libevent-dev nodejs npm
+	etcd-server etcd-client curl libevent-dev nodejs npm prometheus
 	libnats-dev libhiredis-dev nats-server redis-server gnuplot-nox)
 
 sl_say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

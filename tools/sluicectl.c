@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The sluice authors
  *
  * sluicectl: send one command to sluiced's control socket and print the JSON reply.
- * Standalone on purpose (no sluice library): the wire is described in control/ctl.h.
+ * Standalone on purpose (no sluice library): the wire is described in control/ctl.h; the
+ * request goes as a JSON array of words, and jansson parses and re-indents the reply.
  *
  *   sluicectl [-s SOCKET] [--json] COMMAND [ARGS...]
  *
@@ -19,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <sodium.h>
 
 #define DEFAULT_SOCKET "/run/sluice/sluiced.sock"
@@ -132,270 +134,48 @@ token_hash(const char *path)
 	return 0;
 }
 
-static int
-needs_quotes(const char *w)
+/* The request line: the words as a JSON array of strings (ctl.h), "\n" ended. Returns the
+ * malloc'ed line, or NULL (a word is not UTF-8: errno EILSEQ; too long: EMSGSIZE). */
+static char *
+build_request(int argc, char **argv, size_t *len)
 {
-	return w[0] == '\0' || strpbrk(w, " \t\r\"") != NULL;
-}
+	json_t *a = json_array();
+	char *line = NULL, *nl;
+	int i;
 
-/* Append word w to req (len bytes used), quoting when needed. Returns 0 or -1 (too long). */
-static int
-append_word(char *req, size_t *len, const char *w)
-{
-	size_t l = *len;
-	int quote = needs_quotes(w);
-
-	if (l > 0) {
-		if (l + 1 >= REQ_MAX)
-			return -1;
-		req[l++] = ' ';
-	}
-	if (quote)
-		req[l++] = '"';
-	for (; *w != '\0'; w++) {
-		if (l + 3 >= REQ_MAX)
-			return -1;
-		if (quote && (*w == '"' || *w == '\\'))
-			req[l++] = '\\';
-		req[l++] = *w;
-	}
-	if (quote) {
-		if (l + 1 >= REQ_MAX)
-			return -1;
-		req[l++] = '"';
-	}
-	*len = l;
-	return 0;
-}
-
-static void
-indent(FILE *f, int depth)
-{
-	fputc('\n', f);
-	while (depth-- > 0)
-		fputs("  ", f);
-}
-
-static size_t
-skip_ws(const char *s, size_t n, size_t i)
-{
-	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-		i++;
-	return i;
-}
-
-/* Re-indent JSON (2 spaces). Not a validator: anything odd is printed as it comes. */
-static void
-pretty(FILE *f, const char *s, size_t n)
-{
-	int depth = 0, instr = 0, esc = 0;
-	size_t i, k;
-	char c;
-
-	for (i = 0; i < n; i++) {
-		c = s[i];
-		if (instr) {
-			fputc(c, f);
-			if (esc)
-				esc = 0;
-			else if (c == '\\')
-				esc = 1;
-			else if (c == '"')
-				instr = 0;
-			continue;
-		}
-		switch (c) {
-		case '"':
-			instr = 1;
-			fputc(c, f);
-			break;
-		case '{':
-		case '[':
-			k = skip_ws(s, n, i + 1);
-			if (k < n && s[k] == (c == '{' ? '}' : ']')) {
-				fputc(c, f);
-				fputc(s[k], f);
-				i = k;
-				break;
-			}
-			fputc(c, f);
-			indent(f, ++depth);
-			break;
-		case '}':
-		case ']':
-			if (depth > 0)
-				depth--;
-			indent(f, depth);
-			fputc(c, f);
-			break;
-		case ',':
-			fputc(c, f);
-			indent(f, depth);
-			break;
-		case ':':
-			fputs(": ", f);
-			break;
-		case ' ':
-		case '\t':
-		case '\n':
-		case '\r':
-			break;
-		default:
-			fputc(c, f);
+	errno = ENOMEM;
+	for (i = 0; a != NULL && i < argc; i++) {
+		if (json_array_append_new(a, json_string(argv[i])) != 0) {
+			errno = EILSEQ;
+			goto out;
 		}
 	}
-	fputc('\n', f);
-}
-
-static size_t
-put_utf8(char *out, size_t o, size_t cap, unsigned long cp)
-{
-	char tmp[4];
-	size_t n, k;
-
-	if (cp < 0x80) {
-		tmp[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		tmp[0] = (char)(0xc0 | (cp >> 6));
-		tmp[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		tmp[0] = (char)(0xe0 | (cp >> 12));
-		tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		tmp[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		tmp[0] = (char)(0xf0 | (cp >> 18));
-		tmp[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		tmp[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		tmp[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
+	if (a == NULL)
+		goto out;
+	line = json_dumps(a, JSON_COMPACT);
+	if (line == NULL)
+		goto out;
+	*len = strlen(line);
+	if (*len + 1 > REQ_MAX) {
+		free(line);
+		line = NULL;
+		errno = EMSGSIZE;
+		goto out;
 	}
-	if (o + n >= cap)	/* no room for the whole sequence: drop it */
-		return o;
-	for (k = 0; k < n; k++)
-		out[o++] = tmp[k];
-	return o;
-}
-
-static int
-hex4(const char *s, size_t n, size_t i, unsigned long *v)
-{
-	size_t k;
-	char *end;
-	char tmp[5];
-
-	if (i + 4 > n)
-		return -1;
-	for (k = 0; k < 4; k++)
-		tmp[k] = s[i + k];
-	tmp[4] = '\0';
-	*v = strtoul(tmp, &end, 16);
-	return end == tmp + 4 ? 0 : -1;
-}
-
-/*
- * Parse the JSON string starting at s[*i] == '"', unescaping into out (may be NULL).
- * Advances *i past the closing quote.
- */
-static void
-parse_str(const char *s, size_t n, size_t *i, char *out, size_t cap)
-{
-	size_t p = *i + 1, o = 0;
-	unsigned long cp, lo;
-	char c;
-
-	while (p < n && s[p] != '"') {
-		c = s[p++];
-		if (c == '\\' && p < n) {
-			c = s[p++];
-			switch (c) {
-			case 'b':
-				c = '\b';
-				break;
-			case 'f':
-				c = '\f';
-				break;
-			case 'n':
-				c = '\n';
-				break;
-			case 'r':
-				c = '\r';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case 'u':
-				if (hex4(s, n, p, &cp) < 0)
-					break;
-				p += 4;
-				if (cp >= 0xd800 && cp < 0xdc00 && p + 6 <= n && s[p] == '\\' &&
-				    s[p + 1] == 'u' && hex4(s, n, p + 2, &lo) == 0 &&
-				    lo >= 0xdc00 && lo < 0xe000) {
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					p += 6;
-				}
-				if (out != NULL)
-					o = put_utf8(out, o, cap, cp);
-				continue;
-			default:
-				break;	/* \" \\ \/ and unknown escapes: the char itself */
-			}
-		}
-		if (out != NULL && o + 1 < cap)
-			out[o++] = c;
+	nl = realloc(line, *len + 2);
+	if (nl == NULL) {
+		free(line);
+		line = NULL;
+		goto out;
 	}
-	if (out != NULL && cap > 0)
-		out[o] = '\0';
-	*i = p < n ? p + 1 : p;
+	line = nl;
+	line[(*len)++] = '\n';
+	line[*len] = '\0';
+out:
+	json_decref(a);
+	return line;
 }
 
-/* Does the top-level object have an "error" member? Copies its text to text[]. */
-static int
-find_top_error(const char *s, size_t n, char *text, size_t cap)
-{
-	int depth = 0, top_obj = 0, keypos = 0;
-	char key[16];
-	size_t i = 0;
-
-	while (i < n) {
-		char c = s[i];
-
-		if (c == '"') {
-			if (!(depth == 1 && top_obj && keypos)) {
-				parse_str(s, n, &i, NULL, 0);
-				continue;
-			}
-			parse_str(s, n, &i, key, sizeof(key));
-			keypos = 0;
-			i = skip_ws(s, n, i);
-			if (i < n && s[i] == ':')
-				i = skip_ws(s, n, i + 1);
-			if (strcmp(key, "error") != 0)
-				continue;
-			if (i < n && s[i] == '"')
-				parse_str(s, n, &i, text, cap);
-			else
-				snprintf(text, cap, "error");
-			return 1;
-		}
-		if (c == '{' || c == '[') {
-			depth++;
-			if (depth == 1)
-				top_obj = c == '{';
-			keypos = depth == 1 && top_obj;
-		} else if (c == '}' || c == ']') {
-			depth--;
-		} else if (c == ',') {
-			keypos = depth == 1;
-		}
-		i++;
-	}
-	return 0;
-}
-
-/* Read until EOF. Returns the malloc'ed reply (NUL-terminated), NULL with errno on error. */
 static char *
 read_reply(int fd, size_t *len)
 {
@@ -439,8 +219,9 @@ main(int argc, char **argv)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
 	const char *path = getenv("SLUICE_CTL");
-	char req[REQ_MAX + 1], *reply = NULL;
-	char errtext[1024];
+	char *req = NULL, *reply = NULL;
+	json_t *doc = NULL, *err;
+	json_error_t je;
 	size_t len = 0, rlen = 0, off;
 	int raw = 0, fd = -1, i, ret = EXIT_UNREACHABLE;
 	ssize_t n;
@@ -486,17 +267,13 @@ main(int argc, char **argv)
 	    (strcmp(argv[i + 1], "gen") == 0 || strcmp(argv[i + 1], "hash") == 0))
 		return strcmp(argv[i + 1], "gen") == 0 ? keygen(argv[i + 2]) :
 							  token_hash(argv[i + 2]);
-	for (; i < argc; i++) {
-		if (strchr(argv[i], '\n') != NULL) {
-			fprintf(stderr, "%s: arguments cannot contain a newline\n", prog);
-			return EXIT_UNREACHABLE;
-		}
-		if (append_word(req, &len, argv[i]) < 0) {
-			fprintf(stderr, "%s: command longer than %d bytes\n", prog, REQ_MAX - 1);
-			return EXIT_UNREACHABLE;
-		}
+	req = build_request(argc - i, argv + i, &len);
+	if (req == NULL) {
+		fprintf(stderr, "%s: %s\n", prog, errno == EILSEQ ? "arguments must be UTF-8" :
+			errno == EMSGSIZE ? "command longer than the control socket takes" :
+			strerror(errno));
+		return EXIT_UNREACHABLE;
 	}
-	req[len++] = '\n';
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		fprintf(stderr, "%s: socket path too long: %s\n", prog, path);
@@ -535,17 +312,28 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: empty reply from %s\n", prog, path);
 		goto out;
 	}
-	if (raw)
+	doc = json_loadb(reply, rlen, 0, &je);
+	if (raw || doc == NULL) {
 		printf("%s\n", reply);
-	else
-		pretty(stdout, reply, rlen);
+	} else {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	}
 	fflush(stdout);
+	if (doc == NULL) {
+		fprintf(stderr, "%s: the reply from %s is not JSON: %s\n", prog, path, je.text);
+		goto out;
+	}
 	ret = 0;
-	if (find_top_error(reply, rlen, errtext, sizeof(errtext))) {
-		fprintf(stderr, "%s: %s\n", prog, errtext);
+	err = json_is_object(doc) ? json_object_get(doc, "error") : NULL;
+	if (err != NULL) {
+		fprintf(stderr, "%s: %s\n", prog,
+			json_is_string(err) ? json_string_value(err) : "error");
 		ret = EXIT_ERR_REPLY;
 	}
 out:
+	json_decref(doc);
+	free(req);
 	free(reply);
 	if (fd >= 0)
 		close(fd);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * Unit test: the JSON writer (control/json.c) and the control socket server (control/ctl.c).
+ * Unit test: the JSON replies (control/json.c over jansson) and the control socket server
+ * (control/ctl.c), both request forms.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +42,7 @@ static int passed, failed;
 		printf("       got  '%s'\n       want '%s'\n", (got), (want)); \
 } while (0)
 
-/* ---- JSON writer ---- */
+/* ---- JSON replies ---- */
 
 static void
 test_json_nested(void)
@@ -94,9 +95,17 @@ test_json_numbers(void)
 	sl_json_double(&j, NULL, INFINITY);
 	sl_json_arr_close(&j);
 	CHECK(sl_json_finish(&j) == 0, "numbers finish with 0");
-	CHECK_STR(buf, "[18446744073709551615,-9223372036854775808,0,0.1,1.5,-2,"
-		  "0.33333333333333331,null,null]",
-		  "integer limits, shortest doubles, NaN/inf as null");
+	CHECK_STR(buf, "[1.8446744073709552e19,-9223372036854775808,0,0.10000000000000001,1.5,"
+		  "-2.0,0.33333333333333331,null,null]",
+		  "u64 above INT64_MAX as a double, INT64_MIN, doubles (17 digits), NaN/inf "
+		  "as null");
+
+	sl_json_init(&j, buf, sizeof(buf));
+	sl_json_arr_open(&j, NULL);
+	sl_json_u64(&j, NULL, INT64_MAX);
+	sl_json_arr_close(&j);
+	CHECK(sl_json_finish(&j) == 0 && strcmp(buf, "[9223372036854775807]") == 0,
+	      "u64 up to INT64_MAX stays an integer");
 }
 
 static void
@@ -111,11 +120,42 @@ test_json_escape(void)
 	sl_json_str(&j, "k\"ey", "q\"b\\s/\n\t\x01\x1f\x7f caf\xc3\xa9");
 	sl_json_strn(&j, "raw", raw, sizeof(raw));
 	sl_json_strn(&j, "cut", "abcdef", 3);
+	sl_json_str(&j, "latin1", "caf\xe9 \xc3");
 	sl_json_obj_close(&j);
 	CHECK(sl_json_finish(&j) == 0, "escaped document finishes with 0");
-	CHECK_STR(buf, "{\"k\\\"ey\":\"q\\\"b\\\\s/\\u000a\\u0009\\u0001\\u001f\x7f caf\xc3\xa9\","
-		  "\"raw\":\"nul\\u0000x\",\"cut\":\"abc\"}",
-		  "quotes, backslash, control chars as \\u00XX, UTF-8 passed through");
+	CHECK_STR(buf, "{\"k\\\"ey\":\"q\\\"b\\\\s/\\n\\t\\u0001\\u001F\x7f caf\xc3\xa9\","
+		  "\"raw\":\"nul\\u0000x\",\"cut\":\"abc\",\"latin1\":\"caf? ?\"}",
+		  "quotes, backslash, control chars escaped, UTF-8 passed through, bytes of "
+		  "a string that is not UTF-8 as '?'");
+
+	sl_json_init(&j, buf, sizeof(buf));
+	sl_json_obj_open(&j, NULL);
+	sl_json_u64(&j, "z", 1);
+	sl_json_u64(&j, "a", 2);
+	sl_json_u64(&j, "m", 3);
+	sl_json_u64(&j, "a", 4);
+	sl_json_obj_close(&j);
+	CHECK(sl_json_finish(&j) == 0 && strcmp(buf, "{\"z\":1,\"a\":4,\"m\":3}") == 0,
+	      "members in insertion order; a repeated key keeps its place, last value (%s)",
+	      buf);
+
+	sl_json_init(&j, buf, sizeof(buf));
+	sl_json_obj_open(&j, NULL);
+	sl_json_u64(&j, NULL, 1);
+	sl_json_obj_close(&j);
+	CHECK(sl_json_finish(&j) == -ENOSPC && buf[0] == '\0', "a value without key in an object "
+	      "voids the document");
+	sl_json_init(&j, buf, sizeof(buf));
+	sl_json_arr_open(&j, NULL);
+	sl_json_u64(&j, "k", 1);
+	sl_json_arr_close(&j);
+	CHECK(sl_json_finish(&j) == -ENOSPC, "a key in an array voids the document");
+	sl_json_init(&j, buf, sizeof(buf));
+	sl_json_arr_open(&j, NULL);
+	sl_json_obj_close(&j);
+	CHECK(sl_json_finish(&j) == -ENOSPC, "closing an array as an object voids the document");
+	sl_json_init(&j, buf, sizeof(buf));
+	CHECK(sl_json_finish(&j) == -ENOSPC, "an empty document is an error");
 }
 
 static void
@@ -132,8 +172,7 @@ test_json_overflow(void)
 	sl_json_obj_close(&j);
 	CHECK(sl_json_finish(&j) == -ENOSPC, "overflow: finish returns -ENOSPC");
 	CHECK(j.overflow != 0, "overflow flag set");
-	CHECK(buf[9] == '\0' && strlen(buf) == 9, "overflow: output NUL-terminated within cap");
-	CHECK_STR(buf, "{\"key\":\"a", "overflow: the prefix that fits is kept");
+	CHECK(buf[0] == '\0', "overflow: the output is the empty string");
 	CHECK(buf[10] == 'Z', "overflow: nothing written past cap");
 
 	/* exact fit: 7 characters + NUL in 8 bytes */
@@ -143,13 +182,12 @@ test_json_overflow(void)
 	      "exact fit (len == cap - 1) is not an overflow");
 	sl_json_init(&j, buf, 7);
 	sl_json_str(&j, NULL, "abcde");
-	CHECK(sl_json_finish(&j) == -ENOSPC && strcmp(buf, "\"abcde") == 0,
-	      "one byte short is an overflow");
+	CHECK(sl_json_finish(&j) == -ENOSPC && buf[0] == '\0', "one byte short is an overflow");
 
 	/* overflow inside an escape sequence */
 	sl_json_init(&j, buf, 5);
 	sl_json_str(&j, NULL, "\x01");
-	CHECK(sl_json_finish(&j) == -ENOSPC && strlen(buf) == 4, "overflow inside an escape");
+	CHECK(sl_json_finish(&j) == -ENOSPC && buf[0] == '\0', "overflow inside an escape");
 
 	sl_json_init(&j, buf, 1);
 	sl_json_u64(&j, NULL, 7);
@@ -395,6 +433,37 @@ test_ctl(void)
 	CHECK_STR(reply, "{\"argv\":[\"echo\",\"eof\"]}\n", "EOF ends the request line");
 	REQ(c, path, "echo one\necho two\n", reply);
 	CHECK_STR(reply, "{\"argv\":[\"echo\",\"one\"]}\n", "only the first line is served");
+
+	/* the JSON form of a request (sluicectl's) */
+	REQ(c, path, " [\"echo\",\"a b\",\"\",\"q\\\"\\\\\\u00e9\"]\r\n", reply);
+	CHECK_STR(reply, "{\"argv\":[\"echo\",\"a b\",\"\",\"q\\\"\\\\\xc3\xa9\"]}\n",
+		  "JSON array request: spaces, empty word, escapes");
+	REQ(c, path, "[\"echo\",1]\n", reply);
+	snprintf(want, sizeof(want), "{\"error\":\"word 1 of the JSON request is not a string\","
+		 "\"code\":%d}\n", EINVAL);
+	CHECK_STR(reply, want, "JSON request with a number -> EINVAL");
+	REQ(c, path, "[]\n", reply);
+	CHECK(strstr(reply, "array of strings") != NULL, "empty JSON array -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",\"a\\u0000b\"]\n", reply);
+	CHECK(strncmp(reply, "{\"error\":", 9) == 0, "JSON request with a NUL -> error (%s)",
+	      reply);
+	REQ(c, path, "[\"echo\" \"x\"]\n", reply);
+	CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
+	      "malformed JSON request -> error (%s)", reply);
+	{
+		char many[1024];
+		size_t o = 0;
+		int k;
+
+		o += (size_t)snprintf(many + o, sizeof(many) - o, "[\"echo\"");
+		for (k = 0; k < SL_CTL_ARGC_MAX; k++)
+			o += (size_t)snprintf(many + o, sizeof(many) - o, ",\"w\"");
+		snprintf(many + o, sizeof(many) - o, "]\n");
+		REQ(c, path, many, reply);
+		snprintf(want, sizeof(want), "{\"error\":\"too many words (max %d)\",\"code\":%d}\n",
+			 SL_CTL_ARGC_MAX, E2BIG);
+		CHECK_STR(reply, want, "JSON request with too many words -> E2BIG");
+	}
 
 	REQ(c, path, "help\n", reply);
 	CHECK_STR(reply, "{\"commands\":[{\"name\":\"help\",\"help\":\"help\"},"
