@@ -120,6 +120,9 @@ struct member {
 	uint64_t rto_ns, rto_base_ns;
 	uint64_t srtt_ns;		/* smoothed WRITE-to-ack round trip (0: none yet) */
 	uint64_t rtt_end, rtt_ns;	/* the sample in flight: the ack of rtt_end (0: none) */
+	/* a rejoin that did not make it within the pause: its next JOIN_REQ waits until
+	 * join_until, join_hold (from 4 pauses, doubling to the ISR lag window) */
+	uint64_t join_until, join_hold;
 };
 
 struct chan_pend {
@@ -193,6 +196,8 @@ struct sl_repl {
 	 * from a FETCH not sent again (fetch_timed) */
 	uint64_t fetch_ns, fetch_srtt_ns, fetch_rto_ns;
 	uint8_t fetch_timed;
+	uint8_t fetch_idle;		/* the last answer showed the leader's end: the next
+					 * FETCH (every retransmit_ns) is a poll, not a resend */
 	uint64_t view_ns;		/* leader: last VIEW sent */
 	uint64_t heard_ns;		/* replica: last datagram from the view's leader */
 	uint64_t join_ns;
@@ -569,6 +574,8 @@ join_try(struct sl_repl *r)
 	m->acked = r->end;
 	m->next = r->end + 1;
 	caught_up(r, m);
+	m->rto_ns = rto_of(r, m);	/* not the backoff of before it left */
+	m->join_hold = 0;
 	m->last_send_ns = r->now;
 	r->join_idx = -1;
 	r->pause_until = 0;
@@ -780,6 +787,7 @@ send_fetch(struct sl_repl *r)
 	r->req_ns = r->now;
 	r->fetch_ns = r->now;
 	r->fetch_timed = 1;
+	r->fetch_idle = 0;
 	r->st.fetches++;
 }
 
@@ -1373,9 +1381,11 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		send_catchup_req(r);
 		return;
 	}
+	/* any answer restarts the FETCH timeout, a late one too: the link is alive, only
+	 * slow, and asking again would queue one more batch behind the late ones */
+	r->req_ns = r->now;
 	if (sl_bytes_get_le64(d->p) != r->end + 1)
 		return;		/* late answer */
-	r->req_ns = r->now;	/* an answer taken: the FETCH timeout starts again */
 	if (d->status == ST_RESET) {
 		reset_to(r, d);
 		return;
@@ -1413,6 +1423,7 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		r->fetch_rto_ns = t < rto_cap(r) ? t : rto_cap(r);
 	}
 	more = r->end < lend;
+	r->fetch_idle = !more;
 	if (!r->in_isr && r->end + r->conf.join_lag >= lend &&
 	    (!r->joining || r->now - r->join_ns >= r->conf.retransmit_ns * 4)) {
 		uint8_t *b = vhdr(r, T_JOIN_REQ, 0, 0);
@@ -1439,7 +1450,7 @@ in_join_req(struct sl_repl *r, struct din *d)
 		r->st.bad_dgrams++;
 		return;
 	}
-	if (!m || counted(m) || r->join_idx >= 0)
+	if (!m || counted(m) || r->join_idx >= 0 || r->now < m->join_until)
 		return;
 	if (r->view.writes_disabled)
 		return;
@@ -1784,7 +1795,15 @@ leader_poll(struct sl_repl *r)
 	uint32_t i, j, done = 0;
 
 	if (r->join_idx >= 0 && now >= r->pause_until) {
-		join_cancel(r);	/* it did not make it in time: writes go on */
+		struct member *jm = &r->m[r->join_idx];
+
+		/* it did not make it in time: writes go on, and its next try waits (a
+		 * replica on a slow link would otherwise pause the writes again and again) */
+		jm->join_hold = jm->join_hold ? 2 * jm->join_hold : 4 * r->conf.catchup_pause_ns;
+		if (jm->join_hold > r->conf.isr_lag_ns)
+			jm->join_hold = r->conf.isr_lag_ns;
+		jm->join_until = now + jm->join_hold;
+		join_cancel(r);
 		done++;
 	}
 	if (now - r->view_ns >= lag) {
@@ -1874,7 +1893,8 @@ sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
 		return 0;
 	if (r->is_leader)
 		return leader_poll(r);
-	if (now_ns - r->req_ns < (r->mode == M_FETCH ? fetch_rto(r) : r->conf.retransmit_ns))
+	if (now_ns - r->req_ns < (r->mode == M_FETCH && !r->fetch_idle ? fetch_rto(r) :
+				  r->conf.retransmit_ns))
 		return 0;
 	if (r->mode == M_FOLLOW && now_ns - r->heard_ns >= r->conf.lag_timeout_ns &&
 	    now_ns - r->req_ns >= r->conf.lag_timeout_ns) {
@@ -1887,6 +1907,10 @@ sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
 	}
 	if (r->mode == M_PROBE) {
 		send_catchup_req(r);
+		return 1;
+	}
+	if (r->mode == M_FETCH && r->fetch_idle) {
+		send_fetch(r);		/* at the leader's end: ask again, as a poll */
 		return 1;
 	}
 	if (r->mode == M_FETCH) {

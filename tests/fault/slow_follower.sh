@@ -97,7 +97,8 @@ def await_(what, cond, limit):
 		if v:
 			return time.monotonic() - t0
 		time.sleep(0.02)
-	print("FAIL: no %s within %d s (ISR %s, %d acknowledged)" % (what, limit, isr(), count()))
+	print("FAIL: no %s within %d s (ISR %s, %d acknowledged; leader: %s)" % (what, limit,
+	      isr(), count(), json.dumps(repl())))
 	sys.exit(1)
 
 def tc(*args):
