@@ -5,7 +5,7 @@
  * time, with hand-built datagrams (so the wire format is checked too): replica fencing,
  * duplicate LogID, gap, MPUB argument errors, catch-up request, window acks, retransmit,
  * rollback on quorum loss, channel sync (ordered, unordered, cached beyond the end),
- * retransmission by round trip, batched FETCH.
+ * retransmission by round trip, batched FETCH, the rejoin hold-off.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1064,6 +1064,49 @@ test_retransmit_by_rtt(void)
 	sl_repl_close(r);
 }
 
+static void
+join_req(struct sl_repl *r, uint32_t from, uint64_t end, uint64_t now)
+{
+	uint8_t b[128], *p = b + hdr(b, 10, 0, 2, 77, 0);
+
+	sl_bytes_put_le64(p, end);
+	f.nout = 0;
+	sl_repl_input(r, from, b, HDR + 8, now);
+}
+
+/* A rejoin that does not make it within its write pause (10 ms here) holds the member's
+ * next JOIN_REQ off for 4 pauses, then 8: a follower on a slow link asking again and again
+ * paused the writes most of the time. */
+static void
+test_join_holdoff(void)
+{
+	uint32_t isr02[] = { 0, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = open_node(0);
+
+	view(&v, 1, 0, 2, 77, 3, isr02, 2);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(lwrite(r, 0) == 0);
+	sl_repl_flush(r, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 1 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);	/* paused for the rejoin */
+	sl_repl_poll(r, 12 * MS);				/* ran out: writes go on */
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 20 * MS);				/* held off until 52 ms */
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 53 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);
+	sl_repl_poll(r, 64 * MS);
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 100 * MS);				/* now until 144 ms */
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 145 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);
+	sl_repl_close(r);
+}
+
 /* Run a leader of three for 60 writes, one every 2 ms: member 1 acks everything at once,
  * member 2 acks what `lag2` says. Returns the time member 2 was asked out (0: never). */
 static uint64_t
@@ -1131,6 +1174,7 @@ main(void)
 	test_leader_packing();
 	test_retransmit_by_rtt();
 	test_fetch_batch();
+	test_join_holdoff();
 	test_leader_rollback();
 	test_isr_lag_by_time();
 	test_chan_sync();
