@@ -35,6 +35,12 @@ CTL_MAX=2.0
 . "$(dirname "$0")/../integration/cluster.sh"
 
 make_bridge
+# the throttle needs the kernel's tbf qdisc (sch_tbf)
+if ! in_ns "$NS" tc qdisc add dev slbr0 root tbf rate 1mbit burst 16kb limit 8mb; then
+	log "SKIP: tc cannot add a tbf qdisc here (module sch_tbf)"
+	exit 77
+fi
+in_ns "$NS" tc qdisc del dev slbr0 root || fail "tc del on the bridge"
 for id in 1 2 3; do
 	boot $id --isr-lag-ms 1000 --log-mb 96 --window 127
 done
