@@ -4,6 +4,7 @@
  * etcd: the etcd v3 JSON gateway client (etcd.h).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1081,22 +1082,35 @@ take:
 }
 
 int
-sl_etcd_watch_wait(struct sl_etcd_watch *w, int timeout_ms)
+sl_etcd_watch_wait_fd(struct sl_etcd_watch *w, int fd, int timeout_ms)
 {
+	struct curl_waitfd extra = { .fd = fd, .events = CURL_WAIT_POLLIN };
+
 	if (w->qhead < w->qn || w->err != 0)
 		return 0;
 	if (w->h == NULL) {
 		uint64_t now = now_ns();
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		struct timespec ts;
 
 		if (now >= w->retry_ns)
 			return 0;
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)RTE_MIN(w->retry_ns - now, (uint64_t)timeout_ms * 1000000ull);
-		nanosleep(&ts, NULL);
+		if (fd >= 0)
+			poll(&pfd, 1, (int)(ts.tv_nsec / 1000000));
+		else
+			nanosleep(&ts, NULL);
 		return 0;
 	}
-	return curl_multi_poll(w->multi, NULL, 0, timeout_ms, NULL) == CURLM_OK ? 0 : -EIO;
+	return curl_multi_poll(w->multi, fd >= 0 ? &extra : NULL, fd >= 0 ? 1 : 0, timeout_ms,
+			       NULL) == CURLM_OK ? 0 : -EIO;
+}
+
+int
+sl_etcd_watch_wait(struct sl_etcd_watch *w, int timeout_ms)
+{
+	return sl_etcd_watch_wait_fd(w, -1, timeout_ms);
 }
 
 int

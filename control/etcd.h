@@ -217,6 +217,12 @@ sl_etcd_watch_poll(struct sl_etcd_watch *w, struct sl_etcd_event *ev);
 int
 sl_etcd_watch_wait(struct sl_etcd_watch *w, int timeout_ms);
 
+/** The same, returning early also when fd (>= 0) is readable: a control loop waits on its
+ * control socket and the watch at once, so a watch event is taken as it arrives rather
+ * than at the loop's next timeout. 0 or a negative errno. Control thread. */
+int
+sl_etcd_watch_wait_fd(struct sl_etcd_watch *w, int fd, int timeout_ms);
+
 /** 1 once etcd confirmed the watch (its "created" answer) since the last (re)connect. */
 int
 sl_etcd_watch_ready(const struct sl_etcd_watch *w);

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,16 @@ sl_membership_poll(struct sl_membership *m)
 	if (m->ops->poll != NULL)
 		m->ops->poll(m);
 	return n;
+}
+
+int
+sl_membership_wait(struct sl_membership *m, int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (m->ops->wait != NULL)
+		return m->ops->wait(m, fd, timeout_ms);
+	return poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR ? -errno : 0;
 }
 
 int

@@ -84,6 +84,9 @@ struct sl_membership_ops {
 			const struct sl_part_meta *next);
 	/* Periodic work (watches, lease keep-alive): may be NULL. */
 	void (*poll)(struct sl_membership *m);
+	/* Block until fd is readable, the backend has work for poll (a watch event), or
+	 * timeout_ms. May be NULL: a poll() on fd alone. */
+	int (*wait)(struct sl_membership *m, int fd, int timeout_ms);
 	/* Free the backend's state: may be NULL. */
 	void (*close)(struct sl_membership *m);
 	/* A cluster-wide topic (`sluicectl topic create ... --replicas R`): record it where
@@ -154,6 +157,12 @@ sl_membership_start(struct sl_membership *m, struct sl_broker *b);
  * RCU reader. */
 int
 sl_membership_poll(struct sl_membership *m);
+
+/** Block until fd (the control socket) is readable, the backend has something for
+ * sl_membership_poll (an etcd watch event), or timeout_ms. Control thread, offline for
+ * RCU. */
+int
+sl_membership_wait(struct sl_membership *m, int fd, int timeout_ms);
 
 /**
  * An operator's edit of a partition's view: `next` starts as a copy of the current view

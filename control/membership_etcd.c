@@ -39,6 +39,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,6 +405,13 @@ install(struct sl_membership *m, const struct epart *p)
 		XLOG(WARNING, "%s/%u: view from etcd not installed: %s", p->topic, p->part,
 		     sl_strerror(rc));
 		return;
+	}
+	if (want.leader == m->node_id && cur.leader != m->node_id) {
+		/* leading now: say so in P/pos at the next poll, not at the next beat (a move
+		 * measures its switch by it; the controller sees a live leader at once) */
+		x->next_pos_ms = 0;
+		free(x->pos_last);
+		x->pos_last = NULL;
 	}
 	XLOG(INFO, "%s/%u: view installed: leader %u epoch %u session %llu, ISR of %u, "
 		   "writes %s%s", p->topic, p->part, want.leader, want.epoch,
@@ -1495,6 +1503,19 @@ ms_move_status(struct sl_membership *m, struct sl_json *out)
 	sl_json_obj_close(out);
 }
 
+/* Wait on the control socket and the watch's connection at once: a view change (a move's
+ * switch, a failover) is applied as its watch event arrives, not at the loop's timeout. */
+static int
+ms_wait(struct sl_membership *m, int fd, int timeout_ms)
+{
+	struct mse *x = m->priv;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (x->w != NULL)
+		return sl_etcd_watch_wait_fd(x->w, fd, timeout_ms);
+	return poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR ? -errno : 0;
+}
+
 static void
 ms_poll(struct sl_membership *m)
 {
@@ -1629,6 +1650,7 @@ const struct sl_membership_ops sl_membership_etcd_ops = {
 	.topic_create = ms_topic_create,
 	.describe = ms_describe,
 	.node_state = ms_node_state,
+	.wait = ms_wait,
 	.move = ms_move,
 	.move_status = ms_move_status,
 };

@@ -929,7 +929,9 @@ main(int argc, char **argv)
 	}
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
 		rcu_thread_offline();
-		sl_ctl_poll(ctl, 50);
+		/* the control socket and the membership backend's watch, whichever first */
+		sl_membership_wait(mship, sl_ctl_fd(ctl), 50);
+		sl_ctl_poll(ctl, 0);
 		rcu_thread_online();
 		sl_broker_tick(b);
 		sl_membership_poll(mship);

@@ -12,7 +12,8 @@
  *   4  u8    type (T_* below)
  *   5  u8    status (answers: ST_* below; 0 in requests)
  *   6  u8    flags (CHAN_SYNC: F_ACK 1 = answer wanted, F_SET_OFFSET 2; FETCH: F_EMPTY 4;
- *             WRITE, FETCH_RESP: F_PTAG 8 = every record carries its producer tag)
+ *             WRITE, FETCH_RESP: F_PTAG 8 = every record carries its producer tag;
+ *             FETCH_RESP: F_MORE 16 = more answers to the same FETCH follow)
  *   7  u8    reserved (0)
  *   8  u32   partition
  *   12 u32   view epoch of the leadership the datagram belongs to
@@ -42,10 +43,14 @@
  *                 u64 end_epoch (epoch of the leader's record ending there), u64
  *                 leader_end, u64 leader_last_epoch, u64 commit
  *   8 FETCH       replica -> leader: u64 from (first id wanted), u64 prev_epoch (epoch of
- *                 the replica's record ending at from - 1); flag F_EMPTY 4: the replica
- *                 holds no record and its log starts at from (no previous epoch to check)
+ *                 the replica's record ending at from - 1), and optionally u32 batch: the
+ *                 answers wanted, 1 to FETCH_BATCH (absent: 1); flag F_EMPTY 4: the
+ *                 replica holds no record and its log starts at from (no previous epoch
+ *                 to check)
  *   9 FETCH_RESP  leader -> replica: u64 from, u64 commit, u64 leader_end, u32 nrec,
- *                 u32 reserved, then nrec times (crec, msg_size bytes of messages);
+ *                 u32 reserved, then nrec times (crec, msg_size bytes of messages); up to
+ *                 `batch` answers to one FETCH, consecutive (each one's from is the end of
+ *                 the one before + 1), every one but the last with flag F_MORE 16;
  *                 status ST_MISMATCH when from - 1 / prev_epoch is not in the leader's log;
  *                 status ST_RESET when `from` is older than the leader's first record
  *                 (retention): nrec 0, then u64 first_id, u64 first_offset, and the
@@ -88,6 +93,9 @@ enum { ST_OK = 0, ST_DUP, ST_GAP, ST_FENCED, ST_NOT_ISR, ST_STALE_VIEW, ST_PUB_A
 #define F_SET_OFFSET 2
 #define F_EMPTY 4		/* FETCH: the replica holds no record, its log starts at from */
 #define F_PTAG 8		/* WRITE, FETCH_RESP: every crec is followed by its producer tag */
+#define F_MORE 16		/* FETCH_RESP: more answers to this FETCH follow */
+#define FETCH_BATCH 16		/* FETCH: answers asked per request (a catch-up pipelined:
+				 * one datagram per round trip fell behind a busy leader) */
 
 #define BURST 32			/* records resent per member per round */
 #define CHAN_PEND 64			/* leader: channel syncs in flight */
@@ -113,6 +121,15 @@ struct member {
 		uint64_t ns;		/* ... makes caught_ns ns */
 	} mark[MARKS];
 	uint64_t leave_ns;
+	/* retransmission (rto_next): the timer runs from rto_base_ns (the last progress, the
+	 * last retransmission, or the first record outstanding) for rto_ns, which follows the
+	 * member's round trip and doubles per timeout */
+	uint64_t rto_ns, rto_base_ns;
+	uint64_t srtt_ns;		/* smoothed WRITE-to-ack round trip (0: none yet) */
+	uint64_t rtt_end, rtt_ns;	/* the sample in flight: the ack of rtt_end (0: none) */
+	/* a rejoin that did not make it within the pause: its next JOIN_REQ waits until
+	 * join_until, join_hold (from 4 pauses, doubling to the ISR lag window) */
+	uint64_t join_until, join_hold;
 };
 
 struct chan_pend {
@@ -180,7 +197,14 @@ struct sl_repl {
 	uint64_t lcommit;		/* the leader's commit index as last heard */
 	uint64_t lwepoch;		/* the leader's highest write epoch heard: a datagram
 					 * with an older one was sent before a rollback */
-	uint64_t req_ns;
+	uint64_t req_ns;		/* replica: last request sent, or FETCH answer taken */
+	/* replica: the FETCH timeout, like the leader's per-member one (rto_of): twice the
+	 * smoothed time from a FETCH to its last answer, doubled per timeout, a sample only
+	 * from a FETCH not sent again (fetch_timed) */
+	uint64_t fetch_ns, fetch_srtt_ns, fetch_rto_ns;
+	uint8_t fetch_timed;
+	uint8_t fetch_idle;		/* the last answer showed the leader's end: the next
+					 * FETCH (every retransmit_ns) is a poll, not a resend */
 	uint64_t view_ns;		/* leader: last VIEW sent */
 	uint64_t heard_ns;		/* replica: last datagram from the view's leader */
 	uint64_t join_ns;
@@ -468,6 +492,32 @@ caught_up(struct sl_repl *r, struct member *m)
 {
 	m->caught_ns = r->now;
 	m->mark_n = 0;
+	m->rto_base_ns = r->now;
+}
+
+/*
+ * Retransmission timeout of a member: twice its smoothed round trip, at least
+ * conf.retransmit_ns, at most a quarter of the ISR lag window. A fixed timeout far below
+ * the round trip of a slow link (1 Mbit/s with a deep queue: a second) resent every
+ * record in flight hundreds of times over, filled the link with copies and took the
+ * leader's CPU from the healthy members and the control thread.
+ */
+static uint64_t
+rto_cap(const struct sl_repl *r)
+{
+	uint64_t q = r->conf.isr_lag_ns / 4;
+
+	return q > r->conf.retransmit_ns ? q : r->conf.retransmit_ns;
+}
+
+static uint64_t
+rto_of(const struct sl_repl *r, const struct member *m)
+{
+	uint64_t t = 2 * m->srtt_ns, cap = rto_cap(r);
+
+	if (t < r->conf.retransmit_ns)
+		t = r->conf.retransmit_ns;
+	return t < cap ? t : cap;
 }
 
 /* Leader loop: note the leader's end for a member that does not hold it. */
@@ -484,10 +534,19 @@ mark_take(struct sl_repl *r, struct member *m)
 	m->mark[last].ns = r->now;
 }
 
-/* m->acked moved forward: the end, or the newest mark it reached, moves caught_ns. */
+/* m->acked moved forward: the end, or the newest mark it reached, moves caught_ns; the
+ * round trip sample, if this ack covers it, moves srtt_ns; the retransmit timer restarts. */
 static void
 progress(struct sl_repl *r, struct member *m)
 {
+	if (m->rtt_end && m->acked >= m->rtt_end) {
+		uint64_t sample = r->now - m->rtt_ns;
+
+		m->srtt_ns = m->srtt_ns ? m->srtt_ns - m->srtt_ns / 8 + sample / 8 : sample;
+		m->rtt_end = 0;
+	}
+	m->rto_ns = rto_of(r, m);
+	m->rto_base_ns = r->now;
 	if (m->acked >= r->end) {
 		caught_up(r, m);
 	} else {
@@ -522,6 +581,8 @@ join_try(struct sl_repl *r)
 	m->acked = r->end;
 	m->next = r->end + 1;
 	caught_up(r, m);
+	m->rto_ns = rto_of(r, m);	/* not the backoff of before it left */
+	m->join_hold = 0;
 	m->last_send_ns = r->now;
 	r->join_idx = -1;
 	r->pause_until = 0;
@@ -612,6 +673,10 @@ flush_writes(struct sl_repl *r)
 		if (!counted(m) || m->next > r->end || m->next <= m->acked)
 			continue;
 		send_from(r, m, m->next);
+		if (!m->rtt_end && m->next > m->acked + 1) {
+			m->rtt_end = m->next - 1;	/* a first send: time its ack */
+			m->rtt_ns = r->now;
+		}
 		n++;
 	}
 	return n;
@@ -658,6 +723,7 @@ become_leader(struct sl_repl *r)
 		/* an ISR member holds every committed record, ours included */
 		m->acked = m->in_isr ? r->commit : 0;
 		m->next = r->commit + 1;
+		m->rto_ns = r->conf.retransmit_ns;
 		caught_up(r, m);
 	}
 	advance_commit(r);
@@ -742,9 +808,19 @@ send_fetch(struct sl_repl *r)
 
 	sl_bytes_put_le64(b, r->end + 1);
 	sl_bytes_put_le64(b + 8, r->end_epoch);
-	tx(r, r->view.leader, HDR_LEN + 16);
+	sl_bytes_put_le32(b + 16, FETCH_BATCH);
+	tx(r, r->view.leader, HDR_LEN + 20);
 	r->req_ns = r->now;
+	r->fetch_ns = r->now;
+	r->fetch_timed = 1;
+	r->fetch_idle = 0;
 	r->st.fetches++;
+}
+
+static uint64_t
+fetch_rto(const struct sl_repl *r)
+{
+	return r->fetch_rto_ns ? r->fetch_rto_ns : r->conf.retransmit_ns;
 }
 
 static struct chan_cache *
@@ -1053,6 +1129,7 @@ in_write_ack(struct sl_repl *r, struct din *d)
 			m->next = end + 1;
 		if (counted(m) && r->now - m->last_send_ns >= r->conf.retransmit_ns / 4) {
 			send_from(r, m, m->next);
+			m->rtt_end = 0;		/* a resend: its ack times nothing */
 			r->st.retransmits++;
 		}
 	} else if (m->next < end + 1) {
@@ -1212,8 +1289,8 @@ in_fetch(struct sl_repl *r, struct din *d)
 {
 	struct member *m = leader_member(r, d);
 	struct sl_crec c;
-	uint64_t from, prev, id, first, foff;
-	uint32_t off, nrec = 0;
+	uint64_t from, prev, id, first, foff, at;
+	uint32_t off, nrec, k, batch = 1;
 	uint8_t *b;
 	int st = ST_OK, empty_ok;
 
@@ -1225,6 +1302,10 @@ in_fetch(struct sl_repl *r, struct din *d)
 		return;
 	from = sl_bytes_get_le64(d->p);
 	prev = sl_bytes_get_le64(d->p + 8);
+	if (d->blen >= 20)
+		batch = sl_bytes_get_le32(d->p + 16);
+	if (batch == 0 || batch > FETCH_BATCH)
+		batch = batch ? FETCH_BATCH : 1;
 	r->st.fetches++;
 	if (r->ops.first == NULL || r->ops.first(r->ops.arg, &first, NULL) != 0)
 		first = 1;
@@ -1252,24 +1333,33 @@ in_fetch(struct sl_repl *r, struct din *d)
 	empty_ok = (d->flags & F_EMPTY) && from - 1 <= r->commit;
 	if (from == 0 || from - 1 > r->end || (!empty_ok && epoch_at(r, from - 1) != prev))
 		st = ST_MISMATCH;
-	b = vhdr(r, T_FETCH_RESP, st, F_PTAG);
-	sl_bytes_put_le64(b, from);
-	sl_bytes_put_le64(b + 8, r->commit);
-	sl_bytes_put_le64(b + 16, r->end);
-	off = HDR_LEN + 32;
-	for (id = from; st == ST_OK && id <= r->end; id = c.last_msg_log_id + 1) {
-		if (off + REC_HDR >= r->maxd)
+	/* up to `batch` answers, back to back, each from where the one before ended */
+	for (k = 0, at = from; k < batch; k++) {
+		b = vhdr(r, T_FETCH_RESP, st, F_PTAG);
+		sl_bytes_put_le64(b, at);
+		sl_bytes_put_le64(b + 8, r->commit);
+		sl_bytes_put_le64(b + 16, r->end);
+		off = HDR_LEN + 32;
+		nrec = 0;
+		for (id = at; st == ST_OK && id <= r->end; id = c.last_msg_log_id + 1) {
+			if (off + REC_HDR >= r->maxd)
+				break;
+			if (read_rec(r, id, &c, r->tx + off + REC_HDR,
+				     r->maxd - off - REC_HDR) != 0 || c.log_id != id)
+				break;
+			rec_encode(r->tx + off, &c);
+			off += REC_HDR + c.msg_size;
+			nrec++;
+		}
+		sl_bytes_put_le32(b + 24, nrec);
+		sl_bytes_put_le32(b + 28, 0);
+		if (st == ST_OK && nrec > 0 && id <= r->end && k + 1 < batch)
+			r->tx[6] |= F_MORE;
+		tx(r, d->from, off);
+		if (!(r->tx[6] & F_MORE))
 			break;
-		if (read_rec(r, id, &c, r->tx + off + REC_HDR, r->maxd - off - REC_HDR) != 0 ||
-		    c.log_id != id)
-			break;
-		rec_encode(r->tx + off, &c);
-		off += REC_HDR + c.msg_size;
-		nrec++;
+		at = id;
 	}
-	sl_bytes_put_le32(b + 24, nrec);
-	sl_bytes_put_le32(b + 28, 0);
-	tx(r, d->from, off);
 	if (st != ST_OK)
 		return;
 	/* it holds our log up to from - 1 */
@@ -1335,6 +1425,9 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		send_catchup_req(r);
 		return;
 	}
+	/* any answer restarts the FETCH timeout, a late one too: the link is alive, only
+	 * slow, and asking again would queue one more batch behind the late ones */
+	r->req_ns = r->now;
 	if (sl_bytes_get_le64(d->p) != r->end + 1)
 		return;		/* late answer */
 	if (d->status == ST_RESET) {
@@ -1361,7 +1454,20 @@ in_fetch_resp(struct sl_repl *r, struct din *d)
 		r->lcommit = sl_bytes_get_le64(d->p + 8);
 	replica_commit(r);
 	cache_apply(r);
+	if ((d->flags & F_MORE) && i == nrec)
+		return;		/* the rest of this FETCH's answers are on their way */
+	if (r->fetch_timed) {
+		uint64_t sample = r->now - r->fetch_ns, t;
+
+		r->fetch_srtt_ns = r->fetch_srtt_ns ?
+			r->fetch_srtt_ns - r->fetch_srtt_ns / 8 + sample / 8 : sample;
+		t = 2 * r->fetch_srtt_ns;
+		if (t < r->conf.retransmit_ns)
+			t = r->conf.retransmit_ns;
+		r->fetch_rto_ns = t < rto_cap(r) ? t : rto_cap(r);
+	}
 	more = r->end < lend;
+	r->fetch_idle = !more;
 	if (!r->in_isr && r->end + r->conf.join_lag >= lend &&
 	    (!r->joining || r->now - r->join_ns >= r->conf.retransmit_ns * 4)) {
 		uint8_t *b = vhdr(r, T_JOIN_REQ, 0, 0);
@@ -1388,7 +1494,7 @@ in_join_req(struct sl_repl *r, struct din *d)
 		r->st.bad_dgrams++;
 		return;
 	}
-	if (!m || counted(m) || r->join_idx >= 0)
+	if (!m || counted(m) || r->join_idx >= 0 || r->now < m->join_until)
 		return;
 	if (r->view.writes_disabled)
 		return;
@@ -1733,7 +1839,15 @@ leader_poll(struct sl_repl *r)
 	uint32_t i, j, done = 0;
 
 	if (r->join_idx >= 0 && now >= r->pause_until) {
-		join_cancel(r);	/* it did not make it in time: writes go on */
+		struct member *jm = &r->m[r->join_idx];
+
+		/* it did not make it in time: writes go on, and its next try waits (a
+		 * replica on a slow link would otherwise pause the writes again and again) */
+		jm->join_hold = jm->join_hold ? 2 * jm->join_hold : 4 * r->conf.catchup_pause_ns;
+		if (jm->join_hold > r->conf.isr_lag_ns)
+			jm->join_hold = r->conf.isr_lag_ns;
+		jm->join_until = now + jm->join_hold;
+		join_cancel(r);
 		done++;
 	}
 	if (now - r->view_ns >= lag) {
@@ -1747,8 +1861,13 @@ leader_poll(struct sl_repl *r)
 			continue;
 		if (m->acked < r->end) {
 			mark_take(r, m);
-			if (now - m->last_send_ns >= rt) {
+			if (now - m->rto_base_ns >= (m->rto_ns ? m->rto_ns : rt)) {
+				/* no progress for a timeout: resend from its end, back off */
 				send_from(r, m, m->acked + 1);
+				m->rtt_end = 0;
+				m->rto_base_ns = now;
+				m->rto_ns = m->rto_ns ? m->rto_ns : rt;
+				m->rto_ns = 2 * m->rto_ns < rto_cap(r) ? 2 * m->rto_ns : rto_cap(r);
 				r->st.retransmits++;
 				done++;
 			}
@@ -1818,7 +1937,8 @@ sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
 		return 0;
 	if (r->is_leader)
 		return leader_poll(r);
-	if (now_ns - r->req_ns < r->conf.retransmit_ns)
+	if (now_ns - r->req_ns < (r->mode == M_FETCH && !r->fetch_idle ? fetch_rto(r) :
+				  r->conf.retransmit_ns))
 		return 0;
 	if (r->mode == M_FOLLOW && now_ns - r->heard_ns >= r->conf.lag_timeout_ns &&
 	    now_ns - r->req_ns >= r->conf.lag_timeout_ns) {
@@ -1833,8 +1953,15 @@ sl_repl_poll(struct sl_repl *r, uint64_t now_ns)
 		send_catchup_req(r);
 		return 1;
 	}
+	if (r->mode == M_FETCH && r->fetch_idle) {
+		send_fetch(r);		/* at the leader's end: ask again, as a poll */
+		return 1;
+	}
 	if (r->mode == M_FETCH) {
+		/* nothing taken for a timeout: ask again, back off, time nothing */
 		send_fetch(r);
+		r->fetch_timed = 0;
+		r->fetch_rto_ns = 2 * fetch_rto(r) < rto_cap(r) ? 2 * fetch_rto(r) : rto_cap(r);
 		return 1;
 	}
 	return 0;

@@ -4,7 +4,8 @@
  * test_repl: the replication core (replication/repl.c) driven by hand, one node at a
  * time, with hand-built datagrams (so the wire format is checked too): replica fencing,
  * duplicate LogID, gap, MPUB argument errors, catch-up request, window acks, retransmit,
- * rollback on quorum loss, channel sync (ordered, unordered, cached beyond the end).
+ * rollback on quorum loss, channel sync (ordered, unordered, cached beyond the end),
+ * retransmission by round trip, batched FETCH, the rejoin hold-off.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -768,12 +769,12 @@ catchup_resp(struct sl_repl *r, uint64_t req_epoch, uint64_t end, uint64_t end_e
 	sl_repl_input(r, 0, b, HDR + 48, 0);
 }
 
-/* FETCH_RESP (status OK) from node 0 with records (first id, count) of epoch E2 */
+/* FETCH_RESP (status OK, flags) from node 0 with records (first id, count) of epoch E2 */
 static void
-fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
-	   const uint64_t (*ids)[2], uint32_t n)
+fetch_resp_f(struct sl_repl *r, int flags, uint64_t from, uint64_t commit, uint64_t lend,
+	     const uint64_t (*ids)[2], uint32_t n)
 {
-	uint8_t b[1024], msgs[64], *p = b + hdr(b, 9, 0, 2, 77, E2);
+	uint8_t b[1024], msgs[64], *p = b + hdr(b, 9, flags, 2, 77, E2);
 	struct sl_crec c;
 	uint32_t i, off = 32;
 
@@ -790,6 +791,13 @@ fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
 	}
 	f.nout = 0;
 	sl_repl_input(r, 0, b, HDR + off, 0);
+}
+
+static void
+fetch_resp(struct sl_repl *r, uint64_t from, uint64_t commit, uint64_t lend,
+	   const uint64_t (*ids)[2], uint32_t n)
+{
+	fetch_resp_f(r, 0, from, commit, lend, ids, n);
 }
 
 static void
@@ -819,8 +827,13 @@ test_catchup(void)
 	catchup_resp(r, (1ull << 32) | 1, 2, 1ull << 32, 5, E2, 4);
 	CHECK(f.n == 2 && end_of() == 2);
 	CHECK(count_out(8, 0) == 1 && sl_bytes_get_le64(f.out[0] + HDR) == 3);
-	/* FETCH_RESP with two records (3..4 MPUB, 5) */
-	fetch_resp(r, 3, 4, 5, rec345, 2);
+	/* the FETCH asks for a batch of 16 answers */
+	CHECK(f.out_len[0] == HDR + 20 && sl_bytes_get_le32(f.out[0] + HDR + 16) == 16);
+	/* two FETCH_RESPs of one FETCH (3..4 MPUB, then 5): the first, flagged F_MORE,
+	 * asks nothing; the last asks again */
+	fetch_resp_f(r, 16, 3, 4, 5, rec345, 1);
+	CHECK(end_of() == 4 && f.nout == 0);
+	fetch_resp(r, 5, 4, 5, rec345 + 1, 1);
 	CHECK(end_of() == 5 && f.n == 4);
 	CHECK(sl_repl_committed(r) == 4);
 	/* at the leader's end: it asks to rejoin (and fetches again) */
@@ -1021,6 +1034,119 @@ test_view(void)
 	sl_repl_close(r);
 }
 
+/* FETCH with a batch: the leader answers with consecutive FETCH_RESPs, F_MORE on all but
+ * the last; a FETCH without a batch (16-byte body) gets one answer. */
+static void
+test_fetch_batch(void)
+{
+	uint32_t isr02[] = { 0, 2 }, i;
+	struct sl_repl_view v;
+	struct sl_repl *r;
+	uint8_t b[128], *p;
+	int k;
+
+	g_maxd = 600;
+	r = open_node(0);
+	view(&v, 1, 0, 2, 77, 3, isr02, 2);
+	sl_repl_set_view(r, &v, 0);
+	for (k = 0; k < 20; k++)
+		CHECK(lwrite(r, 0) == 0);
+	sl_repl_flush(r, 0);
+	p = b + hdr(b, 8, 4, 2, 77, 0);
+	sl_bytes_put_le64(p, 1);
+	sl_bytes_put_le64(p + 8, 0);
+	sl_bytes_put_le32(p + 16, 16);
+	f.nout = 0;
+	sl_repl_input(r, 1, b, HDR + 20, 0);
+	/* 20 records of 84 bytes (crec, producer tag, 12 bytes of messages), 6 to a 600-byte
+	 * datagram: four answers from 1, 7, 13, 19 */
+	CHECK(count_out(9, 1) == 4);
+	for (i = 0; i < f.nout && i < 4; i++) {
+		CHECK(f.out[i][4] == 9 && f.out_len[i] <= 600);
+		CHECK(sl_bytes_get_le64(f.out[i] + HDR) == 1 + 6 * i);
+		CHECK(((f.out[i][6] & 16) != 0) == (i < 3));
+	}
+	f.nout = 0;
+	sl_repl_input(r, 1, b, HDR + 16, 0);
+	CHECK(count_out(9, 1) == 1 && !(f.out[0][6] & 16));
+	sl_repl_close(r);
+	g_maxd = 0;
+}
+
+/* The retransmission timeout follows the member's round trip (twice the smoothed one, at
+ * least retransmit_ns, at most isr_lag_ns / 4 = 12.5 ms here) and doubles per expiry: a
+ * member 5 ms away is not sent everything again every 2 ms. */
+static void
+test_retransmit_by_rtt(void)
+{
+	struct sl_repl *r = leader3();
+
+	CHECK(lwrite(r, 0) == 0);
+	sl_repl_flush(r, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	ack(r, 1, 0, 1, E2, 5 * MS);		/* round trip 5 ms: timeout 10 ms */
+	CHECK(lwrite(r, 5 * MS) == 0);
+	sl_repl_flush(r, 5 * MS);
+	ack(r, 2, 0, 2, E2, 5 * MS);
+	f.nout = 0;
+	sl_repl_poll(r, 7 * MS);
+	sl_repl_poll(r, 9 * MS);
+	sl_repl_poll(r, 14 * MS);
+	CHECK(count_out(1, 1) == 0);
+	sl_repl_poll(r, 16 * MS);
+	CHECK(count_out(1, 1) == 1);
+	/* backed off to the 12.5 ms cap: next at 28.5 ms */
+	f.nout = 0;
+	sl_repl_poll(r, 27 * MS);
+	CHECK(count_out(1, 1) == 0);
+	sl_repl_poll(r, 29 * MS);
+	CHECK(count_out(1, 1) == 1);
+	sl_repl_close(r);
+}
+
+static void
+join_req(struct sl_repl *r, uint32_t from, uint64_t end, uint64_t now)
+{
+	uint8_t b[128], *p = b + hdr(b, 10, 0, 2, 77, 0);
+
+	sl_bytes_put_le64(p, end);
+	f.nout = 0;
+	sl_repl_input(r, from, b, HDR + 8, now);
+}
+
+/* A rejoin that does not make it within its write pause (10 ms here) holds the member's
+ * next JOIN_REQ off for 4 pauses, then 8: a follower on a slow link asking again and again
+ * paused the writes most of the time. */
+static void
+test_join_holdoff(void)
+{
+	uint32_t isr02[] = { 0, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = open_node(0);
+
+	view(&v, 1, 0, 2, 77, 3, isr02, 2);
+	sl_repl_set_view(r, &v, 0);
+	CHECK(lwrite(r, 0) == 0);
+	sl_repl_flush(r, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 1 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);	/* paused for the rejoin */
+	sl_repl_poll(r, 12 * MS);				/* ran out: writes go on */
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 20 * MS);				/* held off until 52 ms */
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 53 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);
+	sl_repl_poll(r, 64 * MS);
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 100 * MS);				/* now until 144 ms */
+	CHECK(sl_repl_can_write(r) == 0);
+	join_req(r, 1, 1, 145 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);
+	sl_repl_close(r);
+}
+
 /* Run a leader of three for 60 writes, one every 2 ms: member 1 acks everything at once,
  * member 2 acks what `lag2` says. Returns the time member 2 was asked out (0: never). */
 static uint64_t
@@ -1087,6 +1213,9 @@ main(void)
 	test_leader_window_retransmit();
 	test_leader_packing();
 	test_producer_tag();
+	test_retransmit_by_rtt();
+	test_fetch_batch();
+	test_join_holdoff();
 	test_leader_rollback();
 	test_isr_lag_by_time();
 	test_chan_sync();
