@@ -305,17 +305,17 @@ test_lcore(void)
 	 * sync is right, and only then) */
 	t0 = mono_ns();
 	ok = submit(p, ps2, log2, 1, &e[0], 1, 1) == 1 && submit(p, ps2, log2, 1, &e[1], 2, 1) == 2;
-	ok &= wait_u64(&ps2->written_id, 2, 2000);
+	ok &= wait_u64(&ps2->written_id, 2, 10000);
 	usleep(100 * 1000);
 	CHECK(ok && (sl_pstore_durable_id(ps2) == 0 ||
 		     mono_ns() - t0 >= SL_PERSIST_MAX_UNSYNCED_NS),
 	      "every:3: 2 messages written, not synced (before the longest unsynced time)");
-	ok = submit(p, ps2, log2, 1, &e[2], 3, 1) == 3 && wait_u64(&ps2->durable_id, 3, 2000);
+	ok = submit(p, ps2, log2, 1, &e[2], 3, 1) == 3 && wait_u64(&ps2->durable_id, 3, 10000);
 	CHECK(ok, "the 3rd message: synced");
 	t0 = mono_ns();
-	ok = submit(p, ps2, log2, 1, &e[3], 4, 1) == 4 && wait_u64(&ps2->written_id, 4, 2000);
+	ok = submit(p, ps2, log2, 1, &e[3], 4, 1) == 4 && wait_u64(&ps2->written_id, 4, 10000);
 	ok &= sl_pstore_durable_id(ps2) == 3 || mono_ns() - t0 >= SL_PERSIST_MAX_UNSYNCED_NS;
-	CHECK(ok && wait_u64(&ps2->durable_id, 4, 3000),
+	CHECK(ok && wait_u64(&ps2->durable_id, 4, 10000),
 	      "a 4th alone: synced within the longest unsynced time (1 s)");
 
 	/* channel positions: saved on detach; one past the durable end is clamped */
