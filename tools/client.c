@@ -19,7 +19,10 @@
  * (nothing written, nothing remembered by the broker) waits; one client-wide timer
  * (backing off like a retransmission, reset by an OK of such a publish) then sends every
  * waiting publish again at once, lowest seq first, so the broker can take them in the
- * session's order (docs/protocol.md section 8, rule 10).
+ * session's order (docs/protocol.md section 8, rule 10). A publish still refused at its
+ * timeout ends with that answer (busy_failed, not a time-out); with conf->fail_busy it
+ * ends with the first busy answer at once, so the application sees back pressure as it
+ * comes (a full partition) and decides itself when to publish again.
  *
  * Messages. A MSG is delivered to its subscription's callback; when the callback returns
  * 0 the id joins the subscription's FIN batch, sent as one FIN frame (up to
@@ -155,6 +158,7 @@ struct sl_client {
 	char token[SL_WIRE_TOKEN_MAX];
 	uint64_t retry_us;
 	uint64_t timeout_us;
+	int fail_busy;		/* conf->fail_busy: busy answers complete at once */
 	uint64_t rto_max_us;
 
 	/* session */
@@ -614,7 +618,10 @@ run_timers(struct sl_client *c, uint64_t now)
 			continue;
 		if (now - r->t_first >= c->timeout_us) {
 			/* a publish the broker kept answering busy ends with that answer */
-			c->st.timeouts++;
+			if (r->busy_code != 0 && r->busy_code != SL_E_NOT_LEADER)
+				c->st.busy_failed++;
+			else
+				c->st.timeouts++;
 			req_complete(c, i, r->busy_code ? -(int)r->busy_code : -SL_E_TIMEOUT,
 				     NULL, 0);
 			continue;
@@ -825,9 +832,12 @@ busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
 
 	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED && code != SL_E_QUORUM &&
 	     code != SL_E_OUT_OF_ORDER) ||
-	    r->state != REQ_SENT || (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB) ||
-	    now - r->t_first >= c->timeout_us)
+	    r->state != REQ_SENT || (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB))
 		return 0;
+	if (c->fail_busy || now - r->t_first >= c->timeout_us) {
+		c->st.busy_failed++;	/* completed with the busy answer (on_err) */
+		return 0;
+	}
 	if (code == SL_E_OUT_OF_ORDER)
 		c->st.order_refusals++;
 	r->busy_code = (uint16_t)code;
@@ -1688,6 +1698,7 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->timeout_us = (uint64_t)(conf->timeout_ms != 0 ? conf->timeout_ms : DEF_TIMEOUT_MS) *
 			1000;
 	c->rto_max_us = c->retry_us > RTO_MAX_US ? c->retry_us : RTO_MAX_US;
+	c->fail_busy = conf->fail_busy != 0;
 	c->epoch = 1;
 	c->next_sub_id = 1;
 	c->next_timer = UINT64_MAX;
@@ -1878,6 +1889,8 @@ pub_start(struct sl_client *c, const char *topic, uint16_t partition, int mpub,
 	rc = acquire_slot(c, &idx);
 	if (rc != 0)
 		return rc;
+	if (c->fail_busy)
+		h.flags |= SL_WIRE_F_NORESEND;	/* a busy refusal opens no hole: not resent */
 	len = sl_wire_encode_pub(c->reqs[idx].frame, c->frame_cap, &h, mpub, partition, topic,
 				 0, 0, (uint16_t)count, datas, lens);
 	if (len < 0) {
