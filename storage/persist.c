@@ -603,16 +603,21 @@ take_desc(struct sl_persist *p, const struct desc *d)
 static void
 sync_store(struct sl_persist *p, struct sl_pstore *ps, uint64_t now)
 {
-	uint64_t written = ps->written_id;
+	uint64_t written = ps->written_id, t0, took;
 	int rc;
 
 	if (ps->error != 0)
 		return;
+	t0 = mono_ns();
 	rc = sl_disklog_sync(ps->dl);
 	if (rc != 0) {
 		set_error(ps, rc);
 		return;
 	}
+	took = mono_ns() - t0;
+	p->st.sync_ns += took;
+	if (took > p->st.sync_max_ns)
+		p->st.sync_max_ns = took;
 	p->st.syncs++;
 	ps->unsynced = 0;
 	ps->last_sync_ns = now;

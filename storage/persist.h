@@ -277,6 +277,8 @@ struct sl_persist_stats {
 	uint64_t bytes;
 	uint64_t writes;		/* write batches */
 	uint64_t syncs;
+	uint64_t sync_ns;		/* time in fdatasync over all syncs */
+	uint64_t sync_max_ns;		/* the longest one */
 	uint64_t loops;
 	uint64_t idle_sleeps;
 	uint64_t fetches;

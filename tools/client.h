@@ -225,6 +225,8 @@ struct sl_client_stats {
 				 * same one) after NOT_LEADER or a silent broker */
 	uint64_t leader_resent;	/* requests sent again to the new leader */
 	uint64_t metadata_asked;	/* METADATA requests sent */
+	uint64_t srtt_us;	/* smoothed round trip of answers (0: none yet) */
+	uint64_t rto_us;	/* first retransmission timeout of a new request (from srtt) */
 };
 
 void

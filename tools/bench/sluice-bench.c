@@ -162,20 +162,27 @@ broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
 	return 0;
 }
 
-/* The persistence lcore's syncs so far, from "stats all" ("persist": {... "syncs": N}):
- * 0, or -1 when the broker has no persistence lcore. */
+/* The persistence lcore's syncs so far and the time spent in them, from "stats all"
+ * ("persist": {... "syncs": N, "sync_us": T, "sync_max_us": M}): 0, or -1 when the broker
+ * has no persistence lcore. */
 static int
-broker_syncs(const char *sock, uint64_t *syncs)
+broker_syncs(const char *sock, uint64_t *syncs, uint64_t *sync_us, uint64_t *max_us)
 {
-	const char *p;
+	const char *p, *q;
 
 	*syncs = 0;
+	*sync_us = 0;
+	*max_us = 0;
 	if (ctl_ask(sock, "stats all\n") != 0)
 		return -1;
 	p = strstr(ctl_buf, "\"persist\":");
-	if (p == NULL || (p = strstr(p, "\"syncs\":")) == NULL)
+	if (p == NULL || (q = strstr(p, "\"syncs\":")) == NULL)
 		return -1;
-	*syncs = strtoull(p + 8, NULL, 10);
+	*syncs = strtoull(q + 8, NULL, 10);
+	if ((q = strstr(p, "\"sync_us\":")) != NULL)
+		*sync_us = strtoull(q + 10, NULL, 10);
+	if ((q = strstr(p, "\"sync_max_us\":")) != NULL)
+		*max_us = strtoull(q + 14, NULL, 10);
 	return 0;
 }
 
@@ -275,7 +282,8 @@ answers_print(const struct opts *o, const struct answers *a, char *buf, size_t c
 /* Durable publishing: messages per sync of the persistence lcore over the phase, and,
  * with the disk's fdatasync rate, the group-commit ceiling and the ratio to it. */
 static void
-group_commit_print(const struct opts *o, const struct sl_report *r, uint64_t syncs)
+group_commit_print(const struct opts *o, const struct sl_report *r, uint64_t syncs,
+		   uint64_t sync_us, uint64_t max_us)
 {
 	double per_sync, rate, ceil_meas, ceil_window;
 
@@ -285,6 +293,13 @@ group_commit_print(const struct opts *o, const struct sl_report *r, uint64_t syn
 	rate = (double)r->acked / r->elapsed_s;
 	printf("group commit: %" PRIu64 " syncs, %.1f msgs per sync, %.0f syncs/s", syncs,
 	       per_sync, (double)syncs / r->elapsed_s);
+	/* the disk as the broker saw it in this run: the rate its own syncs allow */
+	if (sync_us > 0)
+		printf(", fdatasync in the broker %.2f ms mean (%.0f/s, max %.1f ms since start),"
+		       " in-run ceiling %.0f msg/s, ratio %.2f", (double)sync_us / 1e3 / syncs,
+		       1e6 * syncs / (double)sync_us, max_us / 1e3,
+		       per_sync * 1e6 * syncs / (double)sync_us,
+		       rate / (per_sync * 1e6 * syncs / (double)sync_us));
 	if (o->fsync_rate <= 0) {
 		printf(" (give --fsync-rate for the ceiling)\n");
 		return;
@@ -473,7 +488,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
 	int pubsub = strcmp(o->workload, "pubsub") == 0;
 	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
-	uint64_t syncs0 = 0, syncs1 = 0;
+	uint64_t syncs0 = 0, syncs1 = 0, sus0 = 0, sus1 = 0, smax = 0;
 	struct sl_client_stats cs0, cs1;
 	struct sl_report r;
 	char note[512];
@@ -512,7 +527,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	memset(&run->ans, 0, sizeof(run->ans));
 	if (o->ctl != NULL) {
 		have_cpu = broker_busy(o->ctl, &busy0, &hz) == 0;
-		have_syncs = broker_syncs(o->ctl, &syncs0) == 0;
+		have_syncs = broker_syncs(o->ctl, &syncs0, &sus0, &smax) == 0;
 	}
 	sl_client_get_stats(c, &cs0);
 	run->measuring = 1;
@@ -521,7 +536,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	if (o->ctl != NULL && have_cpu)
 		have_cpu = broker_busy(o->ctl, &busy1, &hz) == 0 && hz > 0;
 	if (have_syncs)
-		have_syncs = broker_syncs(o->ctl, &syncs1) == 0;
+		have_syncs = broker_syncs(o->ctl, &syncs1, &sus1, &smax) == 0;
 	sl_client_get_stats(c, &cs1);
 
 	memset(&r, 0, sizeof(r));
@@ -544,9 +559,12 @@ run_pub(const struct opts *o, struct sl_client *c)
 		fprintf(stderr, "sluice-bench: %" PRIu64 " errors, the first: %s\n", r.errors,
 			sl_strerror(run->first_err));
 	r.note = answers_print(o, &run->ans, note, sizeof(note));
+	printf("client: %" PRIu64 " retransmissions, %" PRIu64 " busy resends, srtt %.1f ms, "
+	       "first retransmission after %.1f ms\n", r.retries,
+	       cs1.busy_retries - cs0.busy_retries, cs1.srtt_us / 1e3, cs1.rto_us / 1e3);
 	emit(o, &r, &run->lat);
 	if (have_syncs)
-		group_commit_print(o, &r, syncs1 - syncs0);
+		group_commit_print(o, &r, syncs1 - syncs0, sus1 - sus0, smax);
 	if (pubsub) {
 		uint64_t t0 = sl_hist_now_ns();
 
