@@ -604,6 +604,7 @@ busy_resend(struct sl_client *c, uint64_t now)
 		r->busy_wait = 0;
 		c->st.busy_retries++;
 		r->resent = 1;
+		r->t_sent = now;	/* a new attempt: its round trip starts now */
 		hdr_set_retry(r->frame, r->len);
 		xmit(c, r->frame, r->len, now);
 		r->t_next = now + r->rto;	/* its answer may still be lost */
