@@ -36,6 +36,8 @@
  * from sluice-disk-bench) the row is followed by the group-commit ceiling (messages per
  * sync x fsync rate, and requests in flight x fsync rate) and the ratio to it.
  * Output: one human table row per result on stdout, and JSON lines (report.h) to --json.
+ * Exit status: 0; 1 when a publish ended with a time-out or an error other than a busy
+ * refusal (refusals are the broker's answers, counted, not a failed run); 2 usage, setup.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -489,6 +491,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	int pubsub = strcmp(o->workload, "pubsub") == 0;
 	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
 	uint64_t syncs0 = 0, syncs1 = 0, sus0 = 0, sus1 = 0, smax = 0;
+	uint64_t failed;
 	struct sl_client_stats cs0, cs1;
 	struct sl_report r;
 	char note[512];
@@ -580,8 +583,10 @@ run_pub(const struct opts *o, struct sl_client *c)
 			fprintf(stderr, "sluice-bench: %" PRIu64 " deliveries out of order\n",
 				run->out_of_order);
 	}
+	failed = run->ans.other + run->ans.timeouts;
 	run_fini(run);
-	return r.errors > 0 ? 1 : 0;
+	/* refusals (back pressure) are answers, counted and printed: not a failed run */
+	return failed > 0 ? 1 : 0;
 }
 
 /* ---- several producers (kernel UDP): one thread and one client each ---- */
@@ -709,7 +714,7 @@ run_producers(const struct opts *o, const struct sl_client_conf *cc)
 	emit(o, &r, &lat);
 	pthread_barrier_destroy(&bar);
 	free(ps);
-	return rc != 0 ? rc : r.errors > 0 ? 1 : 0;
+	return rc != 0 ? rc : ans.other + ans.timeouts > 0 ? 1 : 0;
 }
 
 /* ---- the ceiling: raw frames against a reflector ---- */
