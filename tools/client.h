@@ -47,7 +47,8 @@ struct sl_client_conf {
 	uint32_t failover_ms;		/* following: no frame from the broker for this long
 					 * while requests wait = ask who leads; 0 = 2000 */
 	uint32_t window;		/* max requests in flight (<= broker's); 0 = broker's */
-	uint32_t retry_ms;		/* first retransmit timeout; 0 = 20 ms, doubles, max 1 s */
+	uint32_t retry_ms;		/* least first retransmit timeout (it follows the
+					 * answers' round trip); 0 = 20 ms; doubles, max 1 s */
 	uint32_t timeout_ms;		/* give up on a request after this; 0 = 5000 */
 	int fail_busy;			/* a publish answered busy (SL_E_FULL,
 					 * SL_E_WRITE_DISABLED, SL_E_QUORUM, SL_E_OUT_OF_ORDER)
