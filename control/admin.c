@@ -988,6 +988,8 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_u64(out, "messages", ps->msgs);
 		sl_json_u64(out, "bytes", ps->bytes);
 		sl_json_u64(out, "syncs", ps->syncs);
+		sl_json_u64(out, "sync_us", ps->sync_ns / 1000);
+		sl_json_u64(out, "sync_max_us", ps->sync_max_ns / 1000);
 		sl_json_u64(out, "loops", ps->loops);
 		sl_json_u64(out, "idle_sleeps", ps->idle_sleeps);
 		sl_json_obj_close(out);

@@ -202,7 +202,7 @@ sl_request_held_answer(struct sl_worker *w, const struct sl_partition_done *d)
 
 		/* the session may have expired and its slot been reused meanwhile */
 		if (idem->session == h->hdr.session && slot->seq == h->hdr.seq) {
-			if (busy)
+			if (busy && !(h->hdr.flags & SL_WIRE_F_NORESEND))
 				memset(slot, 0, sizeof(*slot));	/* not remembered */
 			else
 				*slot = h->e;
@@ -741,8 +741,8 @@ static int
 order_refused(struct sl_worker *w, struct sl_request *r, const struct sl_partition *p,
 	      uint16_t partition)
 {
-	/* a NOACK publish is not sent again: refused, it does not join the hole */
-	int join = !(r->hdr.flags & SL_WIRE_F_NOACK);
+	/* a NOACK or NORESEND publish is not sent again: refused, it does not join the hole */
+	int join = !(r->hdr.flags & (SL_WIRE_F_NOACK | SL_WIRE_F_NORESEND));
 
 	switch (sl_idem_order_check(&w->idem[r->slot], p, r->hdr.seq, join, w->now_ns)) {
 	case SL_IDEM_ORDER_BLOCK:
@@ -759,15 +759,15 @@ order_refused(struct sl_worker *w, struct sl_request *r, const struct sl_partiti
 
 /* A publish's outcome for the session's order on partition p (slot: its session's; hdr:
  * its header): refused with a busy answer (it joins the hole), or settled (accepted,
- * held, or refused for good: the hole passes it). A NOACK publish is never retried, so
- * its refusal opens no hole. */
+ * held, or refused for good: the hole passes it). A NOACK or NORESEND publish is never
+ * retried, so its refusal opens no hole. */
 static void
 order_note(struct sl_worker *w, uint32_t slot, const struct sl_wire_hdr *hdr, const void *p,
 	   int rc)
 {
 	int busy = rc < 0 && busy_code(rc);
 
-	if (busy && (hdr->flags & SL_WIRE_F_NOACK))
+	if (busy && (hdr->flags & (SL_WIRE_F_NOACK | SL_WIRE_F_NORESEND)))
 		return;
 	if (sl_idem_order_note(&w->idem[slot], p, hdr->seq, busy, w->now_ns) != 0)
 		w->st.order_untracked++;
@@ -840,8 +840,9 @@ execute(struct sl_worker *w, struct sl_request *r, const struct op_handler *h,
 		held_put(w, (uint64_t)token);
 	e.code = answer_code(rc);
 	/* a publish that failed wrote nothing: its answer is not remembered, so that a
-	 * retry (a client backing off from SL_E_FULL or SL_E_WRITE_DISABLED) runs again */
-	if (!r->anon && (rc == 0 || !h->publish))
+	 * retry (a client backing off from SL_E_FULL or SL_E_WRITE_DISABLED) runs again;
+	 * unless NORESEND: its client reported the refusal, a late copy must not write it */
+	if (!r->anon && (rc == 0 || !h->publish || (r->hdr.flags & SL_WIRE_F_NORESEND)))
 		sl_idem_record(&w->idem[r->slot], r->hdr.seq, &e);
 	if (rc < 0 && h->publish && res.why != NULL)
 		sl_request_reply_err(w, r, rc, partition, res.why);	/* what it waits for */

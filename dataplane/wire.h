@@ -75,6 +75,10 @@ enum sl_wire_op {
 #define SL_WIRE_F_NOACK 0x0001 /* PUB/MPUB/FIN: fire and forget, no OK (ERR still sent) */
 #define SL_WIRE_F_RETRY 0x0002 /* retransmission of an earlier request (informational) */
 #define SL_WIRE_F_PRODUCER 0x0004 /* HELLO: the body ends with a u64 producer id */
+/* PUB/MPUB: the client does not send it again after a busy answer (it reports the answer
+ * to its application): a busy refusal opens no hole in the session's order (protocol.md
+ * section 8, rule 10). Ignored on other requests and by brokers that predate it. */
+#define SL_WIRE_F_NORESEND 0x0008
 
 /* PUB / MPUB body flags */
 #define SL_WIRE_PUB_TRACE 0x01 /* a u64 trace id follows the topic name */

@@ -568,6 +568,11 @@ sl_worker_main(void *arg)
 			continue;
 		/* idle: go offline so grace periods do not wait for us, sleep, back off */
 		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, w->conf->idle_max_us) : 10;
+		/* publishes held for the disk or the replicas: their OKs go out once this
+		 * lcore looks again, so it never sleeps long while any waits (as the
+		 * persistence lcore with stores attached) */
+		if (w->nheld_free < SL_WORKER_HELD)
+			sleep_us = RTE_MIN(sleep_us, SL_WORKER_HELD_IDLE_US);
 		rcu_thread_offline();
 		rte_delay_us_sleep(sleep_us);
 		rcu_thread_online();

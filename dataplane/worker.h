@@ -42,6 +42,7 @@
 #define SL_WORKER_BURST 32
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
+#define SL_WORKER_HELD_IDLE_US 50u /* longest adaptive idle sleep while a request is held */
 #define SL_WORKER_AUTOCREATE_MAX 64	/* auto-creations waiting for the control thread */
 
 /* A publish for a topic that does not exist yet (with auto-creation): its frame travels

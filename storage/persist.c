@@ -701,6 +701,8 @@ sync_account(struct sl_persist *p, uint64_t ns)
 		i++;
 	p->st.sync_hist[i]++;
 	p->st.sync_ns += ns;
+	if (ns > p->st.sync_max_ns)
+		p->st.sync_max_ns = ns;
 	p->st.syncs++;
 }
 
@@ -712,14 +714,13 @@ sync_store(struct sl_persist *p, struct sl_pstore *ps, uint64_t now)
 
 	if (ps->error != 0)
 		return;
-	t0 = rte_get_tsc_cycles();
+	t0 = mono_ns();
 	rc = sl_disklog_sync(ps->dl);
 	if (rc != 0) {
 		set_error(ps, rc);
 		return;
 	}
-	sync_account(p, (uint64_t)((double)(rte_get_tsc_cycles() - t0) * 1e9 /
-			       (double)rte_get_tsc_hz()));
+	sync_account(p, mono_ns() - t0);
 	ps->unsynced = 0;
 	ps->last_sync_ns = now;
 	__atomic_store_n(&ps->durable_id, written, __ATOMIC_RELEASE);

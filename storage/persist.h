@@ -299,6 +299,8 @@ struct sl_persist_stats {
 	uint64_t bytes;
 	uint64_t writes;		/* write batches */
 	uint64_t syncs;
+	uint64_t sync_ns;		/* time in fdatasync over all syncs */
+	uint64_t sync_max_ns;		/* the longest one */
 	uint64_t loops;
 	uint64_t idle_sleeps;
 	uint64_t fetches;
@@ -307,7 +309,6 @@ struct sl_persist_stats {
 	uint64_t rread_recs;
 	int huge_buf;			/* staging buffer is on hugepages */
 	uint64_t sync_hist[SL_PERSIST_SYNC_BUCKETS + 1]; /* syncs by duration, see above */
-	uint64_t sync_ns;		/* sum of the syncs' durations */
 };
 
 /** Upper bound of sync latency bucket i (< SL_PERSIST_SYNC_BUCKETS), in ns. Any thread. */

@@ -11,15 +11,19 @@
  * during a re-HELLO, waits in the QUEUED state). The cookie is (epoch << 32 | slot + 1):
  * answers find their slot in O(1) and a late answer from an older session or for an
  * older request in the same slot (different seq) is ignored. Retransmission backs off
- * exponentially from retry_ms to 1 s; a request unanswered after timeout_ms fails with
- * -SL_E_TIMEOUT.
+ * exponentially from the first timeout to 1 s; the first timeout follows the measured
+ * round trip of answers (srtt + 4 x rttvar, RFC 6298, never below retry_ms: rtt_sample);
+ * a request unanswered after timeout_ms fails with -SL_E_TIMEOUT.
  *
  * Busy answers. A publish answered SL_E_FULL, SL_E_WRITE_DISABLED, SL_E_QUORUM or
  * SL_E_OUT_OF_ORDER
  * (nothing written, nothing remembered by the broker) waits; one client-wide timer
  * (backing off like a retransmission, reset by an OK of such a publish) then sends every
  * waiting publish again at once, lowest seq first, so the broker can take them in the
- * session's order (docs/protocol.md section 8, rule 10).
+ * session's order (docs/protocol.md section 8, rule 10). A publish still refused at its
+ * timeout ends with that answer (busy_failed, not a time-out); with conf->fail_busy it
+ * ends with the first busy answer at once, so the application sees back pressure as it
+ * comes (a full partition) and decides itself when to publish again.
  *
  * Messages. A MSG is delivered to its subscription's callback; when the callback returns
  * 0 the id joins the subscription's FIN batch, sent as one FIN frame (up to
@@ -114,6 +118,8 @@ struct req {
 	uint64_t t_first;	/* creation time, us */
 	uint64_t t_next;	/* next retransmission, us */
 	uint64_t rto;		/* current retransmission timeout, us */
+	uint64_t t_sent;	/* first sent, us: the round-trip sample of its answer */
+	uint8_t resent;		/* sent more than once */
 	uint64_t sub_id;	/* SUB: local id of the subscription */
 	uint16_t busy_code;	/* the last busy answer (sent again since); 0 = none */
 	uint8_t busy_wait;	/* answered busy: waits for the next ordered resend */
@@ -165,6 +171,10 @@ struct sl_client {
 	char token[SL_WIRE_TOKEN_MAX];
 	uint64_t retry_us;
 	uint64_t timeout_us;
+	uint64_t srtt_us;	/* smoothed round trip of answered requests; 0 = none yet */
+	uint64_t rttvar_us;	/* its mean deviation */
+	uint64_t rto_us;	/* first retransmission timeout of a new request */
+	int fail_busy;		/* conf->fail_busy: busy answers complete at once */
 	uint64_t rto_max_us;
 
 	/* session */
@@ -446,6 +456,9 @@ req_send_first(struct sl_client *c, uint32_t idx, uint64_t now)
 	else
 		r->seq = c->seq++;
 	hdr_patch(r->frame, r->len, c->session, r->seq, req_cookie(c, idx));
+	r->rto = c->rto_us;
+	r->t_sent = now;
+	r->resent = 0;
 	r->t_next = now + r->rto;
 	timer_arm(c, r->t_next);
 	xmit(c, r->frame, r->len, now);
@@ -485,6 +498,7 @@ req_retransmit(struct sl_client *c, uint32_t idx, uint64_t now)
 
 	hdr_set_retry(r->frame, r->len);
 	c->st.retries++;
+	r->resent = 1;
 	xmit(c, r->frame, r->len, now);
 	r->rto = min_u64(2 * r->rto, c->rto_max_us);
 	r->t_next = now + r->rto;
@@ -603,6 +617,8 @@ busy_resend(struct sl_client *c, uint64_t now)
 		r = &c->reqs[c->busy_tmp[i].idx];
 		r->busy_wait = 0;
 		c->st.busy_retries++;
+		r->resent = 1;
+		r->t_sent = now;	/* a new attempt: its round trip starts now */
 		hdr_set_retry(r->frame, r->len);
 		xmit(c, r->frame, r->len, now);
 		r->t_next = now + r->rto;	/* its answer may still be lost */
@@ -628,7 +644,10 @@ run_timers(struct sl_client *c, uint64_t now)
 			continue;
 		if (now - r->t_first >= c->timeout_us) {
 			/* a publish the broker kept answering busy ends with that answer */
-			c->st.timeouts++;
+			if (r->busy_code != 0 && r->busy_code != SL_E_NOT_LEADER)
+				c->st.busy_failed++;
+			else
+				c->st.timeouts++;
 			req_complete(c, i, r->busy_code ? -(int)r->busy_code : -SL_E_TIMEOUT,
 				     NULL, 0);
 			continue;
@@ -805,6 +824,39 @@ find_req(const struct sl_client *c, const struct sl_wire_hdr *h)
 	return -1;
 }
 
+/*
+ * An answer to request idx came: its round trip from the first send updates the smoothed
+ * round trip and the first retransmission timeout of new requests (RFC 6298: srtt +
+ * 4 x rttvar, at least retry_ms, at most 1 s). A broker that holds publishes for a slow
+ * fdatasync (durability disk) answers in tens of ms: a fixed 20 ms would resend every
+ * request in flight each time, a storm the broker only drops. Unlike TCP, the answers of
+ * resent requests are sampled too (from the first send): with Karn's rule only the
+ * answers faster than the timeout would count, and the timeout would stay below the
+ * broker's real answer time. A lost datagram makes a sample too long: the timeout grows
+ * for a while, which costs a little recovery time, never a storm.
+ */
+static void
+rtt_sample(struct sl_client *c, uint32_t idx, uint64_t now)
+{
+	const struct req *r = &c->reqs[idx];
+	uint64_t rtt, dev;
+
+	if (r->state != REQ_SENT || now < r->t_sent)
+		return;
+	rtt = now - r->t_sent;
+	if (c->srtt_us == 0) {
+		c->srtt_us = rtt;
+		c->rttvar_us = rtt / 2;
+	} else {
+		dev = rtt > c->srtt_us ? rtt - c->srtt_us : c->srtt_us - rtt;
+		c->rttvar_us = (3 * c->rttvar_us + dev) / 4;
+		c->srtt_us = (7 * c->srtt_us + rtt) / 8;
+	}
+	c->rto_us = min_u64(c->srtt_us + 4 * c->rttvar_us, c->rto_max_us);
+	if (c->rto_us < c->retry_us)
+		c->rto_us = c->retry_us;
+}
+
 static void
 on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 {
@@ -818,6 +870,7 @@ on_ok(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 	idx = find_req(c, h);
 	if (idx < 0)
 		return;
+	rtt_sample(c, (uint32_t)idx, now_us(c));
 	if (c->reqs[idx].busy_code != 0)
 		c->busy_rto = c->retry_us;	/* the broker takes them again */
 	req_complete(c, (uint32_t)idx, 0, &ok, 0);
@@ -839,9 +892,12 @@ busy_retry(struct sl_client *c, uint32_t idx, uint32_t code)
 
 	if ((code != SL_E_FULL && code != SL_E_WRITE_DISABLED && code != SL_E_QUORUM &&
 	     code != SL_E_OUT_OF_ORDER) ||
-	    r->state != REQ_SENT || (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB) ||
-	    now - r->t_first >= c->timeout_us)
+	    r->state != REQ_SENT || (r->opcode != SL_OP_PUB && r->opcode != SL_OP_MPUB))
 		return 0;
+	if (c->fail_busy || now - r->t_first >= c->timeout_us) {
+		c->st.busy_failed++;	/* completed with the busy answer (on_err) */
+		return 0;
+	}
 	if (code == SL_E_OUT_OF_ORDER)
 		c->st.order_refusals++;
 	r->busy_code = (uint16_t)code;
@@ -943,6 +999,7 @@ on_err(struct sl_client *c, const struct sl_wire_hdr *h, const uint8_t *body)
 	idx = find_req(c, h);
 	if (idx < 0)
 		return;
+	rtt_sample(c, (uint32_t)idx, now_us(c));
 	if (e.code == SL_E_SESSION)
 		c->need_reset = 1;
 	if (busy_retry(c, (uint32_t)idx, e.code))
@@ -1595,7 +1652,18 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 	c->depth++;
 	now = now_us(c);
 	end = now + timeout_us;
-	for (;;) {
+	/* what already arrived first: after a stall (this process descheduled on a busy
+	 * machine) the answers wait in the socket, and timers run before them would resend
+	 * every request in flight */
+	while (handled < POLL_BURST && (n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, 0)) > 0) {
+		handle_frame(c, rxbuf(c), (uint32_t)n);
+		handled++;
+	}
+	if (handled > 0) {
+		c->last_rx = now_us(c);
+		now = c->last_rx;
+	}
+	for (; handled == 0;) {
 		run_timers(c, now);
 		heartbeat(c, now);
 		wait = 0;
@@ -1722,9 +1790,11 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 		c->token_len = (uint8_t)tl;
 	}
 	c->retry_us = (uint64_t)(conf->retry_ms != 0 ? conf->retry_ms : DEF_RETRY_MS) * 1000;
+	c->rto_us = c->retry_us;
 	c->timeout_us = (uint64_t)(conf->timeout_ms != 0 ? conf->timeout_ms : DEF_TIMEOUT_MS) *
 			1000;
 	c->rto_max_us = c->retry_us > RTO_MAX_US ? c->retry_us : RTO_MAX_US;
+	c->fail_busy = conf->fail_busy != 0;
 	c->epoch = 1;
 	c->next_sub_id = 1;
 	c->next_timer = UINT64_MAX;
@@ -1923,6 +1993,8 @@ pub_start(struct sl_client *c, const char *topic, uint16_t partition, int mpub,
 	rc = acquire_slot(c, &idx);
 	if (rc != 0)
 		return rc;
+	if (c->fail_busy)
+		h.flags |= SL_WIRE_F_NORESEND;	/* a busy refusal opens no hole: not resent */
 	len = sl_wire_encode_pub(c->reqs[idx].frame, c->frame_cap, &h, mpub, partition, topic,
 				 0, 0, (uint16_t)count, datas, lens);
 	if (len < 0) {
@@ -2197,4 +2269,6 @@ void
 sl_client_get_stats(const struct sl_client *c, struct sl_client_stats *st)
 {
 	*st = c->st;
+	st->srtt_us = c->srtt_us;
+	st->rto_us = c->rto_us;
 }

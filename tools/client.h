@@ -49,8 +49,13 @@ struct sl_client_conf {
 	uint32_t failover_ms;		/* following: no frame from the broker for this long
 					 * while requests wait = ask who leads; 0 = 2000 */
 	uint32_t window;		/* max requests in flight (<= broker's); 0 = broker's */
-	uint32_t retry_ms;		/* first retransmit timeout; 0 = 20 ms, doubles, max 1 s */
+	uint32_t retry_ms;		/* least first retransmit timeout (it follows the
+					 * answers' round trip); 0 = 20 ms; doubles, max 1 s */
 	uint32_t timeout_ms;		/* give up on a request after this; 0 = 5000 */
+	int fail_busy;			/* a publish answered busy (SL_E_FULL,
+					 * SL_E_WRITE_DISABLED, SL_E_QUORUM, SL_E_OUT_OF_ORDER)
+					 * completes at once with that answer; 0: it is sent
+					 * again until timeout_ms (then ends with it) */
 	const char *token;		/* client token sent in HELLO (a node with
 					 * --token-file needs one): 1..SL_WIRE_TOKEN_MAX
 					 * bytes, NUL-terminated, copied at open; NULL: none */
@@ -218,7 +223,9 @@ struct sl_client_stats {
 				 * seq order */
 	uint64_t order_refusals;	/* SL_E_OUT_OF_ORDER answers: an earlier publish of
 				 * the session had to go first */
-	uint64_t timeouts;	/* requests given up */
+	uint64_t timeouts;	/* requests given up: no answer in timeout_ms */
+	uint64_t busy_failed;	/* publishes completed with a busy answer: at once with
+				 * fail_busy, else when still refused at timeout_ms */
 	uint64_t msgs;		/* MSG frames delivered to callbacks */
 	uint64_t dup_msgs;	/* MSG frames for ids already being handled */
 	uint64_t bad_frames;	/* undecodable frames received */
@@ -226,6 +233,8 @@ struct sl_client_stats {
 				 * same one) after NOT_LEADER or a silent broker */
 	uint64_t leader_resent;	/* requests sent again to the new leader */
 	uint64_t metadata_asked;	/* METADATA requests sent */
+	uint64_t srtt_us;	/* smoothed round trip of answers (0: none yet) */
+	uint64_t rto_us;	/* first retransmission timeout of a new request (from srtt) */
 };
 
 void

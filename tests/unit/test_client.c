@@ -73,6 +73,7 @@ struct fake {
 	uint16_t busy_code;	/* answer the first copy of every new PUB with this ERR */
 	int busy_always;	/* ... and every copy after it too */
 	uint32_t busy_answers;
+	uint16_t pub_flags;	/* header flags of the last publish received */
 	uint64_t session;	/* current session; 0 = forgotten */
 	uint64_t sessions;	/* sessions created */
 	uint64_t next_sub_id;
@@ -304,6 +305,7 @@ fake_send(void *x, const void *p, uint32_t len)
 	case SL_OP_MPUB:
 		if (sl_wire_decode_pub(body, h.body_len, h.opcode == SL_OP_MPUB, &pb) != 0)
 			return 0;
+		f->pub_flags = h.flags;
 		if (is_new && h.opcode == SL_OP_PUB && f->drop_third_pub &&
 		    ++f->pubs_new % 3 == 0 && f->n_kept < KEPT_MAX) {
 			f->kept[f->n_kept].seq = h.seq;
@@ -723,9 +725,22 @@ test_timeout(struct sl_client *c)
 	CHECK(fk.now - t0 == (uint64_t)TIMEOUT_MS * 1000, "given up after timeout_ms (%" PRIu64
 	      " us)", fk.now - t0);
 	CHECK(st1.timeouts - st0.timeouts == 1, "timeouts counter");
-	/* sent at 0, retried at 20, 60 and 140 ms (backoff 20, 40, 80) */
-	CHECK(st1.retries - st0.retries == 3 && fk.frames_in - frames0 == 4,
-	      "exponential backoff: %" PRIu64 " retries", st1.retries - st0.retries);
+	/* the first timeout follows the round trip of earlier answers (at least RETRY_MS),
+	 * then doubles: with 20 ms, sent at 0, retried at 20, 60 and 140 ms */
+	CHECK(st0.rto_us >= RETRY_MS * 1000, "first timeout %" PRIu64 " us >= retry_ms",
+	      st0.rto_us);
+	{
+		uint64_t at = st0.rto_us, step = st0.rto_us, want = 0;
+
+		while (at < (uint64_t)TIMEOUT_MS * 1000) {
+			want++;
+			step *= 2;
+			at += step;
+		}
+		CHECK(st1.retries - st0.retries == want && fk.frames_in - frames0 == want + 1,
+		      "exponential backoff from %" PRIu64 " us: %" PRIu64 " retries (want %"
+		      PRIu64 ")", st0.rto_us, st1.retries - st0.retries, want);
+	}
 	CHECK(sl_client_in_flight(c) == 0, "timed out request left the window");
 }
 
@@ -925,6 +940,46 @@ test_unsub_close(struct sl_client *c, int64_t sub)
 	CHECK(fk.cls_session == 1 && fk.closed == 1, "close sends CLS of the session and closes");
 }
 
+/* fail_busy: a busy answer ends the publish at once with it (no resend, no time-out),
+ * and the publishes carry NORESEND so the broker opens no order hole for them. */
+static void
+test_fail_busy(void)
+{
+	struct sl_client_conf conf = test_conf();
+	struct sl_client_stats st0, st1;
+	struct sl_pub_result res;
+	struct sl_client *c;
+	uint64_t t0;
+	int rc;
+
+	memset(&fk, 0, sizeof(fk));
+	conf.fail_busy = 1;
+	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	CHECK(c != NULL, "open with fail_busy");
+	if (c == NULL)
+		return;
+	g_c = c;
+	rc = sl_client_pub(c, "topic", 0, "ok", 2, &res);
+	CHECK(rc == 0 && (fk.pub_flags & SL_WIRE_F_NORESEND),
+	      "fail_busy: publishes carry NORESEND (flags 0x%x)", fk.pub_flags);
+	sl_client_get_stats(c, &st0);
+	fk.busy_code = SL_E_FULL;
+	fk.busy_answers = 0;
+	t0 = fk.now;
+	rc = sl_client_pub(c, "topic", 0, "full", 4, &res);
+	sl_client_get_stats(c, &st1);
+	CHECK(rc == -SL_E_FULL && res.err == -SL_E_FULL && fk.busy_answers == 1,
+	      "a full partition's answer ends the publish (rc %d, %u busy answers)", rc,
+	      fk.busy_answers);
+	CHECK(fk.now - t0 < (uint64_t)RETRY_MS * 1000, "at once (%" PRIu64 " us), not after a "
+	      "resend or the time-out", fk.now - t0);
+	CHECK(st1.busy_failed - st0.busy_failed == 1 && st1.timeouts == st0.timeouts &&
+	      st1.busy_retries == st0.busy_retries, "counted busy_failed, not a time-out");
+	fk.busy_code = 0;
+	g_c = NULL;
+	sl_client_close(c);
+}
+
 int
 main(void)
 {
@@ -943,6 +998,7 @@ main(void)
 	test_chan_ops(c, sub);
 	test_session_reset(c, sub);
 	test_unsub_close(c, sub);
+	test_fail_busy();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;

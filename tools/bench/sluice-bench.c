@@ -25,7 +25,19 @@
  * (no coordinated omission). Histograms are log-bucketed (hist.h).
  * Broker CPU per message: --ctl SOCKET reads the workers' busy-cycle counters through the
  * control socket before and after the measured phase.
+ * Answers: every publish ends acked, refused (an ERR answer: busy back pressure such as
+ * SL_E_FULL counted apart from the others) or timed out (no answer within libsluice's
+ * timeout); the three counts are printed after each row ("answers:") and put in the
+ * note of the JSON line. By default a busy answer ends the publish at once (libsluice's
+ * fail_busy), so a full partition costs answers, not time-outs; --busy-retry resends
+ * them as an application on libsluice's defaults does.
+ * Durable publishing: with --ctl, the persistence lcore's syncs over the measured phase
+ * give the messages per sync (group commit); with --fsync-rate (the disk's fdatasync/s,
+ * from sluice-disk-bench) the row is followed by the group-commit ceiling (messages per
+ * sync x fsync rate, and requests in flight x fsync rate) and the ratio to it.
  * Output: one human table row per result on stdout, and JSON lines (report.h) to --json.
+ * Exit status: 0; 1 when a publish ended with a time-out or an error other than a busy
+ * refusal (refusals are the broker's answers, counted, not a failed run); 2 usage, setup.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -85,6 +97,10 @@ struct opts {
 	uint32_t producers;
 	const char *note;
 	int quiet;
+	int busy_retry;		/* resend publishes answered busy (libsluice's default) */
+	uint32_t retry_ms;	/* libsluice's first retransmission timeout; 0 = its own */
+	uint32_t timeout_ms;	/* libsluice's request timeout; 0 = its own */
+	double fsync_rate;	/* the disk's fdatasync/s (sluice-disk-bench); 0 = unknown */
 };
 
 static void
@@ -96,19 +112,17 @@ on_signal(int sig)
 
 /* ---- broker CPU through the control socket ---- */
 
-/* Sum of the workers' busy cycles and the TSC rate, from "stats workers". */
+static char ctl_buf[1 << 18];
+
+/* The one-line JSON reply of control command cmd (with its newline) in ctl_buf: 0 or -1. */
 static int
-broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
+ctl_ask(const char *sock, const char *cmd)
 {
-	static char buf[1 << 16];
 	struct sockaddr_un sa;
-	const char *p;
-	size_t n = 0;
+	size_t n = 0, len = strlen(cmd);
 	ssize_t r;
 	int fd, rc = -1;
 
-	*busy = 0;
-	*hz = 0;
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;
@@ -116,24 +130,62 @@ broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    write(fd, "stats workers\n", 14) != 14)
+	    write(fd, cmd, len) != (ssize_t)len)
 		goto out;
-	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
+	while (n < sizeof(ctl_buf) - 1 &&
+	       (r = read(fd, ctl_buf + n, sizeof(ctl_buf) - 1 - n)) > 0) {
 		n += (size_t)r;
-		if (memchr(buf, '\n', n) != NULL)
+		if (memchr(ctl_buf, '\n', n) != NULL)
 			break;
 	}
-	buf[n] = '\0';
-	p = strstr(buf, "\"tsc_hz\":");
-	if (p == NULL)
-		goto out;
-	*hz = strtoull(p + 9, NULL, 10);
-	for (p = buf; (p = strstr(p, "\"busy_cycles\":")) != NULL; p += 14)
-		*busy += strtoull(p + 14, NULL, 10);
-	rc = 0;
+	ctl_buf[n] = '\0';
+	rc = n > 0 ? 0 : -1;
 out:
 	close(fd);
 	return rc;
+}
+
+/* Sum of the workers' busy cycles and the TSC rate, from "stats workers". */
+static int
+broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
+{
+	const char *p;
+
+	*busy = 0;
+	*hz = 0;
+	if (ctl_ask(sock, "stats workers\n") != 0)
+		return -1;
+	p = strstr(ctl_buf, "\"tsc_hz\":");
+	if (p == NULL)
+		return -1;
+	*hz = strtoull(p + 9, NULL, 10);
+	for (p = ctl_buf; (p = strstr(p, "\"busy_cycles\":")) != NULL; p += 14)
+		*busy += strtoull(p + 14, NULL, 10);
+	return 0;
+}
+
+/* The persistence lcore's syncs so far and the time spent in them, from "stats all"
+ * ("persist": {... "syncs": N, "sync_us": T, "sync_max_us": M}): 0, or -1 when the broker
+ * has no persistence lcore. */
+static int
+broker_syncs(const char *sock, uint64_t *syncs, uint64_t *sync_us, uint64_t *max_us)
+{
+	const char *p, *q;
+
+	*syncs = 0;
+	*sync_us = 0;
+	*max_us = 0;
+	if (ctl_ask(sock, "stats all\n") != 0)
+		return -1;
+	p = strstr(ctl_buf, "\"persist\":");
+	if (p == NULL || (q = strstr(p, "\"syncs\":")) == NULL)
+		return -1;
+	*syncs = strtoull(q + 8, NULL, 10);
+	if ((q = strstr(p, "\"sync_us\":")) != NULL)
+		*sync_us = strtoull(q + 10, NULL, 10);
+	if ((q = strstr(p, "\"sync_max_us\":")) != NULL)
+		*max_us = strtoull(q + 14, NULL, 10);
+	return 0;
 }
 
 /* ---- results ---- */
@@ -178,6 +230,91 @@ emit(const struct opts *o, struct sl_report *r, const struct sl_hist *h)
 
 /* ---- publish workloads over libsluice ---- */
 
+/* How the publishes of a run ended, in requests. */
+struct answers {
+	uint64_t acked;		/* OK */
+	uint64_t full;		/* ERR SL_E_FULL: the partition's back pressure */
+	uint64_t busy;		/* other busy ERRs: WRITE_DISABLED, QUORUM, OUT_OF_ORDER */
+	uint64_t other;		/* any other ERR, or refused by libsluice before sending */
+	uint64_t timeouts;	/* no answer within libsluice's timeout */
+};
+
+static void
+answers_add(struct answers *a, int err)
+{
+	if (err == 0)
+		a->acked++;
+	else if (err == -SL_E_FULL)
+		a->full++;
+	else if (err == -SL_E_WRITE_DISABLED || err == -SL_E_QUORUM ||
+		 err == -SL_E_OUT_OF_ORDER)
+		a->busy++;
+	else if (err == -SL_E_TIMEOUT)
+		a->timeouts++;
+	else
+		a->other++;
+}
+
+static void
+answers_sum(struct answers *a, const struct answers *b)
+{
+	a->acked += b->acked;
+	a->full += b->full;
+	a->busy += b->busy;
+	a->other += b->other;
+	a->timeouts += b->timeouts;
+}
+
+/* The answers line after a row, and the same counts in the JSON note (buf). */
+static const char *
+answers_print(const struct opts *o, const struct answers *a, char *buf, size_t cap)
+{
+	printf("answers: %" PRIu64 " acked, %" PRIu64 " refused full (SL_E_FULL), %" PRIu64
+	       " refused busy (write disabled, quorum, out of order), %" PRIu64
+	       " other errors, %" PRIu64 " time-outs (requests; busy answers %s)\n",
+	       a->acked, a->full, a->busy, a->other, a->timeouts,
+	       o->busy_retry ? "resent until the time-out" : "end the request at once");
+	snprintf(buf, cap, "%s%sacked_reqs=%" PRIu64 " refused_full=%" PRIu64
+		 " refused_busy=%" PRIu64 " other_errors=%" PRIu64 " timeouts=%" PRIu64,
+		 o->note != NULL ? o->note : "", o->note != NULL ? "; " : "", a->acked, a->full,
+		 a->busy, a->other, a->timeouts);
+	return buf;
+}
+
+/* Durable publishing: messages per sync of the persistence lcore over the phase, and,
+ * with the disk's fdatasync rate, the group-commit ceiling and the ratio to it. */
+static void
+group_commit_print(const struct opts *o, const struct sl_report *r, uint64_t syncs,
+		   uint64_t sync_us, uint64_t max_us)
+{
+	double per_sync, rate, ceil_meas, ceil_window;
+
+	if (syncs == 0 || r->acked == 0 || r->elapsed_s <= 0)
+		return;
+	per_sync = (double)r->acked / (double)syncs;
+	rate = (double)r->acked / r->elapsed_s;
+	printf("group commit: %" PRIu64 " syncs, %.1f msgs per sync, %.0f syncs/s", syncs,
+	       per_sync, (double)syncs / r->elapsed_s);
+	/* the disk as the broker saw it in this run: the rate its own syncs allow */
+	if (sync_us > 0)
+		printf(", fdatasync in the broker %.2f ms mean (%.0f/s, max %.1f ms since start),"
+		       " in-run ceiling %.0f msg/s, ratio %.2f", (double)sync_us / 1e3 / syncs,
+		       1e6 * syncs / (double)sync_us, max_us / 1e3,
+		       per_sync * 1e6 * syncs / (double)sync_us,
+		       rate / (per_sync * 1e6 * syncs / (double)sync_us));
+	if (o->fsync_rate <= 0) {
+		printf(" (give --fsync-rate for the ceiling)\n");
+		return;
+	}
+	/* the ceiling with what was in flight per sync, and with the whole window */
+	ceil_meas = per_sync * o->fsync_rate;
+	ceil_window = (double)o->window * r->batch * o->fsync_rate;
+	printf("; disk %.0f fdatasync/s: ceiling %.0f msg/s (msgs per sync x rate), ratio "
+	       "%.2f (target >= 0.80); window ceiling %.0f msg/s (%u in flight x rate), "
+	       "ratio %.2f\n", o->fsync_rate, ceil_meas, rate / ceil_meas, ceil_window,
+	       o->window * r->batch, rate / ceil_window);
+}
+
 struct slot {
 	uint64_t t0;		/* send time (closed) or intended send time (open), ns */
 	struct slot *next_free;
@@ -191,6 +328,7 @@ struct run {
 	struct sl_hist lat;
 	struct sl_hist e2e;
 	uint64_t acked, errors, delivered, out_of_order, last_id;
+	struct answers ans;
 	int first_err;
 	int measuring;
 	uint8_t *payload;
@@ -203,6 +341,7 @@ pub_done(struct run *run, struct slot *s, const struct sl_pub_result *res)
 {
 	uint64_t t = sl_hist_now_ns();
 
+	answers_add(&run->ans, res->err);
 	if (res->err != 0) {
 		if (run->errors++ == 0)
 			run->first_err = res->err;
@@ -296,7 +435,9 @@ pub_phase(struct run *run, uint64_t n)
 		rc = sl_client_pub_async(run->c, o->topic, o->partition, per_req, run->datas,
 					 run->lens, pub_cb, s);
 		if (rc != 0) {
-			run->errors++;
+			if (run->errors++ == 0)
+				run->first_err = rc;
+			run->ans.other++;
 			s->next_free = run->free;
 			run->free = s;
 		}
@@ -349,9 +490,12 @@ run_pub(const struct opts *o, struct sl_client *c)
 	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
 	int pubsub = strcmp(o->workload, "pubsub") == 0;
 	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
+	uint64_t syncs0 = 0, syncs1 = 0, sus0 = 0, sus1 = 0, smax = 0;
+	uint64_t failed;
 	struct sl_client_stats cs0, cs1;
 	struct sl_report r;
-	int have_cpu = 0;
+	char note[512];
+	int have_cpu = 0, have_syncs = 0;
 
 	if (run == NULL || run_init(run, o, c) != 0) {
 		if (run != NULL)
@@ -383,14 +527,19 @@ run_pub(const struct opts *o, struct sl_client *c)
 	run->delivered = 0;
 	run->out_of_order = 0;
 	run->errors = 0;
-	if (o->ctl != NULL)
+	memset(&run->ans, 0, sizeof(run->ans));
+	if (o->ctl != NULL) {
 		have_cpu = broker_busy(o->ctl, &busy0, &hz) == 0;
+		have_syncs = broker_syncs(o->ctl, &syncs0, &sus0, &smax) == 0;
+	}
 	sl_client_get_stats(c, &cs0);
 	run->measuring = 1;
 	reqs = (o->count + per_req - 1) / per_req;
 	elapsed = pub_phase(run, reqs);
 	if (o->ctl != NULL && have_cpu)
 		have_cpu = broker_busy(o->ctl, &busy1, &hz) == 0 && hz > 0;
+	if (have_syncs)
+		have_syncs = broker_syncs(o->ctl, &syncs1, &sus1, &smax) == 0;
 	sl_client_get_stats(c, &cs1);
 
 	memset(&r, 0, sizeof(r));
@@ -412,7 +561,13 @@ run_pub(const struct opts *o, struct sl_client *c)
 	if (r.errors > 0)
 		fprintf(stderr, "sluice-bench: %" PRIu64 " errors, the first: %s\n", r.errors,
 			sl_strerror(run->first_err));
+	r.note = answers_print(o, &run->ans, note, sizeof(note));
+	printf("client: %" PRIu64 " retransmissions, %" PRIu64 " busy resends, srtt %.1f ms, "
+	       "first retransmission after %.1f ms\n", r.retries,
+	       cs1.busy_retries - cs0.busy_retries, cs1.srtt_us / 1e3, cs1.rto_us / 1e3);
 	emit(o, &r, &run->lat);
+	if (have_syncs)
+		group_commit_print(o, &r, syncs1 - syncs0, sus1 - sus0, smax);
 	if (pubsub) {
 		uint64_t t0 = sl_hist_now_ns();
 
@@ -428,8 +583,10 @@ run_pub(const struct opts *o, struct sl_client *c)
 			fprintf(stderr, "sluice-bench: %" PRIu64 " deliveries out of order\n",
 				run->out_of_order);
 	}
+	failed = run->ans.other + run->ans.timeouts;
 	run_fini(run);
-	return r.errors > 0 ? 1 : 0;
+	/* refusals (back pressure) are answers, counted and printed: not a failed run */
+	return failed > 0 ? 1 : 0;
 }
 
 /* ---- several producers (kernel UDP): one thread and one client each ---- */
@@ -463,6 +620,7 @@ producer_main(void *arg)
 		pub_phase(p->run, (p->o.warmup + per_req - 1) / per_req);
 		p->run->acked = 0;
 		p->run->errors = 0;
+		memset(&p->run->ans, 0, sizeof(p->run->ans));
 		sl_client_get_stats(c, &p->cs0);
 	}
 	pthread_barrier_wait(p->bar);	/* every producer warmed up: the broker CPU is read */
@@ -487,6 +645,8 @@ run_producers(const struct opts *o, const struct sl_client_conf *cc)
 	pthread_barrier_t bar;
 	struct sl_hist lat;
 	struct sl_report r;
+	struct answers ans = {0};
+	char note[512];
 	int have_cpu = 0, rc = 0, first_err = 0;
 
 	if (ps == NULL || pthread_barrier_init(&bar, NULL, n + 1) != 0)
@@ -528,6 +688,7 @@ run_producers(const struct opts *o, const struct sl_client_conf *cc)
 		r.count += (ps[i].o.count + per_req - 1) / per_req * per_req;
 		r.acked += ps[i].run->acked;
 		r.errors += ps[i].run->errors;
+		answers_sum(&ans, &ps[i].run->ans);
 		if (first_err == 0)
 			first_err = ps[i].run->first_err;
 		r.retries += ps[i].cs1.retries - ps[i].cs0.retries;
@@ -549,10 +710,11 @@ run_producers(const struct opts *o, const struct sl_client_conf *cc)
 	if (r.errors > 0)
 		fprintf(stderr, "sluice-bench: %" PRIu64 " errors, the first: %s\n", r.errors,
 			sl_strerror(first_err));
+	r.note = answers_print(o, &ans, note, sizeof(note));
 	emit(o, &r, &lat);
 	pthread_barrier_destroy(&bar);
 	free(ps);
-	return rc != 0 ? rc : r.errors > 0 ? 1 : 0;
+	return rc != 0 ? rc : ans.other + ans.timeouts > 0 ? 1 : 0;
 }
 
 /* ---- the ceiling: raw frames against a reflector ---- */
@@ -768,6 +930,14 @@ usage(FILE *f)
 		"  --mtu N                   DPDK: link MTU (jumbo frames for MPUB; on memif,\n"
 		"                            give the broker the same --mtu)\n"
 		"  --note TEXT               free text for the JSON line (e.g. the topic's layout)\n"
+		"  --busy-retry              resend publishes answered busy (SL_E_FULL, ...)\n"
+		"                            until the time-out, as libsluice does by default;\n"
+		"                            without it a busy answer ends the publish at once\n"
+		"  --retry-ms N              libsluice's first retransmission timeout (default:\n"
+		"                            libsluice's, adapted to the measured round trip)\n"
+		"  --timeout-ms N            libsluice's request timeout (default 5000)\n"
+		"  --fsync-rate R            the disk's fdatasync/s (sluice-disk-bench, disk-raw\n"
+		"                            always, batch 1): prints the group-commit ceiling\n"
 		"  --no-header               do not print the table header\n",
 		MAX_WINDOW);
 }
@@ -799,6 +969,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"mtu", required_argument, NULL, 'M'},
 		{"producers", required_argument, NULL, 'D'},
 		{"note", required_argument, NULL, 'O'},
+		{"busy-retry", no_argument, NULL, 'B'},
+		{"retry-ms", required_argument, NULL, 'T'},
+		{"timeout-ms", required_argument, NULL, 'U'},
+		{"fsync-rate", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -842,6 +1016,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'M': o->mtu = (uint16_t)atoi(optarg); break;
 		case 'D': o->producers = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'O': o->note = optarg; break;
+		case 'B': o->busy_retry = 1; break;
+		case 'T': o->retry_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'U': o->timeout_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'F': o->fsync_rate = strtod(optarg, NULL); break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -977,6 +1155,9 @@ main(int argc, char **argv)
 	cc.dpdk_pool = pool;
 	cc.local_ip = o.local_ip;
 	cc.link_mtu = o.mtu;
+	cc.fail_busy = !o.busy_retry;
+	cc.retry_ms = o.retry_ms;
+	cc.timeout_ms = o.timeout_ms;
 	if (!o.quiet)
 		sl_report_header(stdout);
 	if (strcmp(o.workload, "reflect") == 0) {

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The sluice authors
+#
+# A full partition answers every refused write at once (issue 14, point 4): a node in memory
+# only with --log-mb 1 and a durable channel that never reads. sluice-bench (libsluice with
+# fail_busy, its default) sends 3,000 MPUBs of 10 into it: every request ends acked or
+# refused SL_E_FULL, none times out (libsluice's time-out set to 60 s, so a refusal that
+# waited for it would count). Then full_answer.py checks the raw answers, and the NORESEND
+# flag (no order hole, the refusal remembered).
+. "$(dirname "$0")/../integration/lib.sh"
+
+NS=sl-fa-$$
+NET=10.82.$(( $$ % 200 ))
+BROKER=$NET.2
+BENCH=$BUILD/tools/bench/sluice-bench
+make_netns "$NS"
+IF=slfa$$
+IF=${IF:0:15}
+start_sluiced fa "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER/24" --log-mb 1 \
+	--topic full:1
+in_ns "$NS" ip addr add "$NET.1/24" dev "$IF" || fail "address"
+in_ns "$NS" ip link set "$IF" up || fail "link up"
+in_ns "$NS" ping -c 1 -W 2 "$BROKER" > /dev/null || fail "broker unreachable"
+ctl fa channel create full slow > /dev/null || fail "channel create"
+
+# 1. libsluice: 3,000 requests, each answered (acked or refused full), no time-out
+in_ns "$NS" timeout 280 "$BENCH" -a "$BROKER" --topic full --workload mpub --batch 10 \
+	--size 100 --count 30000 --warmup 0 --window 16 --timeout-ms 60000 --no-header \
+	> "$TMP/bench.out" 2> "$TMP/bench.err"
+cat "$TMP/bench.out"
+line=$(grep '^answers:' "$TMP/bench.out") || fail "no answers line: $(cat "$TMP/bench.err")"
+# the five counts in their order: acked, refused full, refused busy, other, time-outs
+read -r acked full busy other tmo < <(grep -oE '[0-9]+' <<< "$line" | head -5 | tr '\n' ' ')
+log "acked $acked, refused full $full, refused busy $busy, other $other, time-outs $tmo"
+[ "$tmo" = 0 ] || fail "$tmo requests timed out instead of being answered"
+[ "$((acked + full))" = 3000 ] || fail "acked $acked + refused full $full != 3000 requests"
+[ "$full" -gt 0 ] || fail "the partition never refused: not full?"
+[ "$busy" = 0 ] && [ "$other" = 0 ] || fail "other answers than OK and SL_E_FULL"
+
+# 2. raw frames: answers at once, NORESEND
+in_ns "$NS" python3 "$(dirname "$0")/full_answer.py" "$BROKER" full || fail "raw answers"
+kill -0 "$SLUICED_PID" || fail "sluiced died"
+stop_pid "$SLUICED_PID" || fail "sluiced exited with $? on SIGTERM"
+log "PASS"
