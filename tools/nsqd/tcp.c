@@ -256,6 +256,8 @@ flush_queue(struct conn *c)
 		if (s->state != SLOT_DONE)
 			break;
 		text = s->text != NULL ? s->text : "OK";
+		if (s->ftype == FRAME_ERROR)
+			sl_gw_count_error(c->srv->gw, text, strcspn(text, " "));
 		frame_write(c, s->ftype, text, (uint32_t)strlen(text));
 		fatal |= s->fatal;
 		free(s->text);
@@ -624,6 +626,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		}
 		drain_pending(c);
 	}
+	sl_gw_kick(srv->gw);
 }
 
 /* ---- commands ---- */
@@ -1061,6 +1064,8 @@ cmd_fin(struct conn *c, char **pv, int pc)
 	infl_del(c, e);
 	(void)sl_client_fin(gw->node[c->subs[part].node].c, c->subs[part].sub_id, id);
 	c->fin_count++;
+	if (c->ch != NULL)
+		c->ch->finish_count++;
 	drain_pending(c);
 }
 
@@ -1358,6 +1363,7 @@ on_read(struct bufferevent *bev, void *arg)
 			return;
 		evbuffer_remove(in, magic, 4);
 		if (memcmp(magic, "  V2", 4) != 0) {
+			sl_gw_count_error(c->srv->gw, "E_BAD_PROTOCOL", 14);
 			frame_write(c, FRAME_ERROR, "E_BAD_PROTOCOL", 14);
 			finish(c);
 			return;
@@ -1378,7 +1384,9 @@ on_read(struct bufferevent *bev, void *arg)
 		return;
 	if (c->closing)
 		finish(c);
-	sl_gw_poll(c->srv->gw); /* send what the commands queued (FINs) now */
+	/* the commands' publishes leave as batches, their FINs, REQs, RDYs with them, once
+	 * every connection readable in this turn has been read */
+	sl_gw_kick(c->srv->gw);
 }
 
 static void
@@ -1456,6 +1464,7 @@ conn_free(struct conn *c)
 		if (c->next != NULL)
 			c->next->prev = c->prev;
 		srv->nconns--;
+		sl_gw_kick(srv->gw); /* the requeues and CLS leave */
 	}
 	c->freeing = 0;
 	if (c->refs > 0)
@@ -1522,6 +1531,7 @@ on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, i
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
+	gw->m.conns_total++;
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	/* input: one command line, its size and the largest body */
 	bufferevent_setwatermark(c->bev, EV_READ, 0,
@@ -1579,6 +1589,14 @@ sl_nsqtcp_in_flight(struct sl_gw *gw, const char *topic, const char *channel)
 		    strcmp(c->channel, channel) == 0)
 			n += c->inflight;
 	return n;
+}
+
+uint32_t
+sl_nsqtcp_conns(struct sl_gw *gw)
+{
+	const struct tcp *srv = gw->tcp;
+
+	return srv != NULL ? srv->nconns : 0;
 }
 
 /* ---- listener ---- */
