@@ -51,6 +51,7 @@
 #define MAX_OBUF_TIMEOUT_MS 30000
 #define MAX_OBUF_SIZE 65536
 #define SWEEP_MS 1000
+#define READ_MAX (256 * 1024)	/* bytes read (written) per callback */
 #define ID_BITS 48
 #define ID_MASK ((UINT64_C(1) << ID_BITS) - 1)
 
@@ -1537,6 +1538,10 @@ on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, i
 	bufferevent_setwatermark(c->bev, EV_READ, 0,
 				 LINE_MAX_LEN + 8 + (size_t)gw->conf.max_body_size);
 	bufferevent_setwatermark(c->bev, EV_WRITE, gw->conf.max_output_bytes / 2, 0);
+	/* libevent reads 16 KiB per callback by default: more commands per turn of the
+	 * loop fill the publish batches better */
+	(void)bufferevent_set_max_single_read(c->bev, READ_MAX);
+	(void)bufferevent_set_max_single_write(c->bev, READ_MAX);
 	timers_apply(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
