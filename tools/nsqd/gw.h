@@ -163,11 +163,15 @@ struct sl_gw_channel *
 sl_gw_channel_get(struct sl_gw_topic *t, const char *name, int create);
 
 /**
- * Publish count messages to topic (any partition), asynchronously: cb(arg, err) runs
- * later from the loop with 0 or a negative SL_E_* / errno. The messages must fit one
- * sluice datagram (sl_gw_chunk). Returns 0 (cb will run) or a negative error (cb will
- * not run). Calling context: loop thread (it may poll the node while its window is full,
- * running other callbacks).
+ * Publish count messages to topic (any partition), asynchronously: the messages are
+ * copied into the topic's batch, sent with the other publishes of this turn of the loop
+ * as one sluice PUB/MPUB (sl_gw_kick), and cb(arg, err) runs later from the loop with 0
+ * or a negative SL_E_* / errno (the answer of the MPUB that carried them). The messages
+ * must fit one sluice datagram (sl_gw_chunk). Returns 0 (cb will run) or a negative error
+ * (cb will not run: -SL_E_LIMIT when the gateway's topic table is full, -SL_E_TOO_BIG,
+ * -ENOMEM). Calling context: loop thread (a full batch is sent at once, which may poll
+ * the node while libsluice's window is full, running other callbacks, including those
+ * of earlier publishes).
  */
 int
 sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *const *datas,
