@@ -2265,6 +2265,36 @@ sl_client_unsub(struct sl_client *c, uint64_t sub_id)
 	return wait_req(c, &w);
 }
 
+int
+sl_client_fd(const struct sl_client *c)
+{
+	if (c == NULL || c->ops->fd == NULL)
+		return -1;
+	return c->ops->fd(c->x);
+}
+
+uint64_t
+sl_client_next_timer_us(const struct sl_client *c)
+{
+	uint64_t now, due;
+
+	if (c == NULL)
+		return UINT64_MAX;
+	if (c->need_switch == 2 || (c->need_reset && !c->resetting && !c->closing) ||
+	    (c->session_ok && c->in_flight < c->window && fins_pending(c)) ||
+	    (c->session_ok && c->n_queued > 0 && c->n_sent < c->window))
+		return 0;
+	due = min_u64(c->next_timer, heartbeat_due(c));
+	if (c->need_switch == 1)
+		due = min_u64(due, c->switch_at);
+	if (c->follow && c->session_ok && c->n_sent > 0)
+		due = min_u64(due, c->last_rx + c->failover_us);
+	if (due == UINT64_MAX)
+		return UINT64_MAX;
+	now = now_us(c);
+	return due > now ? due - now : 0;
+}
+
 void
 sl_client_get_stats(const struct sl_client *c, struct sl_client_stats *st)
 {

@@ -212,6 +212,30 @@ sl_client_unsub(struct sl_client *c, uint64_t sub_id);
 int
 sl_client_poll(struct sl_client *c, uint32_t timeout_us);
 
+/**
+ * The descriptor to watch for readability in an event loop (poll, epoll, libevent): when
+ * it is readable, call sl_client_poll(c, 0) until it returns 0. The same descriptor for
+ * the client's life (a leader switch reconnects it, never replaces it). Returns -1 for a
+ * transport without one (SL_XPORT_DPDK: poll the client from the lcore's loop instead).
+ * The application must not read from, write to or close it. Calling context: the client's
+ * thread (any time after sl_client_open).
+ */
+int
+sl_client_fd(const struct sl_client *c);
+
+/**
+ * Microseconds until the client needs sl_client_poll() although its descriptor stays
+ * silent: the earliest retransmission, request timeout, busy-publish resend, heartbeat,
+ * leader-switch deadline; 0 when work is waiting now (FINs or queued requests to send, a
+ * session reset or leader switch to run); UINT64_MAX when nothing is due (poll when
+ * readable only). May be early, never late: an event loop polls when the descriptor is
+ * readable or when this time has passed, whichever is first, and asks again after every
+ * poll and after every other call on the client (a call may queue work). Calling
+ * context: the client's thread; no syscall apart from reading the clock.
+ */
+uint64_t
+sl_client_next_timer_us(const struct sl_client *c);
+
 /* Counters for tools and benchmarks. */
 struct sl_client_stats {
 	uint64_t tx_frames;

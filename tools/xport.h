@@ -39,6 +39,9 @@ struct sl_xport_ops {
 	 * order), port (host order). Returns 0 or a negative errno. NULL: the client cannot
 	 * follow a leader to another address. */
 	int (*retarget)(void *x, uint32_t ip, uint16_t port);
+	/** Optional: the descriptor that becomes readable when recv() has a datagram
+	 * (the same one for the transport's life, retarget included). NULL: none. */
+	int (*fd)(void *x);
 };
 
 /**

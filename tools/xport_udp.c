@@ -99,6 +99,12 @@ udp_retarget(void *x, uint32_t ip, uint16_t port)
 	return 0;
 }
 
+static int
+udp_fd(void *x)
+{
+	return ((const struct xudp *)x)->fd;
+}
+
 static const struct sl_xport_ops udp_ops = {
 	.send = udp_send,
 	.recv = udp_recv,
@@ -106,6 +112,7 @@ static const struct sl_xport_ops udp_ops = {
 	.dgram_max = udp_dgram_max,
 	.now_us = NULL,
 	.retarget = udp_retarget,
+	.fd = udp_fd,
 };
 
 void *

@@ -7,7 +7,7 @@
 # nsqlookupd's usual ports (the namespace has its own). Sourced after lib.sh.
 # Sets NS, BROKER, GW_PID; NSQD_TCP, NSQD_HTTP, LOOKUPD_HTTP are 127.0.0.1:PORT.
 
-NSQD=$BUILD/tools/nsqd/sluice-nsqd
+NSQD=${SLUICE_NSQD:-$BUILD/tools/nsqd/sluice-nsqd}	# another gateway binary: before/after runs
 NS=sl-nsq-$$
 IF=slnsq$$
 IF=${IF:0:15}

@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 
 TCP, HTTP, LOOKUPD = sys.argv[1], sys.argv[2], sys.argv[3]
+METRICS_OUT = sys.argv[4] if len(sys.argv) > 4 else None  # /metrics saved for promtool
 WAIT = 10.0  # upper bound of any wait for an event; never reached when all is well
 FRAME_RESPONSE, FRAME_ERROR, FRAME_MESSAGE = 0, 1, 2
 checks = 0
@@ -172,9 +173,10 @@ p.cmd("PUB nsq_t1", b"one")
 p.expect(FRAME_RESPONSE, b"OK", "PUB after NOP (NOP has no answer)")
 p.cmd("MPUB nsq_t1", mpub_body([b"two", b"three", b"four"]))
 p.expect(FRAME_RESPONSE, b"OK", "MPUB")
-# pipelined: answers in command order
-for i in range(50):
-    p.cmd("PUB nsq_t1", b"pipelined %d" % i)
+# pipelined, in one write (so read in one turn of the gateway's loop, and batched into
+# sluice MPUBs): answers in command order
+p.send(b"".join(b"PUB nsq_t1\n" + struct.pack(">I", len(b"pipelined %d" % i)) +
+                b"pipelined %d" % i for i in range(50)))
 for i in range(50):
     p.expect(FRAME_RESPONSE, b"OK", "pipelined PUB %d" % i)
 p.cmd("DPUB nsq_t1 0", b"five")
@@ -394,6 +396,63 @@ for key in ("depth", "backend_depth", "in_flight_count", "deferred_count", "mess
     check(key in ch["made"], "channel stats key " + key)
 st, body, _ = http(HTTP, "GET", "/stats")
 check(st == 200 and b"nsq_t1" in body, "/stats text")
+
+# ---- Prometheus /metrics ----
+st, body, hdr = http(HTTP, "GET", "/metrics")
+check(st == 200 and hdr["Content-Type"].startswith("text/plain; version=0.0.4"),
+      "/metrics %d %s" % (st, hdr["Content-Type"]))
+if METRICS_OUT:
+    open(METRICS_OUT, "wb").write(body)
+met, typed = {}, {}
+for line in body.decode().split("\n"):
+    if line.startswith("# TYPE "):
+        typed[line.split()[2]] = line.split()[3]
+    elif line and not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        met[k] = float(v)
+
+
+def m(name, **labels):
+    key = name + ("{" + ",".join('%s="%s"' % kv for kv in labels.items()) + "}" if labels
+                  else "")
+    check(key in met, "metric %s present" % key)
+    return met.get(key, -1)
+
+
+check(m("sluice_nsqd_messages_published_total", topic="nsq_t1") == total,
+      "published_total of nsq_t1 = %d" % total)
+check(m("sluice_nsqd_messages_delivered_total", topic="nsq_t1", channel="ch1") >= total,
+      "delivered_total of nsq_t1/ch1")
+check(m("sluice_nsqd_messages_finished_total", topic="nsq_t1", channel="ch1") >= 1,
+      "finished_total of nsq_t1/ch1")
+check(m("sluice_nsqd_messages_requeued_total", topic="nsq_t1", channel="ch1") >= 1,
+      "requeued_total of nsq_t1/ch1")
+check(m("sluice_nsqd_errors_total", cause="E_BAD_TOPIC") >= 3, "errors_total E_BAD_TOPIC")
+check(m("sluice_nsqd_errors_total", cause="E_FIN_FAILED") >= 1, "errors_total E_FIN_FAILED")
+check(m("sluice_nsqd_errors_total", cause="E_BAD_PROTOCOL") >= 1, "errors_total E_BAD_PROTOCOL")
+check(m("sluice_nsqd_connections_total") >= 3 and m("sluice_nsqd_connections") >= 1,
+      "connections")
+# the 50 PUBs of one write left in fewer sluice requests (publish batching)
+check(0 < m("sluice_nsqd_sluice_publishes_total") + 40 <=
+      m("sluice_nsqd_sluice_published_messages_total"),
+      "sluice publishes batch messages: %d requests for %d messages" %
+      (m("sluice_nsqd_sluice_publishes_total"),
+       m("sluice_nsqd_sluice_published_messages_total")))
+h = "sluice_nsqd_sluice_publish_duration_seconds"
+check(typed.get(h) == "histogram", "%s is a histogram" % h)
+buckets = [(k, v) for k, v in met.items() if k.startswith(h + "_bucket")]
+check(len(buckets) >= 2 and all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])),
+      "histogram buckets cumulative")
+check(m(h + "_bucket", le="+Inf") == m(h + "_count") >= 1, "histogram +Inf = count")
+for k in met:
+    fam = k.split("{")[0]
+    base = fam[:-len("_bucket")] if fam.endswith("_bucket") else fam
+    base = base[:-len("_sum")] if base.endswith("_sum") else base
+    base = base[:-len("_count")] if base.endswith("_count") and base not in typed else base
+    check(base in typed, "%s has # TYPE" % k)
+    check(typed.get(base) != "counter" or fam.endswith("_total"), "counter %s ends _total" % k)
+st, body, _ = http(HTTP, "POST", "/metrics", b"")
+check(st == 405, "POST /metrics: 405")
 
 # ---- nsqlookupd HTTP ----
 st, body, _ = http(LOOKUPD, "GET", "/ping")

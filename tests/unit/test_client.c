@@ -922,6 +922,48 @@ test_session_reset(struct sl_client *c, int64_t sub)
 	      "sequence still contiguous (%u gaps, %u dups)", fk.seq_gaps, fk.dup_no_flag);
 }
 
+/* sl_client_fd and sl_client_next_timer_us: what an event loop needs to drive a client. */
+static void
+test_next_timer(struct sl_client *c)
+{
+	struct sl_client_stats st0, st1;
+	const void *d[1] = { "t" };
+	uint32_t l[1] = { 1 };
+	uint64_t t, waited;
+	int i;
+
+	CHECK(sl_client_fd(c) == -1, "a transport without a descriptor: sl_client_fd -1");
+	settle(c);
+	t = sl_client_next_timer_us(c);
+	CHECK(t > 0 && t <= (uint64_t)HEARTBEAT_MS * 1000,
+	      "idle: next timer at most the heartbeat (%" PRIu64 " us)", t);
+	fk.blackhole = 1;
+	memset(&pubcb, 0, sizeof(pubcb));
+	CHECK(sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, NULL) == 0, "publish queued");
+	t = sl_client_next_timer_us(c);
+	CHECK(t > 0 && t <= (uint64_t)RETRY_MS * 1000,
+	      "a request unanswered: next timer is its retransmission (%" PRIu64 " us)", t);
+	/* an event loop with a silent descriptor: sleep as told, poll, ask again */
+	sl_client_get_stats(c, &st0);
+	st1 = st0;
+	for (i = 0, waited = 0; i < 20 && st1.retries == st0.retries; i++) {
+		t = sl_client_next_timer_us(c);
+		fk.now += t;
+		waited += t;
+		(void)sl_client_poll(c, 0);
+		sl_client_get_stats(c, &st1);
+	}
+	CHECK(st1.retries == st0.retries + 1 && waited <= (uint64_t)RETRY_MS * 1000,
+	      "polled when it says: retransmitted after %" PRIu64 " us, never late (%d polls)",
+	      waited, i);
+	t = sl_client_next_timer_us(c);
+	CHECK(t > 0 && t <= 2 * (uint64_t)RETRY_MS * 1000,
+	      "then the backed-off retransmission (%" PRIu64 " us)", t);
+	fk.blackhole = 0;
+	settle(c);
+	CHECK(pubcb.n == 1 && pubcb.ok == 1, "and the publish is answered");
+}
+
 static void
 test_unsub_close(struct sl_client *c, int64_t sub)
 {
@@ -990,6 +1032,7 @@ main(void)
 	c = test_open();
 	test_pub(c);
 	test_mpub(c);
+	test_next_timer(c);
 	test_pipeline_and_retry(c);
 	test_busy(c);
 	test_timeout(c);

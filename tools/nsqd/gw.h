@@ -4,8 +4,14 @@
  * sluice-nsqd, the NSQ compatibility gateway: the core shared by its TCP (protocol V2)
  * and HTTP front ends. One event loop (libevent), one thread: every function here runs
  * on the loop's thread. The gateway reaches the sluice node(s) with libsluice over kernel
- * UDP, one client (session) per node, and keeps its own view of the topics and channels
- * NSQ clients named through it (for /stats, /topics, /lookup).
+ * UDP, one client (session) per node; with several nodes each client is given all of them
+ * and follows the leader of what it publishes to or consumes (libsluice's METADATA
+ * discovery). It keeps its own view of the topics and channels NSQ clients named through
+ * it (for /stats, /topics, /lookup, /metrics).
+ *
+ * Publishing is batched: the publishes of one topic issued during one turn of the loop
+ * (from any NSQ connection) leave as one sluice MPUB when they fit a datagram, and each
+ * publish's callback runs with that MPUB's answer (all or none).
  */
 #ifndef SL_GW_H
 #define SL_GW_H
@@ -16,12 +22,15 @@
 #include <event2/event.h>
 
 #include "client.h"
+#include "err.h"
 
 #define SL_GW_NODES_MAX 16
 #define SL_GW_TOPICS_MAX 4096
 #define SL_GW_CHANNELS_MAX 64	/* per topic, as seen by the gateway */
 #define SL_GW_PARTS_MAX 64	/* partitions a SUB probes */
 #define SL_GW_VERSION "1.3.0-sluice"	/* what nsqd-style "version" fields say */
+#define SL_GW_LAT_BUCKETS 14		/* sluice round-trip histogram: finite buckets */
+#define SL_GW_ERR_CAUSES 48		/* distinct error causes counted (then "other") */
 
 struct sl_gw_conf {
 	const char *sluice;		/* "A.B.C.D[,A.B.C.D...]" */
@@ -44,7 +53,8 @@ struct sl_gw_conf {
 struct sl_gw_node {
 	struct sl_client *c;
 	char ip[16];
-	int fd;				/* the client's UDP socket, for the event loop */
+	char addrs[SL_GW_NODES_MAX * 16 + 16]; /* this node first, then the others */
+	int fd;				/* sl_client_fd(): the event loop watches it */
 	struct event *ev;
 	uint32_t max_msg;
 };
@@ -54,6 +64,7 @@ struct sl_gw_channel {
 	uint64_t message_count;		/* delivered through the gateway */
 	uint64_t requeue_count;
 	uint64_t timeout_count;
+	uint64_t finish_count;
 	uint32_t clients;		/* subscribed gateway connections */
 };
 
@@ -61,13 +72,38 @@ struct sl_gw_topic {
 	char name[SL_WIRE_NAME_MAX + 1];
 	uint64_t message_count;		/* published through the gateway */
 	uint64_t message_bytes;
+	uint64_t pub_ok;		/* messages the node acknowledged */
+	uint64_t pub_failed;		/* messages whose publish failed */
+	struct pub_batch *batch;	/* publishes waiting for the end of the turn */
 	uint32_t nchannels;
 	uint32_t waiting_subs;		/* connections waiting for the topic to exist */
 	struct sl_gw_channel ch[SL_GW_CHANNELS_MAX];
 };
 
+/* Counters of /metrics (what is not kept with the topics and channels). */
+struct sl_gw_metrics {
+	uint64_t conns_total;		/* TCP connections accepted */
+	uint64_t http_requests;
+	uint64_t sluice_pubs;		/* sluice PUB/MPUB requests sent */
+	uint64_t sluice_pub_msgs;	/* messages in them */
+	uint64_t lat_count;		/* sluice publish round trips (histogram) */
+	uint64_t lat_sum_us;
+	uint64_t lat_bucket[SL_GW_LAT_BUCKETS];	/* not cumulative: <= bound i */
+	uint64_t sluice_err[SL_E_MAX - SL_E_BASE + 1]; /* failed publishes by code; [0]: errno */
+	uint32_t ncauses;
+	struct {
+		char cause[24];
+		uint64_t n;
+	} err[SL_GW_ERR_CAUSES];	/* error frames sent to NSQ clients, by code */
+	uint64_t err_other;
+};
+
+/* Upper bounds of the latency buckets, in microseconds. */
+extern const uint32_t sl_gw_lat_bounds_us[SL_GW_LAT_BUCKETS];
+
 struct sl_gw;
 struct pub_ctx;
+struct pub_batch;
 typedef void (*sl_gw_topic_cb_t)(struct sl_gw *gw, const char *topic);
 
 struct sl_gw {
@@ -78,10 +114,14 @@ struct sl_gw {
 	uint32_t max_msg;		/* smallest of the nodes' */
 	struct sl_gw_topic **topic;
 	uint32_t ntopics;
-	struct event *tick;		/* retransmits, heartbeats, waiting SUBs */
+	struct event *tick;		/* the clients' next timer (sl_client_next_timer_us) */
+	struct event *kick;		/* end of the turn: send batches, poll the clients */
+	int kicked;
+	struct pub_batch *dirty;	/* batches holding publishes */
 	uint64_t start_time;		/* unix seconds */
 	uint64_t pubs, pub_msgs, pub_errors;
 	struct pub_ctx *free_ctx;	/* recycled publish contexts */
+	struct sl_gw_metrics m;
 	sl_gw_topic_cb_t on_topic_exists; /* a publish through the gateway succeeded */
 	void *tcp;			/* the TCP front end (tcp.c) */
 	void *http;			/* the HTTP front ends (http.c) */
@@ -123,11 +163,15 @@ struct sl_gw_channel *
 sl_gw_channel_get(struct sl_gw_topic *t, const char *name, int create);
 
 /**
- * Publish count messages to topic (any partition), asynchronously: cb(arg, err) runs
- * later from the loop with 0 or a negative SL_E_* / errno. The messages must fit one
- * sluice datagram (sl_gw_chunk). Returns 0 (cb will run) or a negative error (cb will
- * not run). Calling context: loop thread (it may poll the node while its window is full,
- * running other callbacks).
+ * Publish count messages to topic (any partition), asynchronously: the messages are
+ * copied into the topic's batch, sent with the other publishes of this turn of the loop
+ * as one sluice PUB/MPUB (sl_gw_kick), and cb(arg, err) runs later from the loop with 0
+ * or a negative SL_E_* / errno (the answer of the MPUB that carried them). The messages
+ * must fit one sluice datagram (sl_gw_chunk). Returns 0 (cb will run) or a negative error
+ * (cb will not run: -SL_E_LIMIT when the gateway's topic table is full, -SL_E_TOO_BIG,
+ * -ENOMEM). Calling context: loop thread (a full batch is sent at once, which may poll
+ * the node while libsluice's window is full, running other callbacks, including those
+ * of earlier publishes).
  */
 int
 sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *const *datas,
@@ -140,9 +184,29 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 uint32_t
 sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n);
 
-/** Run the nodes' clients (answers, deliveries, retransmits). Calling context: loop. */
+/** Run the nodes' clients (answers, deliveries, retransmits), then arm the timer for
+ * the earliest sl_client_next_timer_us(). Calling context: loop. */
 void
 sl_gw_poll(struct sl_gw *gw);
+
+/**
+ * Ask for the end-of-turn work (send the publish batches, poll the clients, re-arm the
+ * timer) once the callbacks already due in this turn of the loop have run. Call it after
+ * any use of a node's client outside sl_gw_poll (FIN, REQ, RDY ... queue work). Cheap
+ * when already asked. Calling context: loop thread.
+ */
+void
+sl_gw_kick(struct sl_gw *gw);
+
+/** Count an error frame sent to an NSQ client under its code ("E_BAD_TOPIC"): the
+ * cause label of sluice_nsqd_errors_total. Calling context: loop thread. */
+void
+sl_gw_count_error(struct sl_gw *gw, const char *code, size_t len);
+
+/** The label value of a sluice error (-SL_E_* or -errno): "not_leader", "errno" ...
+ * Any context. */
+const char *
+sl_gw_err_name(int err);
 
 /** Millisecond monotonic clock. Any context. */
 uint64_t

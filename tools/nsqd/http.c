@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "http.h"
+#include "metrics.h"
 #include "tcp.h"
 #include "wire.h"
 
@@ -556,12 +557,37 @@ do_info(struct sl_gw *gw, struct evhttp_request *req)
 				    "topology_zone", "", "topology_region", ""));
 }
 
+/* GET /metrics: Prometheus text format 0.0.4 (metrics.c) */
+static void
+do_metrics(struct sl_gw *gw, struct evhttp_request *req)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b;
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
+	    evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		respond_err(req, 405, "METHOD_NOT_ALLOWED");
+		return;
+	}
+	b = evbuffer_new();
+	if (b == NULL || sl_nsqmetrics_render(gw, b) != 0) {
+		if (b != NULL)
+			evbuffer_free(b);
+		respond_err(req, 500, "INTERNAL_ERROR");
+		return;
+	}
+	evhttp_add_header(h, "Content-Type", SL_NSQMETRICS_CONTENT_TYPE);
+	evhttp_send_reply(req, 200, "OK", b);
+	evbuffer_free(b);
+}
+
 static void
 on_nsqd(struct evhttp_request *req, void *arg)
 {
 	struct sl_gw *gw = arg;
 	const char *p = path_of(req);
 
+	gw->m.http_requests++;
 	if (strcmp(p, "/ping") == 0)
 		respond_text(req, "OK");
 	else if (strcmp(p, "/info") == 0)
@@ -572,6 +598,8 @@ on_nsqd(struct evhttp_request *req, void *arg)
 		do_mpub(gw, req);
 	else if (strcmp(p, "/stats") == 0)
 		do_stats(gw, req);
+	else if (strcmp(p, "/metrics") == 0)
+		do_metrics(gw, req);
 	else if (strcmp(p, "/topic/create") == 0)
 		do_topic(gw, req, 1);
 	else if (strcmp(p, "/topic/delete") == 0)
@@ -584,7 +612,7 @@ on_nsqd(struct evhttp_request *req, void *arg)
 		respond_err(req, 501, "NOT_SUPPORTED"); /* empty, pause, unpause */
 	else
 		respond_err(req, 404, "NOT_FOUND");
-	sl_gw_poll(gw);
+	sl_gw_kick(gw);
 }
 
 /* ---- nsqlookupd API ---- */
@@ -633,6 +661,7 @@ on_lookupd(struct evhttp_request *req, void *arg)
 	const char *p = path_of(req), *t;
 	json_t *node;
 
+	gw->m.http_requests++;
 	if (strcmp(p, "/ping") == 0) {
 		respond_text(req, "OK");
 	} else if (strcmp(p, "/info") == 0) {

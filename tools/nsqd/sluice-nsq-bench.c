@@ -6,14 +6,23 @@
  * run; print both rates, their ratio, and the gateway's CPU time per message (from
  * /proc/PID/stat of --gateway-pid).
  *
+ * Like with like: the gateway packs the publishes of one turn of its loop into sluice
+ * MPUBs, so its PUBs travel to the node as MPUBs. With --gateway-http, the bench reads
+ * the gateway's /metrics before and after its run (sluice_nsqd_sluice_publishes_total,
+ * sluice_nsqd_sluice_published_messages_total): the mean messages per sluice request B'.
+ * When B' differs from --batch, libsluice publishes the same messages in MPUBs of B' as
+ * well (same transport, same node and topic, same acknowledgement: stored and, on a
+ * replicated topic, replicated), and that ratio is printed as "like for like".
+ *
  *   sluice-nsq-bench --gateway HOST:PORT --sluice A.B.C.D [--sluice-port PORT]
- *                    [--gateway-pid PID] [--topic T] [--count N] [--size BYTES]
- *                    [--batch B] [--window W]
+ *                    [--gateway-pid PID] [--gateway-http HOST:PORT] [--topic T]
+ *                    [--count N] [--size BYTES] [--batch B] [--window W]
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -31,6 +40,7 @@
 
 struct opts {
 	const char *gw;
+	const char *gw_http;
 	const char *sluice;
 	uint16_t sluice_port;
 	long gw_pid;
@@ -109,27 +119,75 @@ command(const struct opts *o, uint8_t *out, const uint8_t *msg)
 	return n;
 }
 
+/* HOST:PORT (IPv4) into sa; 0 or -1. */
+static int
+addr_of(const char *s, struct sockaddr_in *sa)
+{
+	const char *colon = strrchr(s, ':');
+	char host[64];
+
+	if (colon == NULL || colon - s >= (ptrdiff_t)sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)atoi(colon + 1));
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+#define K_PUBS "\nsluice_nsqd_sluice_publishes_total "
+#define K_MSGS "\nsluice_nsqd_sluice_published_messages_total "
+
+/* The gateway's sluice publishes and their messages from its /metrics; 0 or -1. */
+static int
+gw_scrape(const char *http, double *pubs, double *msgs)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	static char buf[1 << 20];
+	struct sockaddr_in sa;
+	size_t len = 0;
+	ssize_t n;
+	char *p;
+	int fd, rc = -1;
+
+	if (http == NULL || addr_of(http, &sa) != 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1)
+		goto out;
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	p = strstr(buf, K_PUBS);
+	if (p == NULL || sscanf(p + strlen(K_PUBS), "%lf", pubs) != 1)
+		goto out;
+	p = strstr(buf, K_MSGS);
+	if (p == NULL || sscanf(p + strlen(K_MSGS), "%lf", msgs) != 1)
+		goto out;
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
 /* Pipelined NSQ publishes; returns messages/s or -1. */
 static double
 run_gateway(const struct opts *o, const uint8_t *msg, double *cpu_per_msg)
 {
 	uint64_t cmds = o->count / o->batch, sent = 0, acked = 0;
 	uint8_t *obuf = malloc(BUF_CAP), *ibuf = malloc(BUF_CAP), one[70000];
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa;
 	size_t clen, ilen = 0, off, olen;
-	char host[64];
-	const char *colon = strrchr(o->gw, ':');
 	double t0, t1, c0, c1, rate = -1;
 	int fd = -1, on = 1;
 	ssize_t n;
 	uint32_t sz, ty;
 
-	if (obuf == NULL || ibuf == NULL || colon == NULL || colon - o->gw >= 64)
-		goto out;
-	memcpy(host, o->gw, (size_t)(colon - o->gw));
-	host[colon - o->gw] = '\0';
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+	if (obuf == NULL || ibuf == NULL || addr_of(o->gw, &sa) != 0)
 		goto out;
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
@@ -206,12 +264,12 @@ on_pub(void *arg, const struct sl_pub_result *res)
 
 /* The same load with libsluice, pipelined within the node's window. */
 static double
-run_direct(const struct opts *o, const uint8_t *msg)
+run_direct(const struct opts *o, const uint8_t *msg, uint32_t batch)
 {
 	struct sl_client_conf cc = { .xport = SL_XPORT_UDP };
 	const void *datas[SL_WIRE_MPUB_MAX];
 	uint32_t lens[SL_WIRE_MPUB_MAX], i;
-	uint64_t cmds = o->count / o->batch, k;
+	uint64_t cmds = o->count / batch, k;
 	struct sl_client *c;
 	double t0, t1;
 
@@ -222,15 +280,15 @@ run_direct(const struct opts *o, const uint8_t *msg)
 		fprintf(stderr, "sluice-nsq-bench: no session: %s\n", sl_strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < o->batch; i++) {
+	for (i = 0; i < batch; i++) {
 		datas[i] = msg;
 		lens[i] = o->size;
 	}
 	direct_acked = direct_failed = 0;
 	t0 = now_s();
 	for (k = 0; k < cmds; k++)
-		if (sl_client_pub_async(c, o->topic, SL_WIRE_PART_ANY, o->batch, datas, lens,
-					on_pub, (void *)(uintptr_t)o->batch) != 0)
+		if (sl_client_pub_async(c, o->topic, SL_WIRE_PART_ANY, batch, datas, lens,
+					on_pub, (void *)(uintptr_t)batch) != 0)
 			direct_failed++;
 	(void)sl_client_flush(c, 10000);
 	t1 = now_s();
@@ -249,6 +307,7 @@ main(int argc, char **argv)
 		{ "sluice", required_argument, NULL, 's' },
 		{ "sluice-port", required_argument, NULL, 'p' },
 		{ "gateway-pid", required_argument, NULL, 'P' },
+		{ "gateway-http", required_argument, NULL, 'H' },
 		{ "topic", required_argument, NULL, 't' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 'S' },
@@ -259,7 +318,9 @@ main(int argc, char **argv)
 	struct opts o = { .topic = "nsqbench", .count = 200000, .size = 64, .batch = 1,
 			  .window = 256, .sluice_port = SL_WIRE_UDP_PORT };
 	uint8_t msg[1400];
-	double g, d, cpu = -1;
+	double g, d, cpu = -1, p0 = 0, m0 = 0, p1 = 0, m1 = 0, eff;
+	uint32_t like;
+	int have_m;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -275,6 +336,9 @@ main(int argc, char **argv)
 			break;
 		case 'P':
 			o.gw_pid = atol(optarg);
+			break;
+		case 'H':
+			o.gw_http = optarg;
 			break;
 		case 't':
 			o.topic = optarg;
@@ -303,13 +367,32 @@ main(int argc, char **argv)
 		return 1;
 	}
 	memset(msg, 'm', sizeof(msg));
+	have_m = gw_scrape(o.gw_http, &p0, &m0) == 0;
 	g = run_gateway(&o, msg, &cpu);
-	d = run_direct(&o, msg);
+	have_m = have_m && gw_scrape(o.gw_http, &p1, &m1) == 0 && p1 > p0;
+	d = run_direct(&o, msg, o.batch);
 	if (g < 0 || d <= 0)
 		return 1;
 	printf("%-4s x%-3u %7" PRIu64 " msgs of %u B: gateway %9.0f msg/s  direct libsluice "
 	       "%9.0f msg/s  ratio %.2f  gateway CPU %.2f us/msg\n",
 	       o.batch == 1 ? "PUB" : "MPUB", o.batch, o.count / o.batch * o.batch, o.size, g,
 	       d, g / d, cpu * 1e6);
+	if (!have_m)
+		return 0;
+	eff = (m1 - m0) / (p1 - p0);
+	like = (uint32_t)(eff + 0.5);
+	if (like < 1)
+		like = 1;
+	printf("     the gateway sent %.1f messages per sluice request (%.0f requests)", eff,
+	       p1 - p0);
+	if (like == o.batch) {
+		printf(": like for like, ratio %.2f\n", g / d);
+		return 0;
+	}
+	d = run_direct(&o, msg, like);
+	if (d <= 0)
+		return 1;
+	printf("\n     like for like: direct libsluice MPUB x%u %9.0f msg/s  ratio %.2f\n", like,
+	       d, g / d);
 	return 0;
 }

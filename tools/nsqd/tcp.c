@@ -51,6 +51,7 @@
 #define MAX_OBUF_TIMEOUT_MS 30000
 #define MAX_OBUF_SIZE 65536
 #define SWEEP_MS 1000
+#define READ_MAX (256 * 1024)	/* bytes read (written) per callback */
 #define ID_BITS 48
 #define ID_MASK ((UINT64_C(1) << ID_BITS) - 1)
 
@@ -256,6 +257,8 @@ flush_queue(struct conn *c)
 		if (s->state != SLOT_DONE)
 			break;
 		text = s->text != NULL ? s->text : "OK";
+		if (s->ftype == FRAME_ERROR)
+			sl_gw_count_error(c->srv->gw, text, strcspn(text, " "));
 		frame_write(c, s->ftype, text, (uint32_t)strlen(text));
 		fatal |= s->fatal;
 		free(s->text);
@@ -624,6 +627,7 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 		}
 		drain_pending(c);
 	}
+	sl_gw_kick(srv->gw);
 }
 
 /* ---- commands ---- */
@@ -1061,6 +1065,8 @@ cmd_fin(struct conn *c, char **pv, int pc)
 	infl_del(c, e);
 	(void)sl_client_fin(gw->node[c->subs[part].node].c, c->subs[part].sub_id, id);
 	c->fin_count++;
+	if (c->ch != NULL)
+		c->ch->finish_count++;
 	drain_pending(c);
 }
 
@@ -1358,6 +1364,7 @@ on_read(struct bufferevent *bev, void *arg)
 			return;
 		evbuffer_remove(in, magic, 4);
 		if (memcmp(magic, "  V2", 4) != 0) {
+			sl_gw_count_error(c->srv->gw, "E_BAD_PROTOCOL", 14);
 			frame_write(c, FRAME_ERROR, "E_BAD_PROTOCOL", 14);
 			finish(c);
 			return;
@@ -1378,7 +1385,9 @@ on_read(struct bufferevent *bev, void *arg)
 		return;
 	if (c->closing)
 		finish(c);
-	sl_gw_poll(c->srv->gw); /* send what the commands queued (FINs) now */
+	/* the commands' publishes leave as batches, their FINs, REQs, RDYs with them, once
+	 * every connection readable in this turn has been read */
+	sl_gw_kick(c->srv->gw);
 }
 
 static void
@@ -1456,6 +1465,7 @@ conn_free(struct conn *c)
 		if (c->next != NULL)
 			c->next->prev = c->prev;
 		srv->nconns--;
+		sl_gw_kick(srv->gw); /* the requeues and CLS leave */
 	}
 	c->freeing = 0;
 	if (c->refs > 0)
@@ -1522,11 +1532,16 @@ on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, i
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
+	gw->m.conns_total++;
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	/* input: one command line, its size and the largest body */
 	bufferevent_setwatermark(c->bev, EV_READ, 0,
 				 LINE_MAX_LEN + 8 + (size_t)gw->conf.max_body_size);
 	bufferevent_setwatermark(c->bev, EV_WRITE, gw->conf.max_output_bytes / 2, 0);
+	/* libevent reads 16 KiB per callback by default: more commands per turn of the
+	 * loop fill the publish batches better */
+	(void)bufferevent_set_max_single_read(c->bev, READ_MAX);
+	(void)bufferevent_set_max_single_write(c->bev, READ_MAX);
 	timers_apply(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
@@ -1579,6 +1594,14 @@ sl_nsqtcp_in_flight(struct sl_gw *gw, const char *topic, const char *channel)
 		    strcmp(c->channel, channel) == 0)
 			n += c->inflight;
 	return n;
+}
+
+uint32_t
+sl_nsqtcp_conns(struct sl_gw *gw)
+{
+	const struct tcp *srv = gw->tcp;
+
+	return srv != NULL ? srv->nconns : 0;
 }
 
 /* ---- listener ---- */

@@ -34,4 +34,8 @@ sl_nsqtcp_clients_json(struct sl_gw *gw, const char *topic, const char *channel)
 uint64_t
 sl_nsqtcp_in_flight(struct sl_gw *gw, const char *topic, const char *channel);
 
+/** NSQ TCP connections open. Calling context: loop thread. */
+uint32_t
+sl_nsqtcp_conns(struct sl_gw *gw);
+
 #endif /* SL_NSQTCP_H */
