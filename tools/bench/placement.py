@@ -20,7 +20,9 @@ tools/bench/run and tools/bench/peers/peers.sh.
   placement.py tag --state FILE --results JSONL --from N [--broker LABEL ...]
                    [--set KEY=VALUE ...] [--title TEXT] [--generator-cpu] [--refuse-shared]
       Prints the placement of every process watched (stderr), warns loudly when a busy
-      thread (at least half a core over the run) shares a core with another busy thread, and
+      thread (running or runnable at least half of the run, /proc/.../schedstat: a busy
+      poller starved by other processes still counts) shares a core with another busy
+      thread, and
       adds to the result lines N+1.. of JSONL (those the run appended):
         the KEY=VALUE pairs (transport, durability, rf, run, ...; numbers stay numbers),
         "placement" (the busy and pinned threads: label/thread@allowed cores, ran on, use),
@@ -29,8 +31,8 @@ tools/bench/run and tools/bench/peers/peers.sh.
           measured phase (its last elapsed_s seconds before it exited: the per-process time
           series, interpolated) per acked message; a value the load generator measured
           itself (the peers' generators read /proc of the server over their measured phase)
-          is taken instead with --generator-cpu (its cpu_ns_per_msg then becomes -1: that
-          field is sluice's worker busy-cycle figure only),
+          is taken instead with --generator-cpu when it has one (its cpu_ns_per_msg then
+          becomes -1: that field is sluice's worker busy-cycle figure only),
         "node_cpu": per --broker label, whole-process ns/msg and (with --ctl) worker
           busy-cycle ns/msg over the whole run (warm-up included: busy cycles only count
           loop iterations that did work), for the replication estimate.
@@ -44,7 +46,7 @@ import sys
 import time
 
 PERIOD = 0.05
-BUSY = 0.5           # a thread using at least half a core over the run is busy
+BUSY = 0.5      # busy: on a CPU or waiting for one at least half of the run (schedstat)
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -200,12 +202,15 @@ def watch(args):
                     for line in stt.splitlines():
                         if line.startswith("Cpus_allowed_list:"):
                             allowed = line.split(":", 1)[1].strip()
+                    # schedstat: ns on the CPU, ns runnable but waiting for it
+                    ss = (read(f"/proc/{pid}/task/{tid}/schedstat") or "0 0").split()
+                    want = (int(ss[0]) + int(ss[1])) / 1e9
                     r = threads.get(tid)
                     if r is None:
                         r = threads[tid] = {"label": lab, "pid": pid, "tid": int(tid),
                                             "comm": comm, "allowed": allowed, "cpu0": cpu,
-                                            "t0": now, "ran_on": []}
-                    r.update(cpu1=cpu, t1=now, comm=comm, allowed=allowed)
+                                            "t0": now, "ran_on": [], "want0": want}
+                    r.update(cpu1=cpu, t1=now, comm=comm, allowed=allowed, want1=want)
                     if int(f[36]) not in r["ran_on"]:
                         r["ran_on"].append(int(f[36]))
         if ready and not os.path.exists(ready):
@@ -244,6 +249,13 @@ def use(r):
     return (r["cpu1"] - r["cpu0"]) / w if w > 0.02 else 0.0
 
 
+def want(r):
+    """Share of the time the thread ran or was runnable (waiting for a CPU): a busy poller
+    wants all of it even when other processes leave it little CPU time."""
+    w = r["t1"] - r["t0"]
+    return (r.get("want1", 0) - r.get("want0", 0)) / w if w > 0.02 else 0.0
+
+
 def cpu_between(series, a, b):
     """CPU seconds of a process between monotonic times a and b (linear interpolation)."""
     def at(t):
@@ -264,13 +276,17 @@ def analyse(st):
     ths = st["threads"]
     for r in ths:
         r["use"] = use(r)
-        r["busy"] = r["use"] >= BUSY
+        r["want"] = want(r)
+        # a thread that barely ran is not polling, however long it queued for a CPU
+        r["busy"] = r["use"] >= BUSY or (r["want"] >= BUSY and r["use"] >= 0.03)
         r["set"] = cpus(r["allowed"])
-    shown = [r for r in ths if r["busy"] or r["use"] >= 0.05 or len(r["set"]) == 1]
+    shown = [r for r in ths if r["busy"] or r["use"] >= 0.05 or r["tid"] == r["pid"] or
+             (len(r["set"]) == 1 and r["comm"].startswith("lcore"))]
     for r in sorted(shown, key=lambda r: (r["label"], r["tid"])):
         lines.append(f"  {r['label']:<10} pid {r['pid']:<7} tid {r['tid']:<7} "
                      f"{r['comm']:<16} allowed {r['allowed']:<5} ran on "
-                     f"{','.join(map(str, r['ran_on'])):<5} cpu {100 * r['use']:5.1f} %"
+                     f"{','.join(map(str, r['ran_on'])):<5} cpu {100 * r['use']:5.1f} % "
+                     f"runnable {100 * max(0.0, r['want'] - r['use']):5.1f} %"
                      + ("  BUSY" if r["busy"] else ""))
         if r["busy"] or len(r["set"]) == 1:
             compact.append(f"{r['label']}/{r['comm']}@{r['allowed']}"
@@ -363,13 +379,15 @@ def tag(args):
             node[lab] = nd
         if node:
             r["node_cpu"] = node
+        mine = round(1e9 * proc / acked, 1) if o["broker"] and acked > 0 and proc > 0 else -1
         if o["gen"]:
-            # the peers' generators measured the server's whole-process CPU themselves
-            r["proc_cpu_ns_per_msg"] = r.get("cpu_ns_per_msg", -1)
+            # the peers' generators measure the server's whole-process CPU themselves over
+            # their measured phase (-1 under 10 clock ticks: then ours, sampled)
+            g = r.get("cpu_ns_per_msg", -1)
+            r["proc_cpu_ns_per_msg"] = g if g is not None and g >= 0 else mine
             r["cpu_ns_per_msg"] = -1
-        if r.get("proc_cpu_ns_per_msg") is None:
-            r["proc_cpu_ns_per_msg"] = round(1e9 * proc / acked, 1) \
-                if o["broker"] and acked > 0 and proc > 0 else -1
+        elif r.get("proc_cpu_ns_per_msg") is None:
+            r["proc_cpu_ns_per_msg"] = mine
         rows[n] = json.dumps(r) + "\n"
     with open(res, "w") as f:
         f.writelines(rows)

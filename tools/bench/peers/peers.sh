@@ -271,7 +271,7 @@ run() {
 	header=(--no-header)
 	if [ -s "$tmp/out.json" ] && [ -s "$tmp/placement.json" ]; then
 		python3 "$placement" tag --state "$tmp/placement.json" --results "$tmp/out.json" \
-			--from 0 --generator-cpu --set transport=tcp-loopback --set "durability=$dur" \
+			--from 0 --generator-cpu --broker server --set transport=tcp-loopback --set "durability=$dur" \
 			--set rf=1 --set "run=$run_no" --set "ack=$ack" --title "$name" $refuse ||
 			{ echo "$prog: $name: a busy thread shared a core" >&2; exit 3; }
 	fi
