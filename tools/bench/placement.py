@@ -25,11 +25,13 @@ tools/bench/run and tools/bench/peers/peers.sh.
       thread, and
       adds to the result lines N+1.. of JSONL (those the run appended):
         the KEY=VALUE pairs (transport, durability, rf, run, ...; numbers stay numbers),
-        "placement" (the busy and pinned threads: label/thread@allowed cores, ran on, use),
+        "placement" (the busy threads and DPDK's lcore threads: label/thread@allowed cores
+          and CPU use),
         "shared_cores" (true/false), "others_cores" (cores used by processes not watched),
         "proc_cpu_ns_per_msg": the --broker processes' whole-process CPU over the client's
           measured phase (its last elapsed_s seconds before it exited: the per-process time
-          series, interpolated) per acked message; a value the load generator measured
+          series, interpolated; a phase spanning under 3 samples takes the process's average
+          CPU rate over the whole watch) per acked message; a value the load generator measured
           itself (the peers' generators read /proc of the server over their measured phase)
           is taken instead with --generator-cpu when it has one (its cpu_ns_per_msg then
           becomes -1: that field is sluice's worker busy-cycle figure only),
@@ -48,6 +50,7 @@ import time
 PERIOD = 0.05
 BUSY = 0.5      # busy: on a CPU or waiting for one at least half of the run (schedstat)
 CLK = os.sysconf("SC_CLK_TCK")
+LCORE = ("rte-worker", "lcore-worker")     # DPDK's names of its lcore threads
 
 
 def read(path):
@@ -280,15 +283,16 @@ def analyse(st):
         # a thread that barely ran is not polling, however long it queued for a CPU
         r["busy"] = r["use"] >= BUSY or (r["want"] >= BUSY and r["use"] >= 0.03)
         r["set"] = cpus(r["allowed"])
+    idle = ("eal-intr-thread", "rte_mp_handle", "telemetry-v2", "rte-mp-handle")
     shown = [r for r in ths if r["busy"] or r["use"] >= 0.05 or r["tid"] == r["pid"] or
-             (len(r["set"]) == 1 and r["comm"].startswith("lcore"))]
+             (len(r["set"]) == 1 and r["comm"] not in idle)]
     for r in sorted(shown, key=lambda r: (r["label"], r["tid"])):
         lines.append(f"  {r['label']:<10} pid {r['pid']:<7} tid {r['tid']:<7} "
                      f"{r['comm']:<16} allowed {r['allowed']:<5} ran on "
                      f"{','.join(map(str, r['ran_on'])):<5} cpu {100 * r['use']:5.1f} % "
                      f"runnable {100 * max(0.0, r['want'] - r['use']):5.1f} %"
                      + ("  BUSY" if r["busy"] else ""))
-        if r["busy"] or len(r["set"]) == 1:
+        if r["busy"] or (len(r["set"]) == 1 and r["comm"].startswith(LCORE)):
             compact.append(f"{r['label']}/{r['comm']}@{r['allowed']}"
                            + (f" {100 * r['use']:.0f}%" if r["busy"] else ""))
     busy = [r for r in ths if r["busy"]]
@@ -368,7 +372,13 @@ def tag(args):
             nd = {}
             if s and acked > 0 and el > 0:
                 end = st["end"]
-                c = cpu_between(s, end - el - 0.02, end - 0.02)
+                a, b = end - el - 0.02, end - 0.02
+                if sum(1 for t, _ in s if a <= t <= b) >= 3:
+                    c = cpu_between(s, a, b)
+                else:
+                    # the phase was shorter than our sampling: the run's average CPU rate
+                    span = s[-1][0] - s[0][0]
+                    c = (s[-1][1] - s[0][1]) * el / span if span > 0 else 0.0
                 nd["proc_ns_per_msg"] = round(1e9 * c / acked, 1)
                 proc += c
                 if total > 0:
