@@ -10,11 +10,12 @@
  * What it measures (cnats client, one publishing thread):
  *  - system "jetstream", workload "pub": acknowledged publishes into a stream of 1 replica
  *    on file storage (--storage file, the default: written to files, synced by the server's
- *    sync interval, 2 minutes by default) or memory storage (--storage memory). --window 1 and --batch 1: synchronous js_Publish, latency
- *    is the call. Otherwise js_PublishAsync with PublishAsync.MaxPending = window * batch
- *    (JetStream has no batch request: a batch is that many publishes written back to back
- *    and due at the same time), latency from the (intended) send time carried in the first 8
- *    payload bytes to the PubAck seen by the ack handler.
+ *    sync interval, 2 minutes by default) or memory storage (--storage memory).
+ *    --window 1 and --batch 1: synchronous js_Publish, latency is the call. Otherwise
+ *    js_PublishAsync with PublishAsync.MaxPending = window * batch (JetStream has no batch
+ *    request: a batch is that many publishes written back to back and due at the same
+ *    time), latency from the (intended) send time carried in the first 8 payload bytes to
+ *    the PubAck seen by the ack handler.
  *  - system "jetstream", workload "pubsub": the same publisher, plus a pull consumer with
  *    explicit acks on a second connection that fetches --fetch messages at a time and acks
  *    each; the report is the consumer's (consume rate, latency send to delivery).
@@ -68,7 +69,7 @@ struct opts {
 	struct sl_peer_opts c;	/* the options every peer takes */
 	char url[512];
 	enum sys sys;
-	int asap; /* publisher unbuffered; -1 auto: closed loop and not nats-core pub */
+	int asap;    /* publisher unbuffered; -1 auto: closed loop and not nats-core pub */
 	bool memory; /* jetstream: memory storage instead of file storage */
 };
 

@@ -308,7 +308,7 @@ start_nats "$tmp/nats" || die "nats-server did not start"
 server_pid=$nats_pid
 nats=(--url "nats://127.0.0.1:$nats_port" --server-pid "$nats_pid")
 for dur in none page-cache; do
-	st=file
+	st="file"
 	[ "$dur" = page-cache ] || st=memory
 	for b in $batches; do
 		run "jetstream pub, $st storage, batch $b" "$bench_nats" --system jetstream \
