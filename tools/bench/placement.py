@@ -114,7 +114,7 @@ def ctl_busy(sock):
     """(sum of the workers' busy cycles, TSC Hz) from sluiced's control socket, or None."""
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(2)
+        s.settimeout(10)
         s.connect(sock)
         s.sendall(b"stats workers\n")
         buf = b""
