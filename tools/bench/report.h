@@ -11,8 +11,17 @@
  *    "offered_per_s": X (open loop, else 0),
  *    "count": N, "acked": N, "errors": N, "retries": N, "elapsed_s": X,
  *    "acked_per_s": X, "mb_per_s": X, "p50_us": X, "p99_us": X, "p999_us": X,
- *    "max_us": X, "mean_us": X, "cpu_ns_per_msg": X (broker CPU, -1 if unknown),
+ *    "max_us": X, "mean_us": X, "cpu_ns_per_msg": X (sluice: the workers' busy cycles per
+ *    message, cycles of poll-loop iterations that did work; -1 if unknown),
  *    "note": "..."}
+ * tools/bench/run (through tools/bench/placement.py) adds to each line the conditions and
+ * the placement of the run: "transport" (memif | udp-tap | tcp-loopback), "durability"
+ * (none | page-cache | fsync), "rf", "run" (1..N), "ack" (yes | no), "placement" (busy and
+ * pinned threads with their allowed cores), "shared_cores" (a busy thread shared a core with
+ * another), "others_cores" (CPU taken by processes the run did not start),
+ * "proc_cpu_ns_per_msg" (the broker's whole-process CPU per message: not comparable with
+ * cpu_ns_per_msg) and, for several nodes, "node_cpu". The peers' generators put the
+ * server's whole-process CPU in cpu_ns_per_msg; the tagging moves it to proc_cpu_ns_per_msg.
  * Human line: the same figures as one aligned table row (sl_report_header() first).
  * Calling context: any thread, not on a measurement path.
  */
@@ -38,7 +47,8 @@ struct sl_report {
 	uint64_t errors;
 	uint64_t retries;
 	double elapsed_s;
-	double cpu_ns_per_msg;	/* broker CPU per acked message; < 0 unknown */
+	double cpu_ns_per_msg;	/* sluice: worker busy cycles per acked message; peers: the
+				 * server's whole-process CPU; < 0 unknown */
 	const struct sl_hist *lat;	/* per request latency; may be NULL */
 	const char *note;	/* free text, may be NULL */
 };

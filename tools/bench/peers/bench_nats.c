@@ -8,12 +8,14 @@
  * end.
  *
  * What it measures (cnats client, one publishing thread):
- *  - system "jetstream", workload "pub": acknowledged publishes into a file-backed stream
- *    (storage file, 1 replica). --window 1 and --batch 1: synchronous js_Publish, latency
- *    is the call. Otherwise js_PublishAsync with PublishAsync.MaxPending = window * batch
- *    (JetStream has no batch request: a batch is that many publishes written back to back
- *    and due at the same time), latency from the (intended) send time carried in the first 8
- *    payload bytes to the PubAck seen by the ack handler.
+ *  - system "jetstream", workload "pub": acknowledged publishes into a stream of 1 replica
+ *    on file storage (--storage file, the default: written to files, synced by the server's
+ *    sync interval, 2 minutes by default) or memory storage (--storage memory).
+ *    --window 1 and --batch 1: synchronous js_Publish, latency is the call. Otherwise
+ *    js_PublishAsync with PublishAsync.MaxPending = window * batch (JetStream has no batch
+ *    request: a batch is that many publishes written back to back and due at the same
+ *    time), latency from the (intended) send time carried in the first 8 payload bytes to
+ *    the PubAck seen by the ack handler.
  *  - system "jetstream", workload "pubsub": the same publisher, plus a pull consumer with
  *    explicit acks on a second connection that fetches --fetch messages at a time and acks
  *    each; the report is the consumer's (consume rate, latency send to delivery).
@@ -67,7 +69,8 @@ struct opts {
 	struct sl_peer_opts c;	/* the options every peer takes */
 	char url[512];
 	enum sys sys;
-	int asap; /* publisher unbuffered; -1 auto: closed loop and not nats-core pub */
+	int asap;    /* publisher unbuffered; -1 auto: closed loop and not nats-core pub */
+	bool memory; /* jetstream: memory storage instead of file storage */
 };
 
 /*
@@ -123,6 +126,7 @@ usage(FILE *f)
 		"  --cdf FILE      append the latency CDF to FILE (label SYSTEM-WORKLOAD)\n"
 		"  --server-pid P  report the server's CPU per message from /proc/P/stat\n"
 		"  --timeout S     give up after S seconds (default 120)\n"
+		"  --storage S     jetstream stream storage: file (default) | memory\n"
 		"  --send-asap 0|1 publisher writes each message at once instead of through\n"
 		"                  cnats' flusher (default 1 for closed loops but nats-core pub)\n"
 		"  --no-header     do not print the table header on stderr\n",
@@ -137,6 +141,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 		{"url", required_argument, NULL, 'u'},
 		SL_PEER_LONG_OPTS,
 		{"send-asap", required_argument, NULL, 'A'},
+		{"storage", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -163,6 +168,14 @@ parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'A':
 			o->asap = (int)sl_peer_parse_num(prog, "send-asap", optarg, 0, 1);
+			break;
+		case 'T':
+			if (strcmp(optarg, "memory") == 0) {
+				o->memory = true;
+			} else if (strcmp(optarg, "file") != 0) {
+				fprintf(stderr, "%s: --storage is file or memory\n", prog);
+				exit(2);
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -511,7 +524,7 @@ main(int argc, char **argv)
 		sc.Name = stream;
 		sc.Subjects = subjects;
 		sc.SubjectsLen = 1;
-		sc.Storage = js_FileStorage;
+		sc.Storage = o.memory ? js_MemoryStorage : js_FileStorage;
 		sc.Replicas = 1;
 		s = js_AddStream(NULL, js, &sc, NULL, &jerr);
 		if (s != NATS_OK) {
@@ -609,16 +622,17 @@ main(int argc, char **argv)
 		rep.errors = o.c.count - cs.consumed + cs.errors;
 		rep.lat = &cs.hist;
 		snprintf(note, sizeof(note),
-			 "jetstream file stream R1, pull consumer (fetch %u, explicit ack each): "
+			 "jetstream %s stream R1, pull consumer (fetch %u, explicit ack each): "
 			 "rate consumed, latency (intended) send to delivery; publisher %s",
-			 o.c.fetch, sync_js ? "js_Publish" : "js_PublishAsync");
+			 o.memory ? "memory" : "file", o.c.fetch,
+			 sync_js ? "js_Publish" : "js_PublishAsync");
 	} else if (o.sys == SYS_JETSTREAM) {
 		rep.acked = sync_js ? sync_acked : fl.acked;
 		rep.errors = o.c.count - rep.acked;
 		rep.lat = sync_js ? &sync_hist : &fl.hist;
 		snprintf(note, sizeof(note),
-			 "jetstream file stream R1, %s, latency (intended) send to PubAck",
-			 sync_js ? "synchronous js_Publish"
+			 "jetstream %s stream R1, %s, latency (intended) send to PubAck",
+			 o.memory ? "memory" : "file", sync_js ? "synchronous js_Publish"
 				 : "js_PublishAsync, MaxPending = window * batch");
 	} else if (o.c.pubsub) {
 		rep.acked = fl.acked;

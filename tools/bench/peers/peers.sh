@@ -3,18 +3,30 @@
 # Copyright (c) 2026 The sluice authors
 #
 # peers.sh: measure the peers sluice is compared with, on loopback, with the workload and
-# output format of sluice-bench. Starts its own nats-server (JetStream, file store in a
-# temporary directory, random port) and redis-server (a free port, AOF appendfsync everysec
-# so that, like JetStream's file store, every message is written to a file and synced about
-# once a second), runs
-#   jetstream pub, nats-core pub, redis pub, jetstream pubsub, nats-core pubsub, redis pubsub
-# with the same parameters, prints the table on stderr and the JSON lines on stdout (and
-# appends them to --json FILE), then stops only the servers it started, by PID, and removes
-# its temporary directory, on any exit. Every generator runs under a timeout.
+# output format of sluice-bench, under each durability a peer offers, with single messages
+# and with batches:
+#   redis-server Streams (XADD; batch N: N XADDs pipelined in one write), restarted for each
+#     durability: none (appendonly no), page-cache (AOF, appendfsync everysec: written at
+#     once, synced about once a second), fsync (AOF, appendfsync always: the reply waits
+#     for the fsync of the event loop's writes, a group commit);
+#   nats-server JetStream (js_PublishAsync; batch N: N publishes due together, window * N
+#     in flight): none (memory storage), page-cache (file storage: synced by the server's
+#     sync interval, 2 minutes by default), fsync (sync_interval always: nats-server 2.10
+#     and later; skipped, with a line saying so, on older servers);
+#   core NATS (no ack, no storage): a reference, never a peer in a ratio.
+# PUB+SUB runs for Redis and JetStream with page-cache durability, batch 1. Prints the table
+# on stderr and the JSON lines on stdout (and appends them to --json FILE), then stops
+# only the servers it started, by PID, and removes its temporary directory, on any exit.
+# Every generator runs under a timeout. While a generator runs, tools/bench/placement.py
+# watches it and the server: its JSON lines get transport tcp-loopback, the durability, rf
+# 1, --run N, the placement, and the server's whole-process CPU per message (measured by
+# the generator from /proc/PID/stat over its measured phase) as proc_cpu_ns_per_msg.
 #
-# usage: tools/bench/peers/peers.sh BUILD_DIR [--size N] [--count N] [--window N] [--batch N]
-#            [--rate R] [--warmup N] [--json FILE] [--cdf FILE] [--timeout S] [--redis-aof yes|no]
-# Exit status: 0 when every run acknowledged all its messages, 1 otherwise, 2 setup failure.
+# usage: tools/bench/peers/peers.sh BUILD_DIR [--size N] [--count N] [--window N]
+#            [--batches "1 32"] [--rate R] [--warmup N] [--json FILE] [--cdf FILE]
+#            [--timeout S] [--run N] [--refuse-shared]
+# Exit status: 0 when every run acknowledged all its messages, 1 otherwise, 2 setup failure
+# (3 with --refuse-shared when a busy thread shared a core).
 set -euo pipefail
 
 prog=peers.sh
@@ -36,10 +48,12 @@ gen_args=()
 json=
 cdf=
 gen_timeout=120
-redis_aof=yes
+batches="1 32"
+run_no=1
+refuse=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--size | --count | --window | --batch | --rate | --warmup)
+	--size | --count | --window | --rate | --warmup)
 		[ $# -ge 2 ] || usage
 		gen_args+=("$1" "$2")
 		shift 2
@@ -59,17 +73,28 @@ while [ $# -gt 0 ]; do
 		gen_timeout=$2
 		shift 2
 		;;
-	--redis-aof)
+	--batches | --batch)
 		[ $# -ge 2 ] || usage
-		redis_aof=$2
+		batches=$2
 		shift 2
+		;;
+	--run)
+		[ $# -ge 2 ] || usage
+		run_no=$2
+		shift 2
+		;;
+	--refuse-shared)
+		refuse=--refuse-shared
+		shift
 		;;
 	-h | --help) usage ;;
 	*) die "unknown option '$1' (try --help)" ;;
 	esac
 done
 [[ $gen_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout wants whole seconds"
-[[ $redis_aof =~ ^(yes|no)$ ]] || die "--redis-aof is yes or no"
+[[ $batches =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] || die "--batches wants numbers: \"1 32\""
+[[ $run_no =~ ^[1-9][0-9]*$ ]] || die "--run wants a number"
+placement=$(cd "$(dirname "$0")/.." && pwd)/placement.py
 [ -z "$cdf" ] || gen_args+=(--cdf "$cdf")
 
 bench_nats=$build/tools/bench/peers/bench_nats
@@ -157,58 +182,99 @@ wait_for_line() {
 	return "$rc"
 }
 
-# nats-server picks a free port itself (-p -1) and logs it.
-mkdir "$tmp/nats"
-"$nats_server" -js -sd "$tmp/nats" -a 127.0.0.1 -p -1 -m 0 >"$tmp/nats.log" 2>&1 &
-nats_pid=$!
-if ! wait_for_line "$tmp/nats.log" 'Server is ready' "$nats_pid" 20; then
-	cat "$tmp/nats.log" >&2
-	die "nats-server did not start"
-fi
-nats_port=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
-	"$tmp/nats.log" | head -n1)
-[ -n "$nats_port" ] || die "cannot find nats-server's port in its log"
+# start_nats DIR [CONFIG]: a nats-server with JetStream storing in DIR, on a port it picks
+# itself (-p -1) and logs; sets nats_pid and nats_port. Returns 1 when it does not start.
+start_nats() {
+	local dir=$1 conf=${2:-} args
 
-# redis-server needs a port: try free-looking ones until one binds.
-mkdir "$tmp/redis"
+	mkdir -p "$dir"
+	args=(-js -sd "$dir" -a 127.0.0.1 -p -1 -m 0)
+	[ -z "$conf" ] || args+=(-c "$conf")
+	"$nats_server" "${args[@]}" >"$dir.log" 2>&1 &
+	nats_pid=$!
+	if ! wait_for_line "$dir.log" 'Server is ready' "$nats_pid" 20; then
+		cat "$dir.log" >&2
+		stop_server "$nats_pid"
+		nats_pid=
+		return 1
+	fi
+	nats_port=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+		"$dir.log" | head -n1)
+	[ -n "$nats_port" ] || die "cannot find nats-server's port in its log"
+	echo "$prog: nats-server $nats_pid on 127.0.0.1:$nats_port${conf:+ ($conf)}" >&2
+}
+
+# start_redis DURABILITY: redis-server with that durability on a free port; sets redis_pid
+# and redis_port. redis-server needs a port: try free-looking ones until one binds.
 port_free() {
 	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
-redis_port=
-for try in 1 2 3 4 5 6 7 8; do
-	p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-	port_free "$p" || continue
-	"$redis_server" --port "$p" --bind 127.0.0.1 --protected-mode yes --daemonize no \
-		--dir "$tmp/redis" --save '' --appendonly "$redis_aof" \
-		--appendfsync everysec --logfile '' >"$tmp/redis.$try.log" 2>&1 &
-	redis_pid=$!
-	if wait_for_line "$tmp/redis.$try.log" 'Ready to accept connections' "$redis_pid" 20; then
-		redis_port=$p
-		break
-	fi
-	stop_server "$redis_pid"
-	redis_pid=
-done
-if [ -z "$redis_port" ]; then
-	cat "$tmp"/redis.*.log >&2 || true
-	die "redis-server did not start"
-fi
-echo "$prog: nats-server $nats_pid on 127.0.0.1:$nats_port, redis-server $redis_pid on" \
-	"127.0.0.1:$redis_port (AOF $redis_aof)" >&2
+start_redis() {
+	local aof=(--appendonly no) try p
 
-# Run one generator under a timeout; its JSON line goes to stdout and --json.
+	case $1 in
+	page-cache) aof=(--appendonly yes --appendfsync everysec) ;;
+	fsync) aof=(--appendonly yes --appendfsync always) ;;
+	esac
+	rm -rf "$tmp/redis"
+	mkdir "$tmp/redis"
+	redis_port=
+	for try in 1 2 3 4 5 6 7 8; do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		port_free "$p" || continue
+		"$redis_server" --port "$p" --bind 127.0.0.1 --protected-mode yes --daemonize no \
+			--dir "$tmp/redis" --save '' "${aof[@]}" --logfile '' \
+			>"$tmp/redis.$try.log" 2>&1 &
+		redis_pid=$!
+		if wait_for_line "$tmp/redis.$try.log" 'Ready to accept connections' "$redis_pid" 20
+		then
+			redis_port=$p
+			break
+		fi
+		stop_server "$redis_pid"
+		redis_pid=
+	done
+	if [ -z "$redis_port" ]; then
+		cat "$tmp"/redis.*.log >&2 || true
+		die "redis-server did not start"
+	fi
+	echo "$prog: redis-server $redis_pid on 127.0.0.1:$redis_port (${aof[*]})" >&2
+}
+
+# Run one generator under a timeout while placement.py watches it and the server (PID
+# server_pid, durability dur); its JSON line, tagged, goes to stdout and --json.
 failed=0
 header=()
 run() {
-	local name=$1 rc=0
+	local name=$1 rc=0 wpid
 	shift
+	rm -f "$tmp/out.json" "$tmp/placement.json" "$tmp/placement.ready"
+	touch "$tmp/out.json"
+	: >"$tmp/placement.labels"
+	# the watcher first (python can take seconds to start on a loaded machine), then the
+	# generator, named to it through the labels file
+	python3 "$placement" watch --state "$tmp/placement.json" --ready "$tmp/placement.ready" \
+		--labels-file "$tmp/placement.labels" "server=$server_pid" &
+	wpid=$!
+	while [ ! -e "$tmp/placement.ready" ] && kill -0 "$wpid" 2>/dev/null; do
+		sleep 0.05
+	done
 	# In the background so that a signal reaches our trap at once (wait is interruptible).
 	timeout -k 5 $((gen_timeout + 15)) "$@" "${gen_args[@]}" "${header[@]}" \
-		--timeout "$gen_timeout" >"$tmp/out.json" &
+		--timeout "$gen_timeout" --json "$tmp/out.json" >/dev/null &
 	gen_pid=$!
+	echo "client=$gen_pid" >>"$tmp/placement.labels"
 	wait "$gen_pid" || rc=$?
 	gen_pid=
+	kill -TERM "$wpid" 2>/dev/null || true
+	wait "$wpid" 2>/dev/null || true
 	header=(--no-header)
+	if [ -s "$tmp/out.json" ] && [ -s "$tmp/placement.json" ]; then
+		python3 "$placement" tag --state "$tmp/placement.json" --results "$tmp/out.json" \
+			--from 0 --generator-cpu --broker server --set transport=tcp-loopback --set "durability=$dur" \
+			--set rf=1 --set "run=$run_no" --set "ack=$ack" --title "$name" $refuse ||
+			{ echo "$prog: $name: a busy thread shared a core" >&2; exit 3; }
+	fi
 	if [ -s "$tmp/out.json" ]; then
 		cat "$tmp/out.json"
 		[ -z "$json" ] || cat "$tmp/out.json" >>"$json"
@@ -222,11 +288,66 @@ run() {
 	fi
 }
 
-nats=(--url "nats://127.0.0.1:$nats_port" --server-pid "$nats_pid")
-redis=(--host 127.0.0.1 --port "$redis_port" --server-pid "$redis_pid")
-for w in pub pubsub; do
-	run "jetstream $w" "$bench_nats" --system jetstream --workload "$w" "${nats[@]}"
-	run "nats-core $w" "$bench_nats" --system nats-core --workload "$w" "${nats[@]}"
-	run "redis $w" "$bench_redis" --workload "$w" "${redis[@]}"
+ack=yes
+# Redis Streams under each durability, batch 1 and N
+for dur in none page-cache fsync; do
+	start_redis "$dur"
+	server_pid=$redis_pid
+	redis=(--host 127.0.0.1 --port "$redis_port" --server-pid "$redis_pid")
+	for b in $batches; do
+		run "redis pub, $dur, batch $b" "$bench_redis" --workload pub --batch "$b" "${redis[@]}"
+	done
+	[ "$dur" != page-cache ] ||
+		run "redis pubsub, $dur" "$bench_redis" --workload pubsub --batch 1 "${redis[@]}"
+	stop_server "$redis_pid"
+	redis_pid=
 done
+
+# JetStream: memory storage (none) and file storage (page cache) on one server
+start_nats "$tmp/nats" || die "nats-server did not start"
+server_pid=$nats_pid
+nats=(--url "nats://127.0.0.1:$nats_port" --server-pid "$nats_pid")
+for dur in none page-cache; do
+	st="file"
+	[ "$dur" = page-cache ] || st=memory
+	for b in $batches; do
+		run "jetstream pub, $st storage, batch $b" "$bench_nats" --system jetstream \
+			--workload pub --storage "$st" --batch "$b" "${nats[@]}"
+	done
+done
+dur=page-cache
+run "jetstream pubsub, file storage" "$bench_nats" --system jetstream --workload pubsub \
+	--batch 1 "${nats[@]}"
+# core NATS: no ack, no storage; a reference for a plain server on loopback
+ack=no
+dur=none
+for w in pub pubsub; do
+	run "nats-core $w" "$bench_nats" --system nats-core --workload "$w" --batch 1 "${nats[@]}"
+done
+ack=yes
+stop_server "$nats_pid"
+nats_pid=
+
+# JetStream with fsync before the PubAck: sync_interval always (nats-server >= 2.10)
+ver=$("$nats_server" --version 2>/dev/null | sed -n 's/.*v\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+read -r vmaj vmin <<<"${ver:-0 0}"
+if [ "$vmaj" -gt 2 ] || { [ "$vmaj" -eq 2 ] && [ "$vmin" -ge 10 ]; }; then
+	printf 'jetstream {\n\tsync_interval: always\n}\n' >"$tmp/nats-sync.conf"
+	if start_nats "$tmp/nats-sync" "$tmp/nats-sync.conf"; then
+		server_pid=$nats_pid
+		nats=(--url "nats://127.0.0.1:$nats_port" --server-pid "$nats_pid")
+		dur=fsync
+		for b in $batches; do
+			run "jetstream pub, file storage, sync always, batch $b" "$bench_nats" \
+				--system jetstream --workload pub --storage file --batch "$b" "${nats[@]}"
+		done
+		stop_server "$nats_pid"
+		nats_pid=
+	else
+		echo "$prog: nats-server did not take sync_interval always: no JetStream fsync rows" >&2
+	fi
+else
+	echo "$prog: nats-server $vmaj.$vmin has no sync_interval always (2.10 and later):" \
+		"no JetStream rows with fsync before the ack" >&2
+fi
 exit "$failed"
