@@ -162,6 +162,10 @@ r_truncate(void *arg, uint64_t end_id)
 
 	if (end_id >= sl_memlog_end_id(p->log))
 		return 0;
+	/* the persistence lcore hears of the cut before the memory goes */
+	if (p->store != NULL &&
+	    sl_persist_truncate(p->persist, p->conf.worker, p->store, end_id) != 0)
+		return -ENOBUFS;
 	sl_memlog_truncate(p->log, end_id + 1);
 	sl_ptab_truncate(p->ptab, end_id);
 	if (p->disk_last.last_msg_log_id > end_id)
@@ -170,9 +174,6 @@ r_truncate(void *arg, uint64_t end_id)
 		p->nepochs--;
 	if (p->committed > end_id)
 		p->committed = end_id;
-	if (p->store != NULL &&
-	    sl_persist_truncate(p->persist, p->conf.worker, p->store, end_id) != 0)
-		return -ENOBUFS;
 	return 0;
 }
 

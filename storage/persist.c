@@ -618,15 +618,35 @@ take_reset(struct sl_persist *p, struct sl_pstore *ps, uint64_t first_id,
 	     PRIu64 "\n", ps->topic, ps->partition, first_id, first_offset);
 }
 
+/*
+ * Is the append of ids .. last_id cut by a truncation or reset posted after it (all those
+ * not taken yet: the ring is in order)? Then its messages may be gone from memory or be
+ * other ones already. Checked after the copy, so a cut made during it is seen too.
+ */
+static int
+append_stale(const struct sl_pstore *ps, uint64_t last_id)
+{
+	uint32_t i, posted = __atomic_load_n(&ps->trunc_posted, __ATOMIC_ACQUIRE);
+
+	for (i = ps->trunc_taken; i != posted; i++)
+		if (ps->trunc_end[i % SL_PERSIST_TRUNC_PEND] < last_id)
+			return 1;
+	return 0;
+}
+
 /* Copy one descriptor's records out of the worker's in-memory log into the run. */
 static void
 take_desc(struct sl_persist *p, const struct desc *d)
 {
 	struct sl_pstore *ps = d->ps;
+	uint64_t last_id = d->first_id + d->n - 1;
 	struct sl_crec *c;
 	struct sl_memlog_rec r;
 	uint32_t i, size = 0;
+	int peek_failed = 0;
 
+	if (d->n == DESC_TRUNCATE || d->n == DESC_RESET)
+		__atomic_store_n(&ps->trunc_taken, ps->trunc_taken + 1, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&ps->error, __ATOMIC_RELAXED) != 0 || d->gen != ps->gen) {
 		ps->dropped++;
 		return;
@@ -638,6 +658,10 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	if (d->n == DESC_RESET) {
 		take_reset(p, ps, d->first_id, d->offset);
 		mark_check(ps);
+		return;
+	}
+	if (append_stale(ps, last_id)) {
+		ps->stale++;
 		return;
 	}
 	if (d->first_id != ps->next_id) {
@@ -655,14 +679,25 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	c = &p->crecs[p->run_ncrec];
 	for (i = 0; i < d->n; i++) {
 		if (sl_memlog_peek(ps->log, d->first_id + i, &r) != 0 ||
-		    p->buf_len - p->run_used < SL_DISKLOG_MREC_SIZE(r.len)) {
-			set_error(ps, -SL_E_INTERNAL);
-			return;
+		    p->buf_len - p->run_used - size < SL_DISKLOG_MREC_SIZE(r.len)) {
+			peek_failed = 1;
+			break;
 		}
 		if (i == 0)
 			c->timestamp_ns = r.timestamp_ns;
 		size += sl_disklog_encode_msg(p->buf + p->run_used + size, r.id, r.timestamp_ns,
 					      r.trace_id, r.data, r.len, i == d->n - 1);
+	}
+	/* the copy is kept only if no cut came while it was made (nothing is committed to
+	 * the run before this point) */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (append_stale(ps, last_id)) {
+		ps->stale++;
+		return;
+	}
+	if (peek_failed) {
+		set_error(ps, -SL_E_INTERNAL);
+		return;
 	}
 	c->log_id = d->first_id;
 	c->epoch = d->epoch;
@@ -1264,10 +1299,29 @@ sl_persist_resume(struct sl_pstore *ps)
 	__atomic_store_n(&ps->resume_req, 1, __ATOMIC_RELEASE);
 }
 
+/* Post a truncation (end_id) or reset (0) that cuts what is queued before it. Worker. */
+static int
+post_cut(struct sl_persist *p, uint16_t source, struct sl_pstore *ps, uint64_t end_id,
+	 uint64_t first_id, uint32_t n, uint64_t offset)
+{
+	uint32_t posted = ps->trunc_posted;
+	int rc;
+
+	if (posted - __atomic_load_n(&ps->trunc_taken, __ATOMIC_ACQUIRE) >= SL_PERSIST_TRUNC_PEND)
+		return -ENOBUFS;
+	ps->trunc_end[posted % SL_PERSIST_TRUNC_PEND] = end_id;
+	/* published before the descriptor and before the caller cuts its memory */
+	__atomic_store_n(&ps->trunc_posted, posted + 1, __ATOMIC_RELEASE);
+	rc = sl_persist_submit(p, source, ps, first_id, n, offset, 0);
+	if (rc != 0)
+		__atomic_store_n(&ps->trunc_posted, posted, __ATOMIC_RELEASE);
+	return rc;
+}
+
 int
 sl_persist_truncate(struct sl_persist *p, uint16_t source, struct sl_pstore *ps, uint64_t end_id)
 {
-	return sl_persist_submit(p, source, ps, end_id + 1, DESC_TRUNCATE, 0, 0);
+	return post_cut(p, source, ps, end_id, end_id + 1, DESC_TRUNCATE, 0);
 }
 
 /* Calling context: worker `source` only. */
@@ -1277,7 +1331,7 @@ sl_persist_reset(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 {
 	if (first_id == 0)
 		first_id = 1;
-	return sl_persist_submit(p, source, ps, first_id, DESC_RESET, first_offset, 0);
+	return post_cut(p, source, ps, 0, first_id, DESC_RESET, first_offset);
 }
 
 int

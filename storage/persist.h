@@ -52,6 +52,7 @@
 #define SL_PERSIST_MAX_CHANS 32
 #define SL_PERSIST_FETCH_BYTES (1u << 20)
 #define SL_PERSIST_FETCH_MSGS 4096
+#define SL_PERSIST_TRUNC_PEND 16	/* truncations and resets in flight per store */
 
 enum sl_persist_durability {
 	SL_PERSIST_MEMORY = 0,
@@ -176,6 +177,13 @@ struct sl_pstore {
 	/* worker -> persistence lcore */
 	uint32_t err_ack __rte_cache_aligned;	/* gen whose error the worker handled
 						 * (UINT32_MAX: none yet) */
+	/* truncations and resets posted (sl_persist_truncate/reset) before the worker cut
+	 * its in-memory log; trunc_end[i % SL_PERSIST_TRUNC_PEND] is the end id the i-th one
+	 * keeps (0 for a reset). The persistence lcore counts those it took (trunc_taken):
+	 * an append it takes while one posted after it is pending, and which that one cuts,
+	 * is stale (its messages may be gone or replaced in memory) and is dropped. */
+	uint32_t trunc_posted;
+	uint64_t trunc_end[SL_PERSIST_TRUNC_PEND];
 	uint64_t keep_from_id;		/* lowest durable-channel position (retention) */
 	struct sl_pchan chans[SL_PERSIST_MAX_CHANS];
 
@@ -190,6 +198,8 @@ struct sl_pstore {
 	uint32_t chan_seqsum;		/* of the last saved channel snapshot */
 	uint32_t dirty;			/* on the persist lcore's dirty list */
 	uint64_t dropped;		/* descriptors dropped (stale gen, error) */
+	uint64_t stale;			/* appends dropped: a later truncation cut them */
+	uint32_t trunc_taken;		/* truncations and resets taken (worker reads) */
 	uint64_t resumes;
 	uint64_t truncates;
 	uint64_t resets;		/* disk log resets (replica past the leader's retention) */
@@ -388,7 +398,9 @@ sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 /**
  * Hand the persistence lcore a truncation, in order with the appends: every id > end_id
  * leaves the disk log (replication rollback, divergent tail), and written_id/durable_id
- * come back to end_id at most. Worker `source` only. 0 or -ENOBUFS.
+ * come back to end_id at most. Worker `source` only, BEFORE it cuts its in-memory log
+ * (appends queued before it that it cuts are then dropped, never read from memory that
+ * the cut freed). 0 or -ENOBUFS (ring full, or SL_PERSIST_TRUNC_PEND in flight).
  */
 int
 sl_persist_truncate(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
