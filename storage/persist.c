@@ -468,11 +468,19 @@ sl_pstore_close(struct sl_pstore *ps)
 	if (ps == NULL)
 		return;
 	/* the worker and the persistence lcore are done with it: nothing past the in-memory
-	 * log's end was acknowledged, so a machine crash after this clean stop records no
-	 * lost range (a failure keeps the higher mark: harmless) */
-	if (ps->dl != NULL && ps->log != NULL && ps->pol.durability == SL_PERSIST_MEMORY &&
-	    ps->id_mark != UINT64_MAX && sl_memlog_end_id(ps->log) + 1 < ps->id_mark)
-		sl_disklog_mark(ps->dl, sl_memlog_end_id(ps->log) + 1);
+	 * log's end (the disk log's, when no log was ever attached: open already put it past
+	 * every id an earlier run may have acknowledged) was acknowledged, so a machine crash
+	 * after this clean stop records no lost range (a failure keeps the higher mark) */
+	if (ps->dl != NULL && ps->pol.durability == SL_PERSIST_MEMORY &&
+	    ps->id_mark != UINT64_MAX) {
+		struct sl_disklog_stats ds;
+		uint64_t end;
+
+		sl_disklog_get_stats(ps->dl, &ds);
+		end = ps->log != NULL ? sl_memlog_end_id(ps->log) : ds.end_id;
+		if (end + 1 < ps->id_mark)
+			sl_disklog_mark(ps->dl, end + 1);
+	}
 	sl_memfile_close(ps->mf);
 	if (ps->dl != NULL)
 		sl_disklog_close(ps->dl);
