@@ -349,17 +349,19 @@ static void
 set_error(struct sl_pstore *ps, int rc);
 
 /* Persistence lcore: move the id mark of a memory-durability partition a step past the
- * next id once it is less than half a step ahead. A failure leaves it (the worker then
- * refuses publishes with SL_E_FULL) and is tried again. */
+ * next id (or the worker's log end, which runs ahead of the descriptors taken, when it
+ * asked: sl_pstore_mark_need) once it is less than half a step ahead. A failure leaves
+ * it (the worker then refuses publishes with SL_E_FULL) and is tried again. */
 static void
 mark_check(struct sl_pstore *ps)
 {
-	uint64_t m;
+	uint64_t m, base = RTE_MAX(ps->next_id, __atomic_load_n(&ps->mark_want,
+								   __ATOMIC_ACQUIRE));
 
 	if (ps->pol.durability != SL_PERSIST_MEMORY || ps->error != 0 ||
-	    ps->next_id + SL_PERSIST_MARK_STEP / 2 < ps->id_mark)
+	    base + SL_PERSIST_MARK_STEP / 2 < ps->id_mark)
 		return;
-	m = ps->next_id + SL_PERSIST_MARK_STEP;
+	m = base + SL_PERSIST_MARK_STEP;
 	if (sl_disklog_mark(ps->dl, m) != 0) {
 		if (sl_disklog_error(ps->dl) != 0)
 			set_error(ps, sl_disklog_error(ps->dl));
