@@ -242,7 +242,7 @@ sl_pstore_id_mark(const struct sl_pstore *ps)
 /* How far ahead of the last id handed over the persistence lcore keeps the id mark of a
  * `memory`-durability partition, and when it moves it (the mark is less than half a step
  * ahead): one small fsynced file per step, off the data path. */
-#define SL_PERSIST_MARK_STEP (UINT64_C(1) << 18)
+#define SL_PERSIST_MARK_STEP (UINT64_C(1) << 22)
 
 /* Worker: its log ends at end_id; once that is less than half a step below the id mark,
  * it asks the persistence lcore to move the mark (a store only then, not per publish). */
