@@ -439,6 +439,7 @@ static int
 publish_check(struct sl_partition *p, const char **why)
 {
 	int rc = p->repl != NULL ? sl_repl_can_write(p->repl) : write_allowed(p);
+	uint64_t end, mark;
 
 	if (rc != 0)
 		return rc;
@@ -455,11 +456,13 @@ publish_check(struct sl_partition *p, const char **why)
 		return -SL_E_IO;
 	}
 	/* room to hand it over (and to wait for the disk), and, with memory durability, ids
-	 * below the durable id mark (moved well ahead by the persistence lcore): else retry
-	 * later */
+	 * below the durable id mark (moved well ahead by the persistence lcore, asked to
+	 * once the log nears it): else retry later */
+	end = sl_memlog_end_id(p->log);
+	mark = sl_pstore_id_mark(p->store);
+	sl_pstore_mark_need(p->store, end, mark);
 	if (sl_persist_room(p->persist, p->conf.worker) == 0 ||
-	    (p->disk && pend_count(p) >= SL_PARTITION_PEND) ||
-	    sl_memlog_end_id(p->log) + SL_WIRE_MPUB_MAX >= sl_pstore_id_mark(p->store)) {
+	    (p->disk && pend_count(p) >= SL_PARTITION_PEND) || end + SL_WIRE_MPUB_MAX >= mark) {
 		p->full_errs++;
 		*why = "partition log full: waiting for the disk (retry later)";
 		return -SL_E_FULL;

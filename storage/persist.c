@@ -349,17 +349,19 @@ static void
 set_error(struct sl_pstore *ps, int rc);
 
 /* Persistence lcore: move the id mark of a memory-durability partition a step past the
- * next id once it is less than half a step ahead. A failure leaves it (the worker then
- * refuses publishes with SL_E_FULL) and is tried again. */
+ * next id (or the worker's log end, which runs ahead of the descriptors taken, when it
+ * asked: sl_pstore_mark_need) once it is less than half a step ahead. A failure leaves
+ * it (the worker then refuses publishes with SL_E_FULL) and is tried again. */
 static void
 mark_check(struct sl_pstore *ps)
 {
-	uint64_t m;
+	uint64_t m, base = RTE_MAX(ps->next_id, __atomic_load_n(&ps->mark_want,
+								   __ATOMIC_ACQUIRE));
 
 	if (ps->pol.durability != SL_PERSIST_MEMORY || ps->error != 0 ||
-	    ps->next_id + SL_PERSIST_MARK_STEP / 2 < ps->id_mark)
+	    base + SL_PERSIST_MARK_STEP / 2 < ps->id_mark)
 		return;
-	m = ps->next_id + SL_PERSIST_MARK_STEP;
+	m = base + SL_PERSIST_MARK_STEP;
 	if (sl_disklog_mark(ps->dl, m) != 0) {
 		if (sl_disklog_error(ps->dl) != 0)
 			set_error(ps, sl_disklog_error(ps->dl));
@@ -468,11 +470,19 @@ sl_pstore_close(struct sl_pstore *ps)
 	if (ps == NULL)
 		return;
 	/* the worker and the persistence lcore are done with it: nothing past the in-memory
-	 * log's end was acknowledged, so a machine crash after this clean stop records no
-	 * lost range (a failure keeps the higher mark: harmless) */
-	if (ps->dl != NULL && ps->log != NULL && ps->pol.durability == SL_PERSIST_MEMORY &&
-	    ps->id_mark != UINT64_MAX && sl_memlog_end_id(ps->log) + 1 < ps->id_mark)
-		sl_disklog_mark(ps->dl, sl_memlog_end_id(ps->log) + 1);
+	 * log's end (the disk log's, when no log was ever attached: open already put it past
+	 * every id an earlier run may have acknowledged) was acknowledged, so a machine crash
+	 * after this clean stop records no lost range (a failure keeps the higher mark) */
+	if (ps->dl != NULL && ps->pol.durability == SL_PERSIST_MEMORY &&
+	    ps->id_mark != UINT64_MAX) {
+		struct sl_disklog_stats ds;
+		uint64_t end;
+
+		sl_disklog_get_stats(ps->dl, &ds);
+		end = ps->log != NULL ? sl_memlog_end_id(ps->log) : ds.end_id;
+		if (end + 1 < ps->id_mark)
+			sl_disklog_mark(ps->dl, end + 1);
+	}
 	sl_memfile_close(ps->mf);
 	if (ps->dl != NULL)
 		sl_disklog_close(ps->dl);

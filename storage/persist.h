@@ -185,6 +185,9 @@ struct sl_pstore {
 	uint32_t trunc_posted;
 	uint64_t trunc_end[SL_PERSIST_TRUNC_PEND];
 	uint64_t keep_from_id;		/* lowest durable-channel position (retention) */
+	uint64_t mark_want;		/* the worker's log end + 1 once it is less than half
+					 * a step below the id mark (its appends run ahead of
+					 * the descriptors the persistence lcore has taken) */
 	struct sl_pchan chans[SL_PERSIST_MAX_CHANS];
 
 	/* control -> persistence lcore */
@@ -249,7 +252,16 @@ sl_pstore_id_mark(const struct sl_pstore *ps)
 /* How far ahead of the last id handed over the persistence lcore keeps the id mark of a
  * `memory`-durability partition, and when it moves it (the mark is less than half a step
  * ahead): one small fsynced file per step, off the data path. */
-#define SL_PERSIST_MARK_STEP (UINT64_C(1) << 18)
+#define SL_PERSIST_MARK_STEP (UINT64_C(1) << 22)
+
+/* Worker: its log ends at end_id; once that is less than half a step below the id mark,
+ * it asks the persistence lcore to move the mark (a store only then, not per publish). */
+static inline void
+sl_pstore_mark_need(struct sl_pstore *ps, uint64_t end_id, uint64_t mark)
+{
+	if (end_id + SL_PERSIST_MARK_STEP / 2 >= mark)
+		__atomic_store_n(&ps->mark_want, end_id + 1, __ATOMIC_RELEASE);
+}
 
 /* The sticky error (negative errno), 0 while healthy. */
 static inline int
