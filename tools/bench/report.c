@@ -3,6 +3,8 @@
  */
 #include <string.h>
 
+#include <jansson.h>
+
 #include "report.h"
 
 static double
@@ -43,43 +45,29 @@ sl_report_row(FILE *f, const struct sl_report *r)
 		r->lat ? (double)r->lat->max / 1000.0 : 0, (unsigned long long)r->errors, cpu);
 }
 
-/* JSON string: our strings are plain ASCII names; escape the two characters that matter. */
-static void
-json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s != NULL && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20)
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
+/* One JSON object per line, through jansson (keys in this order). */
 void
 sl_report_json(FILE *f, const struct sl_report *r)
 {
-	fputs("{\"system\": ", f);
-	json_str(f, r->system);
-	fputs(", \"workload\": ", f);
-	json_str(f, r->workload);
-	fputs(", \"mode\": ", f);
-	json_str(f, r->mode);
-	fprintf(f,
-		", \"msg_size\": %u, \"batch\": %u, \"window\": %u, \"producers\": %u"
-		", \"offered_per_s\": %.1f"
-		", \"count\": %llu, \"acked\": %llu, \"errors\": %llu, \"retries\": %llu"
-		", \"elapsed_s\": %.6f, \"acked_per_s\": %.1f, \"mb_per_s\": %.3f"
-		", \"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, \"max_us\": %.3f"
-		", \"mean_us\": %.3f, \"cpu_ns_per_msg\": %.1f, \"note\": ",
-		r->msg_size, r->batch, r->window, r->producers ? r->producers : 1, r->offered_per_s,
-		(unsigned long long)r->count, (unsigned long long)r->acked,
-		(unsigned long long)r->errors, (unsigned long long)r->retries, r->elapsed_s,
-		rate(r), rate(r) * r->msg_size / 1e6, q_us(r, 0.5), q_us(r, 0.99),
-		q_us(r, 0.999), r->lat ? (double)r->lat->max / 1000.0 : 0,
-		r->lat ? sl_hist_mean(r->lat) / 1000.0 : 0, r->cpu_ns_per_msg);
-	json_str(f, r->note ? r->note : "");
-	fputs("}\n", f);
+	json_t *o = json_pack(
+		"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f,"
+		" s:f, s:f, s:f, s:f, s:f, s:s}",
+		"system", r->system ? r->system : "", "workload", r->workload ? r->workload : "",
+		"mode", r->mode ? r->mode : "", "msg_size", (json_int_t)r->msg_size,
+		"batch", (json_int_t)r->batch, "window", (json_int_t)r->window,
+		"producers", (json_int_t)(r->producers ? r->producers : 1),
+		"offered_per_s", r->offered_per_s, "count", (json_int_t)r->count,
+		"acked", (json_int_t)r->acked, "errors", (json_int_t)r->errors,
+		"retries", (json_int_t)r->retries, "elapsed_s", r->elapsed_s,
+		"acked_per_s", rate(r), "mb_per_s", rate(r) * r->msg_size / 1e6,
+		"p50_us", q_us(r, 0.5), "p99_us", q_us(r, 0.99), "p999_us", q_us(r, 0.999),
+		"max_us", r->lat ? (double)r->lat->max / 1000.0 : 0.0,
+		"mean_us", r->lat ? sl_hist_mean(r->lat) / 1000.0 : 0.0,
+		"cpu_ns_per_msg", r->cpu_ns_per_msg, "note", r->note ? r->note : "");
+
+	if (o == NULL || json_dumpf(o, f, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) != 0)
+		fputs("{\"error\": \"report: cannot encode\"}", f);
+	fputc('\n', f);
 	fflush(f);
+	json_decref(o);
 }

@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -145,23 +147,41 @@ out:
 	return rc;
 }
 
+/* The control socket's answer in ctl_buf as a JSON object (jansson), or NULL. */
+static json_t *
+ctl_json(const char *sock, const char *cmd)
+{
+	json_t *o;
+
+	if (ctl_ask(sock, cmd) != 0)
+		return NULL;
+	o = json_loads(ctl_buf, 0, NULL);
+	if (o != NULL && !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
 /* Sum of the workers' busy cycles and the TSC rate, from "stats workers". */
 static int
 broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
 {
-	const char *p;
+	json_t *o = ctl_json(sock, "stats workers\n"), *w;
+	size_t i;
+	int rc = -1;
 
 	*busy = 0;
 	*hz = 0;
-	if (ctl_ask(sock, "stats workers\n") != 0)
-		return -1;
-	p = strstr(ctl_buf, "\"tsc_hz\":");
-	if (p == NULL)
-		return -1;
-	*hz = strtoull(p + 9, NULL, 10);
-	for (p = ctl_buf; (p = strstr(p, "\"busy_cycles\":")) != NULL; p += 14)
-		*busy += strtoull(p + 14, NULL, 10);
-	return 0;
+	if (o == NULL || !json_is_integer(json_object_get(o, "tsc_hz")))
+		goto out;
+	*hz = (uint64_t)json_integer_value(json_object_get(o, "tsc_hz"));
+	json_array_foreach(json_object_get(o, "workers"), i, w)
+		*busy += (uint64_t)json_integer_value(json_object_get(w, "busy_cycles"));
+	rc = 0;
+out:
+	json_decref(o);
+	return rc;
 }
 
 /* The persistence lcore's syncs so far and the time spent in them, from "stats all"
@@ -170,22 +190,22 @@ broker_busy(const char *sock, uint64_t *busy, uint64_t *hz)
 static int
 broker_syncs(const char *sock, uint64_t *syncs, uint64_t *sync_us, uint64_t *max_us)
 {
-	const char *p, *q;
+	json_t *o = ctl_json(sock, "stats all\n"), *p;
+	int rc = -1;
 
 	*syncs = 0;
 	*sync_us = 0;
 	*max_us = 0;
-	if (ctl_ask(sock, "stats all\n") != 0)
-		return -1;
-	p = strstr(ctl_buf, "\"persist\":");
-	if (p == NULL || (q = strstr(p, "\"syncs\":")) == NULL)
-		return -1;
-	*syncs = strtoull(q + 8, NULL, 10);
-	if ((q = strstr(p, "\"sync_us\":")) != NULL)
-		*sync_us = strtoull(q + 10, NULL, 10);
-	if ((q = strstr(p, "\"sync_max_us\":")) != NULL)
-		*max_us = strtoull(q + 14, NULL, 10);
-	return 0;
+	p = o != NULL ? json_object_get(o, "persist") : NULL;
+	if (!json_is_integer(json_object_get(p, "syncs")))
+		goto out;
+	*syncs = (uint64_t)json_integer_value(json_object_get(p, "syncs"));
+	*sync_us = (uint64_t)json_integer_value(json_object_get(p, "sync_us"));
+	*max_us = (uint64_t)json_integer_value(json_object_get(p, "sync_max_us"));
+	rc = 0;
+out:
+	json_decref(o);
+	return rc;
 }
 
 /* ---- results ---- */

@@ -59,13 +59,17 @@ respond(struct evhttp_request *req, int code, const char *type, const char *body
 		evbuffer_free(b);
 }
 
+/* {"message": msg}, as nsqd answers an error (jansson escapes msg) */
 static void
 respond_err(struct evhttp_request *req, int code, const char *msg)
 {
-	char buf[256];
+	json_t *o = json_pack("{s:s}", "message", msg);
+	char *txt = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
 
-	snprintf(buf, sizeof(buf), "{\"message\":\"%s\"}", msg);
-	respond(req, code, "application/json; charset=utf-8", buf);
+	json_decref(o);
+	respond(req, code, "application/json; charset=utf-8",
+		txt != NULL ? txt : "{\"message\":\"INTERNAL_ERROR\"}");
+	free(txt);
 }
 
 static void
