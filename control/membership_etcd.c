@@ -738,14 +738,18 @@ elect(struct sl_membership *m)
 				     .result = SL_ETCD_EQUAL};
 	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key, .value = val,
 				 .lease = x->lease};
-	int rc;
-
 	int64_t rev = 0;
+	json_t *id;
+	int rc;
 
 	if (x->controller_id != 0 || x->lease == 0 || x->fenced)
 		return;
 	key_of(x, key, "controller");
-	put.value_len = (size_t)snprintf(val, sizeof(val), "{\"id\":%u}", m->node_id);
+	id = json_pack("{s:I}", "id", (json_int_t)m->node_id);
+	put.value_len = id != NULL ? json_dumpb(id, val, sizeof(val), JSON_COMPACT) : 0;
+	json_decref(id);
+	if (put.value_len == 0 || put.value_len > sizeof(val))
+		return;
 	rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, &rev, NULL);
 	seen(m, rc);
 	if (rc == 1) {
