@@ -21,71 +21,25 @@
 #     --token-file and SLUICE_TOKEN.
 import json, os, select, socket, struct, subprocess, sys, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import slproto  # noqa: E402
+from slproto import (E, OP, addr, check, err_code, err_text, hdr, ok_fields,  # noqa: E402
+                     pub_body, setoff_body, sub_body)
+
 BROKER, CTL, CTL_SOCK, TOKDIR, PUB, SUB = sys.argv[1:7]
 HOSTS = sys.argv[7:]
 PORT = 5150
-passed = failed = 0
-
-E = dict(MALFORMED=1001, SESSION=1004, TOPIC=1005, LIMIT=1017, AUTH=1025, DENIED=1026)
-OP = dict(HELLO=1, PUB=2, MPUB=3, SUB=4, RDY=5, FIN=6, REQ=7, TOUCH=8, CLS=9, NOP=10,
-          SET_OFFSET=11, OK=0x80, ERR=0x81, MSG=0x82, WELCOME=0x83)
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok  ", what, flush=True)
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-
-
 def ctl_raw(*args):
-    return subprocess.run([CTL, "-s", CTL_SOCK, "--json"] + list(args), capture_output=True,
-                          text=True, timeout=30)
+    return slproto.ctl_run(CTL, CTL_SOCK, *args)
 
 
 def ctl(*args):
-    return json.loads(ctl_raw(*args).stdout)
+    return slproto.ctl_json(CTL, CTL_SOCK, *args)
 
 
 def token(name):
     with open(os.path.join(TOKDIR, name + ".token")) as f:
         return f.read().strip().encode()
-
-
-def hdr(op, body, sess=0, seq=1, flags=0, cookie=0xC00C1E):
-    return struct.pack(">HBBHHQQQ", 0x534C, 1, op, flags, len(body), sess, seq, cookie) + body
-
-
-def addr(topic, chan, part=0):
-    return struct.pack(">HBB", part, len(topic), len(chan)) + topic + chan
-
-
-def pub_body(topic, msg, part=0):
-    return struct.pack(">HBB", part, len(topic), 0) + topic + struct.pack(">I", len(msg)) + msg
-
-
-def sub_body(topic, chan, flags=0, rdy=16):
-    return addr(topic, chan) + struct.pack(">BBI", flags, 0, rdy)
-
-
-def setoff_body(topic, chan, kind=3, value=0):
-    return addr(topic, chan) + struct.pack(">B7xQ", kind, value)
-
-
-def err_code(d):
-    if d is None or len(d) < 34 or d[3] != OP["ERR"]:
-        return None
-    return struct.unpack(">H", d[32:34])[0]
-
-
-def err_text(d):
-    if err_code(d) is None:
-        return ""
-    n = struct.unpack(">H", d[38:40])[0]
-    return d[40:40 + n].decode(errors="replace")
 
 
 def is_ok(d):
@@ -363,5 +317,4 @@ else:
     reload(pubonly)
     tools()
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+slproto.finish()

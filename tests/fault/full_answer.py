@@ -10,34 +10,22 @@
 #     SL_E_OUT_OF_ORDER), and is remembered: the same seq again gets the same answer;
 #   - without it (a client that resends, docs/protocol.md section 8, rule 10) the next seq
 #     is refused SL_E_OUT_OF_ORDER behind the hole, as before.
-import select, socket, struct, sys, time
+import os, select, socket, struct, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import slproto  # noqa: E402
+from slproto import E, F_NORESEND, OP, check, hdr  # noqa: E402
 
 BROKER, TOPIC = sys.argv[1], sys.argv[2].encode()
 PORT = 5150
-OP = dict(HELLO=1, PUB=2, MPUB=3, OK=0x80, ERR=0x81, WELCOME=0x83)
-E = dict(FULL=1008, OUT_OF_ORDER=1027)
-F_NORESEND = 0x0008
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print("ok  " if cond else "FAIL:", what, flush=True)
-
-
-def hdr(op, body, sess=0, seq=1, flags=0, cookie=0xF011):
-    return struct.pack(">HBBHHQQQ", 0x534C, 1, op, flags, len(body), sess, seq, cookie) + body
 
 
 def pub_body(msg):
-    return struct.pack(">HBB", 0, len(TOPIC), 0) + TOPIC + struct.pack(">I", len(msg)) + msg
+    return slproto.pub_body(TOPIC, msg)
 
 
 def mpub_body(msgs):
-    b = struct.pack(">HBB", 0, len(TOPIC), 0) + TOPIC + struct.pack(">H", len(msgs))
-    return b + b"".join(struct.pack(">I", len(m)) + m for m in msgs)
+    return slproto.mpub_body(TOPIC, msgs)
 
 
 def err_code(d):
@@ -117,5 +105,4 @@ seq = 4
 d = xchg(hdr(OP["PUB"], pub_body(b"d" * 100), sess, seq, 0), seq)
 check(err_code(d) == E["OUT_OF_ORDER"], "behind it: SL_E_OUT_OF_ORDER (%s)" % err_code(d))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+slproto.finish()

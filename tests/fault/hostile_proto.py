@@ -29,32 +29,15 @@
 #       SL_E_LIMIT beyond, while another address still gets one.
 import json, os, select, socket, struct, subprocess, sys, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import slproto  # noqa: E402
+from slproto import E, OP, addr, check, err_code, hdr, ok_fields, pub_body  # noqa: E402
+
 MODE, BROKER, IFACE, CTL, CTL_SOCK = sys.argv[1:6]
 HOSTS = sys.argv[6:]            # the kernel side's addresses: HOSTS[0] is the main one
 PORT = 5150
-passed = failed = 0
-
-E = dict(MALFORMED=1001, SESSION=1004, CHANNEL=1007, FULL=1008, SEQ_OLD=1010, LIMIT=1017,
-         OUT_OF_ORDER=1027,
-         INVAL=1022)
-OP = dict(HELLO=1, PUB=2, MPUB=3, SUB=4, RDY=5, FIN=6, REQ=7, TOUCH=8, CLS=9, NOP=10,
-          SET_OFFSET=11, OK=0x80, ERR=0x81, MSG=0x82, WELCOME=0x83)
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok  ", what, flush=True)
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-
-
 def ctl(*args):
-    out = subprocess.run([CTL, "-s", CTL_SOCK, "--json"] + list(args), capture_output=True,
-                         text=True, timeout=30)
-    return json.loads(out.stdout)
+    return slproto.ctl_json(CTL, CTL_SOCK, *args)
 
 
 def worker_stats():
@@ -69,31 +52,6 @@ def worker_stats():
 
 def part_info(topic):
     return ctl("topic", "info", topic)["partition_info"][0]
-
-
-def hdr(op, body, sess=0, seq=1, flags=0, cookie=0xC00C1E):
-    return struct.pack(">HBBHHQQQ", 0x534C, 1, op, flags, len(body), sess, seq, cookie) + body
-
-
-def addr(topic, chan, part=0):
-    return struct.pack(">HBB", part, len(topic), len(chan)) + topic + chan
-
-
-def pub_body(topic, msg, part=0):
-    return struct.pack(">HBB", part, len(topic), 0) + topic + struct.pack(">I", len(msg)) + msg
-
-
-def err_code(d):
-    if d is None or len(d) < 34 or d[3] != OP["ERR"]:
-        return None
-    return struct.unpack(">H", d[32:34])[0]
-
-
-def ok_fields(d):
-    """(count, id, offset, aux) of an OK, or None."""
-    if d is None or len(d) < 64 or d[3] != OP["OK"]:
-        return None
-    return struct.unpack(">IQQQ", d[36:64])
 
 
 class Client:
@@ -645,5 +603,4 @@ else:
     if want("sessions"):
         sessions()
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+slproto.finish()

@@ -11,49 +11,23 @@
 #       seq 1 and MPUB seq 2 again (what a client whose OKs were lost sends): answered with
 #       the original ids, nothing written; then PUB seq 3 (new), its retry in yet another
 #       session; a session without a producer id (an old client) still publishes.
-import json, select, socket, struct, sys, time
+import json, os, select, socket, struct, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import slproto  # noqa: E402
+from slproto import BUSY, F_PRODUCER, OP, check, err_code, hdr, ok_fields  # noqa: E402
 
 PORT = 5150
-OP = dict(HELLO=1, PUB=2, MPUB=3, OK=0x80, ERR=0x81, WELCOME=0x83)
-F_PRODUCER = 0x0004
-BUSY = (1008, 1012, 1013, 1027)	# FULL, WRITE_DISABLED, QUORUM, OUT_OF_ORDER
 PRODUCER = 0x5EED1DE3A0000001
 TOPIC = b"r"
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok  ", what, flush=True)
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-
-
-def hdr(op, body, sess=0, seq=1, flags=0, cookie=0xC00C1E):
-    return struct.pack(">HBBHHQQQ", 0x534C, 1, op, flags, len(body), sess, seq, cookie) + body
 
 
 def pub_body(msg):
-    return struct.pack(">HBB", 0, len(TOPIC), 0) + TOPIC + struct.pack(">I", len(msg)) + msg
+    return slproto.pub_body(TOPIC, msg)
 
 
 def mpub_body(msgs):
-    b = struct.pack(">HBB", 0, len(TOPIC), 0) + TOPIC + struct.pack(">H", len(msgs))
-    for m in msgs:
-        b += struct.pack(">I", len(m)) + m
-    return b
-
-
-def ok_fields(d):
-    """(count, id, offset, aux) of an OK"""
-    return struct.unpack(">IQQQ", d[36:64])
-
-
-def err_code(d):
-    return struct.unpack(">H", d[32:34])[0] if d is not None and d[3] == OP["ERR"] else None
+    return slproto.mpub_body(TOPIC, msgs)
 
 
 class Session:
@@ -113,7 +87,7 @@ def before(addr, out):
     d2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
     check(d2 is not None and d2[3] == OP["OK"] and ok_fields(d2)[0] == 2,
           "MPUB seq 2 (2 messages): %s" % answer(d2))
-    if failed:
+    if slproto.failed:
         sys.exit(1)
     # the same producer in a new session on the same node: recognised
     t = Session(addr, PRODUCER)
@@ -151,5 +125,4 @@ def after(addr, inp):
 
 if __name__ == "__main__":
     {"before": before, "after": after}[sys.argv[1]](sys.argv[2], sys.argv[3])
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    slproto.finish()
