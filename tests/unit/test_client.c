@@ -731,8 +731,6 @@ test_window_span(void)
 	}
 	CHECK(rc == 0, "%d pipelined publishes queued behind a held one", PUBS);
 	rc = sl_client_flush(c, 10000);
-	{ struct sl_client_stats st; sl_client_get_stats(c, &st);
-	fprintf(stderr, "DBG retries %lu rto %lu timeouts %lu hold_seq %lu now %lu\n", st.retries, st.rto_us, st.timeouts, fk.hold_seq, fk.now); }
 	CHECK(rc == 0 && pubcb.n == PUBS && pubcb.ok == PUBS,
 	      "flush: every publish answered with success (%u/%u)", pubcb.ok, pubcb.n);
 	CHECK(fk.hold_drops == 0 && fk.hold_seq == 0 && pubcb.errs[0] == 0,
