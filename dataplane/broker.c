@@ -21,6 +21,7 @@
 #include "broker.h"
 #include "err.h"
 #include "name.h"
+#include "ptab.h"
 #include "tstore.h"
 #include "wire.h"
 #include "worker.h"
@@ -51,12 +52,19 @@ struct sl_broker {
 
 static uint32_t instance;
 
+/* A session's window must be honoured by every table that tells a retry from a new
+ * request: the idempotency window (SL_IDEM_WINDOW seqs per session and worker) and the
+ * producer table (SL_PTAB_SEQS publishes per producer and partition). The client keeps
+ * its seqs in flight within window of each other (docs/protocol.md section 8, rule 5). */
+_Static_assert(SL_PTAB_SEQS >= SL_IDEM_WINDOW - 1, "the producer table covers any window");
+
 static int
 check_conf(const struct sl_broker_conf *c)
 {
 	if (c->nworkers == 0 || c->nworkers > SL_BROKER_MAX_WORKERS || c->nports == 0 ||
 	    c->nports > SL_BROKER_MAX_PORTS || c->pool == NULL || c->log_bytes < 65536 ||
 	    c->max_msg == 0 || c->window == 0 || c->window >= SL_IDEM_WINDOW ||
+	    c->window > SL_PTAB_SEQS ||
 	    c->max_sessions == 0 || c->chan_window == 0 ||
 	    (c->chan_window & (c->chan_window - 1)) != 0 || c->msg_timeout_ms == 0 ||
 	    c->session_timeout_ms == 0)

@@ -8,9 +8,10 @@
  * highest one recorded (top - WINDOW + 1 .. top, docs/protocol.md section 8.4): a seq
  * below it (top - seq >= WINDOW), or older than its slot's current occupant, is refused
  * (SL_E_SEQ_OLD) and never executed, even when its slot was never used (the requests in
- * between went to other workers, or were never sent). Clients keep fewer than
- * SL_IDEM_WINDOW requests in flight (the broker announces a smaller window in WELCOME),
- * so a live retry is always still in the window.
+ * between went to other workers, or were never sent). Clients keep their new seqs less
+ * than WELCOME's window (< SL_IDEM_WINDOW) above the oldest one still unanswered, not
+ * only that many requests in flight (docs/protocol.md section 8, rule 5), so a live retry
+ * is always still in the window.
  *
  * Order across retryable refusals (docs/protocol.md section 8, rule 10): per partition,
  * the window also keeps the hole a retryable refusal leaves in the session's sequence of

@@ -56,10 +56,11 @@
 #include <stdint.h>
 
 #define SL_PTAB_PRODUCERS 16	/* producers per partition */
-#define SL_PTAB_SEQS 64		/* publishes remembered per producer and partition
-				 * (= sluiced's default window, so that a client's
-				 * whole window can be retried after a failover; a
-				 * larger --window is not covered for one partition) */
+#define SL_PTAB_SEQS 128	/* publishes remembered per producer and partition:
+				 * at least any session window (< SL_IDEM_WINDOW,
+				 * broker.c checks), so that a client's whole window
+				 * can be retried after a failover or a busy answer
+				 * even if it all goes to one partition */
 
 #define SL_PTAB_SNAP_MAGIC 0x54504c53u	/* "SLPT" */
 #define SL_PTAB_SNAP_VERSION 1

@@ -8,7 +8,10 @@
  * the encoded frame so that a retransmission resends the identical bytes with only the
  * SL_WIRE_F_RETRY header flag added. The session, sequence and cookie header fields are
  * written when the request is first sent (a request created while there is no session,
- * during a re-HELLO, waits in the QUEUED state). The cookie is (epoch << 32 | slot + 1):
+ * during a re-HELLO, waits in the QUEUED state; so does one that would number a seq
+ * `window` or more above the oldest request still unanswered: the broker tells a retry
+ * from a new request only within that span, docs/protocol.md section 8 rule 5, can_send).
+ * The cookie is (epoch << 32 | slot + 1):
  * answers find their slot in O(1) and a late answer from an older session or for an
  * older request in the same slot (different seq) is ignored. Retransmission backs off
  * exponentially from the first timeout to 1 s; the first timeout follows the measured
@@ -199,6 +202,7 @@ struct sl_client {
 	uint32_t in_flight;	/* slots not free */
 	uint32_t n_sent;
 	uint32_t n_queued;
+	uint64_t low_seq;	/* <= the lowest seq of a request sent and not answered */
 	uint64_t order;
 	uint64_t next_timer;	/* earliest retransmission / timeout; may be early */
 	uint64_t last_tx;
@@ -443,18 +447,61 @@ acquire_slot(struct sl_client *c, uint32_t *idx)
 	return 0;
 }
 
+/* Lowest seq of a request sent and not answered (c->seq if none). */
+static uint64_t
+oldest_sent_seq(const struct sl_client *c)
+{
+	uint64_t low = c->seq;
+	uint32_t i;
+
+	for (i = 0; i < c->n_slots; i++)
+		if (c->reqs[i].state == REQ_SENT && c->reqs[i].seq < low)
+			low = c->reqs[i].seq;
+	return low;
+}
+
+/*
+ * May a request be sent now? Fewer than window sent and not answered, and the next new seq
+ * less than window above the oldest of them: the broker tells a retry from a new request
+ * only within the window of seqs it announced (its idempotency window and producer table,
+ * docs/protocol.md section 8.4); a request answered late (a slow partition, busy answers)
+ * while the later ones are answered would otherwise let the seqs run on, and its retry
+ * would be refused SL_E_SEQ_OLD. The const form for sl_client_next_timer_us.
+ */
+static int
+can_send(const struct sl_client *c)
+{
+	if (!c->session_ok || c->n_sent >= c->window)
+		return 0;
+	if (c->n_sent == 0 || (c->low_seq <= c->seq && c->seq - c->low_seq < c->window))
+		return 1;
+	return c->seq - oldest_sent_seq(c) < c->window;
+}
+
+/* can_send, keeping the lower bound low_seq up to date. */
+static int
+send_room(struct sl_client *c)
+{
+	if (can_send(c) == 0)
+		return 0;
+	if (c->n_sent != 0 && (c->low_seq > c->seq || c->seq - c->low_seq >= c->window))
+		c->low_seq = oldest_sent_seq(c);
+	return 1;
+}
+
 static void
 req_send_first(struct sl_client *c, uint32_t idx, uint64_t now)
 {
 	struct req *r = &c->reqs[idx];
 
 	c->n_queued--;
-	c->n_sent++;
 	r->state = REQ_SENT;
 	if (r->keep_seq)
 		r->keep_seq = 0;	/* the same (producer, seq): recognised if written */
 	else
 		r->seq = c->seq++;
+	if (c->n_sent++ == 0 || r->seq < c->low_seq)
+		c->low_seq = r->seq;
 	hdr_patch(r->frame, r->len, c->session, r->seq, req_cookie(c, idx));
 	r->rto = c->rto_us;
 	r->t_sent = now;
@@ -487,7 +534,7 @@ req_start(struct sl_client *c, uint32_t idx, uint8_t opcode, uint32_t len, sl_pu
 	r->state = REQ_QUEUED;
 	c->n_queued++;
 	timer_arm(c, now + c->timeout_us);
-	if (c->session_ok && c->n_sent < c->window)
+	if (send_room(c))
 		req_send_first(c, idx, now);
 }
 
@@ -512,7 +559,7 @@ send_queued(struct sl_client *c)
 	uint64_t now = now_us(c);
 	uint32_t i, best;
 
-	while (c->n_queued > 0 && c->session_ok && c->n_sent < c->window) {
+	while (c->n_queued > 0 && send_room(c)) {
 		best = UINT32_MAX;
 		for (i = 0; i < c->n_slots; i++) {
 			if (c->reqs[i].state != REQ_QUEUED)
@@ -2282,7 +2329,7 @@ sl_client_next_timer_us(const struct sl_client *c)
 		return UINT64_MAX;
 	if (c->need_switch == 2 || (c->need_reset && !c->resetting && !c->closing) ||
 	    (c->session_ok && c->in_flight < c->window && fins_pending(c)) ||
-	    (c->session_ok && c->n_queued > 0 && c->n_sent < c->window))
+	    (c->n_queued > 0 && can_send(c)))
 		return 0;
 	due = min_u64(c->next_timer, heartbeat_due(c));
 	if (c->need_switch == 1)

@@ -7,6 +7,7 @@
 # replicas 1,2,3, leader 1, --isr-lag-ms 1000. While a pipelined publisher keeps about
 # 140 KB in flight (127 messages of 1,100 bytes: more than 1 s at 1 Mbit/s),
 # the link toward follower 3 is throttled to 1 Mbit/s (tc tbf on its tap, bridge side).
+# The publisher is paced (RATE messages a second) so the writes outlast the throttle.
 #  1. Node 3 must leave the leader's ISR within the lag window plus the ISR change
 #     (asserted: under LEAVE_MAX s): a follower stays only while it held the leader's
 #     whole log within the last window; progress alone does not keep it.
@@ -28,6 +29,7 @@
 NS=sl-slow-$$
 SUBNET=10.86.$(( $$ % 200 ))
 N=30000
+RATE=3000	# messages a second offered (26 Mbit/s): 10 s of writes
 LEAVE_MAX=2.5	# the 1 s window, its 1/8 granularity, the ISR change on a loaded machine
 GAP_MAX=3.0
 CTL_MAX=2.0
@@ -50,12 +52,28 @@ IF3=${IF3:0:15}
 wait_isr 1,2,3
 seq -f "warm %g" 1 10 | in_ns "$NS" "$PUB" -a "$SUBNET.11" r 2> "$TMP/warm.log" ||
 	fail "warm-up publish: $(cat "$TMP/warm.log")"
-log "one publisher, $N messages of 1,100 bytes, window 127, to the leader"
+log "one publisher, $N messages of 1,100 bytes at $RATE a second, window 127, to the leader"
 python3 -c '
 import sys
 for i in range(1, int(sys.argv[1]) + 1):
     print("a slow-follower message %08d " % i + "x" * 1076)' $N > "$TMP/in-a.txt"
-publish_until "$NS" "$SUBNET.11" r "$TMP/in-a.txt" "$TMP/acked.txt" 1000 -w 127
+# The publisher is fed at RATE lines a second, so that it still has messages left when the
+# throttle is lifted however fast this machine publishes (unpaced, an idle machine sent
+# all 30,000 within 2 s of the lift): node 3 must come back while writes keep coming.
+mkfifo "$TMP/paced"
+python3 -c '
+import sys, time
+rate, t0 = float(sys.argv[2]), time.monotonic()
+out = sys.stdout
+for i, line in enumerate(open(sys.argv[1])):
+	ahead = t0 + i / rate - time.monotonic()
+	if ahead > 0:
+		out.flush()
+		time.sleep(ahead)
+	out.write(line)
+out.flush()' "$TMP/in-a.txt" "$RATE" > "$TMP/paced" &
+PIDS+=($!)
+publish_until "$NS" "$SUBNET.11" r "$TMP/paced" "$TMP/acked.txt" 1000 -w 127
 
 python3 - "$TMP/n1.sock" "$TMP/acked.txt" "$N" "$NS" "$IF3" \
 	> "$TMP/watch.out" 2> "$TMP/watch.log" <<'PY'

@@ -45,6 +45,16 @@ boot() {
 	in_ns "$NS" ip link set "$IF" up || fail "tap $IF up"
 }
 
+# start_cluster: make_bridge, boot nodes 1, 2, 3, wait until the leader's ISR is 1,2,3
+start_cluster() {
+	local id
+	make_bridge
+	for id in 1 2 3; do
+		boot $id
+	done
+	wait_isr 1,2,3
+}
+
 isr_of() {	# isr_of NODE: the ISR node NODE's view holds, e.g. "1,2,3"
 	ctl "n$1" partition show r 0 | python3 -c '
 import json, sys

@@ -11,36 +11,22 @@
 # publishes them again); every message the gateway acknowledged must reach the consumer.
 # The gateway's /metrics is scraped during the run and must show the leader switch.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nsq_lib.sh"
 
 NS=sl-nsqc-$$
 SUBNET=10.87.$(( $$ % 200 ))
 N=${NSQ_CLUSTER_N:-4000}
 HALF=$((N / 2))
-NSQD=${SLUICE_NSQD:-$BUILD/tools/nsqd/sluice-nsqd}
 PY="$(dirname "$0")/nsq_failover.py"
-GW_TCP=127.0.0.1:4150
-GW_HTTP=127.0.0.1:4151
+GW_TCP=$NSQD_TCP
+GW_HTTP=$NSQD_HTTP
 
 . "$(dirname "$0")/cluster.sh"
 
-make_bridge
-for id in 1 2 3; do
-	boot $id
-done
-wait_isr 1,2,3
+start_cluster
 
 log "sluice-nsqd --sluice $SUBNET.12,$SUBNET.11,$SUBNET.13 (a follower first)"
-ip netns exec "$NS" "$NSQD" --sluice "$SUBNET.12,$SUBNET.11,$SUBNET.13" \
-	--tcp-address "$GW_TCP" --http-address "$GW_HTTP" --lookupd-http-address "" \
-	--ready-file "$TMP/gw.ready" > "$TMP/gw.log" 2>&1 &
-GW_PID=$!
-PIDS+=("$GW_PID")
-for i in $(seq 300); do
-	[ -s "$TMP/gw.ready" ] && break
-	kill -0 "$GW_PID" 2> /dev/null || fail "sluice-nsqd exited during start"
-	sleep 0.1
-done
-[ -s "$TMP/gw.ready" ] || fail "sluice-nsqd not ready"
+start_gw "$SUBNET.12,$SUBNET.11,$SUBNET.13" ""
 
 : > "$TMP/acked.txt"
 : > "$TMP/got.txt"

@@ -115,6 +115,13 @@ struct fake {
 	uint32_t n_kept;
 	uint32_t retries_same;	/* retransmission identical but for the RETRY flag */
 	uint32_t retries_diff;
+	/* a publish left unanswered while the later ones are answered (a slow partition) */
+	int hold_arm;		/* hold the next new PUB */
+	uint64_t hold_seq;	/* its seq; 0: none */
+	uint32_t hold_drops;	/* copies of it still to lose */
+	uint64_t hold_span_max;	/* highest seq sent - hold_seq while it was unanswered */
+	int seq_old;		/* like the broker: a retry WIN_BROKER or more below max_seq is
+				 * answered SL_E_SEQ_OLD */
 };
 
 static struct fake fk;
@@ -306,6 +313,25 @@ fake_send(void *x, const void *p, uint32_t len)
 		if (sl_wire_decode_pub(body, h.body_len, h.opcode == SL_OP_MPUB, &pb) != 0)
 			return 0;
 		f->pub_flags = h.flags;
+		if (!is_new && f->seq_old && f->max_seq - h.seq >= WIN_BROKER) {
+			if (h.seq == f->hold_seq)
+				f->hold_seq = 0;
+			answer_err(f, &h, SL_E_SEQ_OLD);
+			return 0;
+		}
+		if (is_new && h.opcode == SL_OP_PUB && f->hold_arm) {
+			f->hold_arm = 0;
+			f->hold_seq = h.seq;
+		}
+		if (f->hold_seq != 0 && f->max_seq - f->hold_seq > f->hold_span_max)
+			f->hold_span_max = f->max_seq - f->hold_seq;
+		if (f->hold_seq != 0 && h.seq == f->hold_seq) {
+			if (f->hold_drops > 0) {
+				f->hold_drops--;
+				return 0; /* lost on the way */
+			}
+			f->hold_seq = 0; /* this copy is answered */
+		}
 		if (is_new && h.opcode == SL_OP_PUB && f->drop_third_pub &&
 		    ++f->pubs_new % 3 == 0 && f->n_kept < KEPT_MAX) {
 			f->kept[f->n_kept].seq = h.seq;
@@ -666,6 +692,57 @@ test_pipeline_and_retry(struct sl_client *c)
 	fk.drop_third_pub = 0;
 }
 
+/*
+ * One publish stays unanswered (its partition is slow, its copies are lost) while the later
+ * ones are answered at once. The broker tells a retry from a new request only within its
+ * announced window of sequence numbers (idempotency window, producer table: docs/protocol.md
+ * section 8.4): a retry of a seq that is window or more below the highest seq sent is
+ * SL_E_SEQ_OLD. So the client may not send a new seq window or more above the oldest one
+ * still in flight, whatever the count in flight.
+ */
+static void
+test_window_span(void)
+{
+	struct sl_client_conf conf = test_conf();
+	struct sl_client *c;
+	uintptr_t i;
+	int rc = 0;
+	char m[16];
+
+	/* a client of its own: the first retransmission after retry_ms */
+	memset(&fk, 0, sizeof(fk));
+	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	CHECK(c != NULL, "open for the window span");
+	if (c == NULL)
+		return;
+	g_c = c;
+	memset(&pubcb, 0, sizeof(pubcb));
+	fk.hold_arm = 1;
+	fk.hold_seq = 0;
+	fk.hold_drops = 1;
+	fk.hold_span_max = 0;
+	fk.seq_old = 1;
+	for (i = 0; i < PUBS && rc == 0; i++) {
+		const void *d[1] = { m };
+		uint32_t l[1];
+
+		l[0] = (uint32_t)snprintf(m, sizeof(m), "s%u", (unsigned)i);
+		rc = sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, (void *)i);
+	}
+	CHECK(rc == 0, "%d pipelined publishes queued behind a held one", PUBS);
+	rc = sl_client_flush(c, 10000);
+	CHECK(rc == 0 && pubcb.n == PUBS && pubcb.ok == PUBS,
+	      "flush: every publish answered with success (%u/%u)", pubcb.ok, pubcb.n);
+	CHECK(fk.hold_drops == 0 && fk.hold_seq == 0 && pubcb.errs[0] == 0,
+	      "the held publish was retried and taken (drops left %u, err %d)", fk.hold_drops,
+	      pubcb.errs[0]);
+	CHECK(fk.hold_span_max < WIN_CONF,
+	      "no seq sent window (%u) or more above the oldest in flight (span %" PRIu64 ")",
+	      WIN_CONF, fk.hold_span_max);
+	g_c = NULL;
+	sl_client_close(c);
+}
+
 /* Busy answers (SL_E_FULL, SL_E_WRITE_DISABLED, SL_E_QUORUM): the publish goes again,
  * same seq, until it is taken; any other error ends it. */
 static void
@@ -962,6 +1039,15 @@ test_next_timer(struct sl_client *c)
 	fk.blackhole = 0;
 	settle(c);
 	CHECK(pubcb.n == 1 && pubcb.ok == 1, "and the publish is answered");
+	/* that late answer raised the round trip; prompt answers bring the first
+	 * retransmission timeout back to retry_ms (the next tests lose datagrams) */
+	for (i = 0; i < 40; i++)
+		(void)sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, NULL);
+	settle(c);
+	sl_client_get_stats(c, &st1);
+	CHECK(st1.rto_us == (uint64_t)RETRY_MS * 1000,
+	      "prompt answers: first retransmission timeout back to retry_ms (%" PRIu64 " us)",
+	      st1.rto_us);
 }
 
 static void
@@ -1042,6 +1128,7 @@ main(void)
 	test_session_reset(c, sub);
 	test_unsub_close(c, sub);
 	test_fail_busy();
+	test_window_span();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;

@@ -39,6 +39,16 @@
 /* sluice frame budget from WELCOME's max_msg (docs/protocol.md, "Largest message"):
  * max_msg = D + 28 - 140, so the largest UDP payload is D = max_msg + 112 */
 #define DGRAM_FROM_MAX_MSG 112
+/* A replicated topic's leader sends a publish to its followers as one record of the
+ * messages' log encodings, 32 bytes + the length rounded up to 8 each (docs/storage.md),
+ * in one replica datagram: at most min(8192, MTU - 28 - 108) - 128 bytes (replication/
+ * repl.c, dataplane/worker.c), D - 236 with D the UDP payload above, else the publish is
+ * answered "message too large". An MPUB of many small messages is 3x larger there than on
+ * the wire, so batches and chunks are bounded by that too. */
+#define STORED_HDR 32
+#define STORED_SIZE(len) (STORED_HDR + (((uint64_t)(len) + 7) & ~(uint64_t)7))
+#define REPL_DGRAM_MAX 8192
+#define REPL_FROM_DGRAM 236
 
 /* One sluice publish in flight: the NSQ publishes it carries. */
 struct pub_ctx {
@@ -63,6 +73,7 @@ struct pub_batch {
 	uint32_t n;			/* messages */
 	uint32_t used;			/* bytes in buf */
 	uint64_t payload;		/* MPUB payload: 4 + len per message */
+	uint64_t stored;		/* replicated record: STORED_SIZE(len) per message */
 	const void *datas[SL_WIRE_MPUB_MAX];
 	uint32_t lens[SL_WIRE_MPUB_MAX];
 	uint8_t buf[];
@@ -425,18 +436,30 @@ sl_gw_close(struct sl_gw *gw)
 	memset(gw, 0, sizeof(*gw));
 }
 
+/* the replicated record budget (STORED_SIZE) */
+static uint64_t
+stored_budget(const struct sl_gw *gw)
+{
+	uint64_t d = (uint64_t)gw->max_msg + DGRAM_FROM_MAX_MSG;
+
+	if (d > REPL_DGRAM_MAX + REPL_FROM_DGRAM - 128)
+		d = REPL_DGRAM_MAX + REPL_FROM_DGRAM - 128;
+	return d - REPL_FROM_DGRAM;
+}
+
 uint32_t
 sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n)
 {
-	uint64_t budget, used = 0;
+	uint64_t budget, used = 0, stored = 0, sbudget = stored_budget(gw);
 	uint32_t i;
 
 	/* header 32, partition/topic_len/flags 4, topic, count 2 */
 	budget = (uint64_t)gw->max_msg + DGRAM_FROM_MAX_MSG - 32 - 4 - tlen - 2;
 	for (i = 0; i < n && i < SL_WIRE_MPUB_MAX; i++) {
-		if (used + 4 + lens[i] > budget)
+		if (used + 4 + lens[i] > budget || stored + STORED_SIZE(lens[i]) > sbudget)
 			break;
 		used += 4 + lens[i];
+		stored += STORED_SIZE(lens[i]);
 	}
 	return i > 0 ? i : 1;
 }
@@ -528,6 +551,7 @@ batch_send(struct sl_gw *gw, struct pub_batch *b)
 	b->n = 0;
 	b->used = 0;
 	b->payload = 0;
+	b->stored = 0;
 	if (rc != 0)
 		ctx_done(p, rc);
 }
@@ -557,7 +581,7 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 {
 	struct sl_gw_topic *t = sl_gw_topic_get(gw, topic, 1);
 	struct pub_batch *b;
-	uint64_t bytes = 0, payload = 0, budget;
+	uint64_t bytes = 0, payload = 0, stored = 0, budget, sbudget = stored_budget(gw);
 	uint32_t i;
 
 	if (t == NULL) /* the gateway's topic table is full */
@@ -570,8 +594,9 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 			return -SL_E_TOO_BIG;
 		bytes += lens[i];
 		payload += 4 + (uint64_t)lens[i];
+		stored += STORED_SIZE(lens[i]);
 	}
-	if (payload > budget && count > 1)
+	if ((payload > budget || stored > sbudget) && count > 1)
 		return -SL_E_TOO_BIG; /* the caller splits with sl_gw_chunk */
 	b = t->batch;
 	if (b == NULL) {
@@ -582,7 +607,7 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 		t->batch = b;
 	}
 	if (b->ctx != NULL && (b->n + count > SL_WIRE_MPUB_MAX || b->payload + payload > budget ||
-			       b->ctx->nw == SL_WIRE_MPUB_MAX))
+			       b->stored + stored > sbudget || b->ctx->nw == SL_WIRE_MPUB_MAX))
 		batch_send(gw, b); /* full: this one starts the next */
 	if (b->ctx == NULL && (b->ctx = ctx_get(gw)) == NULL)
 		return -ENOMEM;
@@ -594,6 +619,7 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 		b->used += lens[i];
 	}
 	b->payload += payload;
+	b->stored += stored;
 	b->ctx->count += count;
 	b->ctx->w[b->ctx->nw].cb = cb;
 	b->ctx->w[b->ctx->nw++].arg = arg;

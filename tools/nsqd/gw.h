@@ -167,11 +167,11 @@ sl_gw_channel_get(struct sl_gw_topic *t, const char *name, int create);
  * copied into the topic's batch, sent with the other publishes of this turn of the loop
  * as one sluice PUB/MPUB (sl_gw_kick), and cb(arg, err) runs later from the loop with 0
  * or a negative SL_E_* / errno (the answer of the MPUB that carried them). The messages
- * must fit one sluice datagram (sl_gw_chunk). Returns 0 (cb will run) or a negative error
- * (cb will not run: -SL_E_LIMIT when the gateway's topic table is full, -SL_E_TOO_BIG,
- * -ENOMEM). Calling context: loop thread (a full batch is sent at once, which may poll
- * the node while libsluice's window is full, running other callbacks, including those
- * of earlier publishes).
+ * must fit one sluice datagram and replica record (sl_gw_chunk). Returns 0 (cb will
+ * run) or a negative error (cb will not run: -SL_E_LIMIT when the gateway's topic table
+ * is full, -SL_E_TOO_BIG, -ENOMEM). Calling context: loop thread (a full batch is sent
+ * at once, which may poll the node while libsluice's window is full, running other
+ * callbacks, including those of earlier publishes).
  */
 int
 sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *const *datas,
@@ -179,7 +179,9 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 
 /**
  * How many of the n messages (lens[]) starting at the first fit one sluice MPUB
- * datagram for a topic of tlen bytes (at least 1). Any context.
+ * datagram for a topic of tlen bytes, and the replica record a replicated topic's leader
+ * makes of them (docs/nsq-gateway.md, "Batches toward a replicated topic"); at least 1.
+ * Any context.
  */
 uint32_t
 sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n);
