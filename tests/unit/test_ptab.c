@@ -142,18 +142,21 @@ static void
 test_snapshot(void)
 {
 	const struct sl_ptab_ent *hit;
+	const uint64_t last = SL_PTAB_SEQS + 37;
 	uint64_t end = 0, s;
 	int len, len2, bad;
 	size_t i;
 
 	sl_ptab_init(&tab);
-	for (s = 1; s <= 100; s++)	/* seqs 1..37 forgotten by the end: floor 37 */
+	/* seqs 1..37 forgotten by the end: floor 37, whatever SL_PTAB_SEQS */
+	for (s = 1; s <= SL_PTAB_SEQS + 36; s++)
 		sl_ptab_note(&tab, 0xabc, s, 1000 + 2 * s, 2, 64 * s);
 	sl_ptab_note(&tab, 0xdef, 7, 5000, 1, 9000);
-	sl_ptab_note(&tab, 0xabc, 101, 5001, 1, 9064);	/* 0xabc most recent */
+	sl_ptab_note(&tab, 0xabc, last, 5001, 1, 9064);	/* 0xabc most recent */
 	len = sl_ptab_snap_encode(&tab, 5001, snap, sizeof(snap));
-	CHECK(len == SL_PTAB_SNAP_HDR + 2 * SL_PTAB_SNAP_PROD + 65 * SL_PTAB_SNAP_ENT,
-	      "snapshot of 2 producers, 65 entries: %d bytes", len);
+	CHECK(len == SL_PTAB_SNAP_HDR + 2 * SL_PTAB_SNAP_PROD +
+			     (SL_PTAB_SEQS + 1) * SL_PTAB_SNAP_ENT,
+	      "snapshot of 2 producers, %d entries: %d bytes", SL_PTAB_SEQS + 1, len);
 	CHECK(sl_ptab_snap_encode(&tab, 5001, snap2, (size_t)len - 1) == -ENOSPC,
 	      "a buffer one byte short: -ENOSPC");
 	CHECK(memcmp(snap, "SLPT", 4) == 0 && snap[4] == 1 && snap[5] == 0,
@@ -168,14 +171,14 @@ test_snapshot(void)
 	CHECK(sl_ptab_check(&tab2, 0xdef, 7, &hit) == SL_PTAB_DUP && hit->id == 5000,
 	      "the other producer's retry: DUP");
 	CHECK(sl_ptab_check(&tab2, 0xabc, 36, &hit) == SL_PTAB_OLD, "the floor survives: OLD");
-	CHECK(sl_ptab_check(&tab2, 0xabc, 102, &hit) == SL_PTAB_NEW, "the next seq: NEW");
+	CHECK(sl_ptab_check(&tab2, 0xabc, last + 1, &hit) == SL_PTAB_NEW, "the next seq: NEW");
 	len2 = sl_ptab_snap_encode(&tab2, 5001, snap2, sizeof(snap2));
 	CHECK(len2 == len && memcmp(snap, snap2, (size_t)len) == 0,
 	      "reloaded and written again: the same bytes (LRU order kept)");
 	/* LRU kept: 14 new producers and one more evict 0xdef (the older), not 0xabc */
 	for (s = 1; s <= 15; s++)
 		sl_ptab_note(&tab2, 0x100 + s, 1, 6000 + s, 1, 0);
-	CHECK(sl_ptab_check(&tab2, 0xabc, 101, &hit) == SL_PTAB_DUP &&
+	CHECK(sl_ptab_check(&tab2, 0xabc, last, &hit) == SL_PTAB_DUP &&
 		      sl_ptab_check(&tab2, 0xdef, 7, &hit) == SL_PTAB_NEW,
 	      "the reloaded LRU order: the least recently written producer goes first");
 
