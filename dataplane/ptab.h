@@ -21,10 +21,11 @@
  * At most SL_PTAB_PRODUCERS producers per partition: a new one takes the free entry or
  * the least recently written one (counted in `evictions`; a retry of an evicted
  * producer's publish is then not recognised). Memory is fixed at open: a hostile client
- * cannot grow it. Not yet persisted: a node restarted from its data directory starts with
- * an empty table and learns the tags of the records it fetches from the leader. The
- * snapshot format below (sl_ptab_snap_encode/decode) is the building block for that; it
- * is not yet written or loaded by the storage layer (issue 13 point 7).
+ * cannot grow it. Kept across a clean stop only: the broker saves the snapshot below
+ * (sl_ptab_snap_encode) as the file "producers" of the partition's directory when it
+ * closes, and the next sl_partition_open loads it (sl_ptab_snap_decode, then drops the
+ * tags beyond the disk log's end) and removes it. After a crash the table starts empty
+ * and learns the tags of the records the node fetches from the leader.
  *
  * Snapshot format, version 1 (all integers little-endian):
  *   offset size
