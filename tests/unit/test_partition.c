@@ -311,7 +311,9 @@ test_producer_restart(void)
 	struct sl_part_info info;
 	struct sl_wire_pub pub;
 	struct sl_partition *p;
+	char path[96];
 	int rc, round;
+	FILE *f;
 
 	/* the persistence lcore is not started: the memory log file carries the records
 	 * from one open to the next, as after a stop with memory durability */
@@ -364,6 +366,22 @@ test_producer_restart(void)
 		/* round 0 ends as a crash does: no save */
 		sl_partition_close(p);
 	}
+	/* a torn or foreign file: ignored (logged), the table empty, the file removed */
+	snprintf(path, sizeof(path), "%s/producers", dir);
+	f = fopen(path, "w");
+	if (f != NULL) {
+		fputs("SLPT torn", f);
+		fclose(f);
+	}
+	extra.store = sl_pstore_open(dir, "t", 0, &mem, 0);
+	CHECK(f != NULL && extra.store != NULL, "store reopened over a torn snapshot");
+	if (extra.store == NULL)
+		goto out;
+	p = open_part_conf(1 << 20, &extra);
+	sl_partition_info(p, &info);
+	CHECK(info.producers == 0 && access(path, F_OK) != 0,
+	      "a torn snapshot: not fatal, the table starts empty, the file is removed");
+	sl_partition_close(p);
 out:
 	sl_persist_close(extra.persist);
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
