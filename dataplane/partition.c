@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -1118,6 +1119,61 @@ chans_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 	}
 }
 
+/* The producer table the last run saved at its clean stop (and removed now, so that a
+ * crash of this run finds none): tags of ids beyond the disk log's end are dropped. A
+ * missing, torn or foreign snapshot leaves the table empty, as after a crash. */
+static void
+ptab_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
+{
+	uint64_t covered = 0;
+	void *buf = malloc(SL_PTAB_SNAP_MAX);
+	int n;
+
+	if (buf == NULL) {
+		PLOG(ERR, "%s/%u: no memory to read the producer table: it starts empty",
+		     p->store->topic, p->conf.partid);
+		return;
+	}
+	n = sl_disklog_ptab_take(p->store->dl, buf, SL_PTAB_SNAP_MAX);
+	if (n > 0)
+		n = sl_ptab_snap_decode(p->ptab, buf, (size_t)n, &covered);
+	free(buf);
+	if (n < 0) {
+		sl_ptab_init(p->ptab);
+		PLOG(ERR, "%s/%u: saved producer table unusable (%s): it starts empty",
+		     p->store->topic, p->conf.partid, sl_strerror(n));
+		return;
+	}
+	sl_ptab_truncate(p->ptab, ds->end_id);
+	if (sl_ptab_count(p->ptab) > 0 && covered < ds->end_id)
+		PLOG(WARNING, "%s/%u: saved producer table covers ids up to %" PRIu64
+		     " of %" PRIu64 ": a retry of a later publish is not recognised",
+		     p->store->topic, p->conf.partid, covered, ds->end_id);
+}
+
+int
+sl_partition_ptab_save(struct sl_partition *p)
+{
+	uint64_t end;
+	void *buf;
+	int n;
+
+	if (p == NULL || p->store == NULL || p->store->dl == NULL || p->log == NULL)
+		return 0;
+	buf = malloc(SL_PTAB_SNAP_MAX);
+	if (buf == NULL)
+		return -ENOMEM;
+	end = sl_memlog_end_id(p->log);
+	n = sl_ptab_snap_encode(p->ptab, end, buf, SL_PTAB_SNAP_MAX);
+	if (n > 0)
+		n = sl_disklog_ptab_save(p->store->dl, buf, (size_t)n);
+	free(buf);
+	if (n < 0)
+		PLOG(ERR, "%s/%u: cannot save the producer table (%s): the next start has "
+		     "an empty one", p->store->topic, p->conf.partid, sl_strerror(n));
+	return n < 0 ? n : 0;
+}
+
 struct sl_partition *
 sl_partition_open(const struct sl_partition_conf *conf)
 {
@@ -1181,6 +1237,7 @@ sl_partition_open(const struct sl_partition_conf *conf)
 	p->persist = conf->persist;
 	store->log = p->log;
 	chans_restore(p, &ds);
+	ptab_restore(p, &ds);
 	return p;
 fail:
 	sl_partition_close(p);

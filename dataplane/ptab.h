@@ -21,8 +21,30 @@
  * At most SL_PTAB_PRODUCERS producers per partition: a new one takes the free entry or
  * the least recently written one (counted in `evictions`; a retry of an evicted
  * producer's publish is then not recognised). Memory is fixed at open: a hostile client
- * cannot grow it. Not persisted: a node restarted from its data directory starts with an
- * empty table and learns the tags of the records it fetches from the leader.
+ * cannot grow it. Kept across a clean stop only: the broker saves the snapshot below
+ * (sl_ptab_snap_encode) as the file "producers" of the partition's directory when it
+ * closes, and the next sl_partition_open loads it (sl_ptab_snap_decode, then drops the
+ * tags beyond the disk log's end) and removes it. After a crash the table starts empty
+ * and learns the tags of the records the node fetches from the leader.
+ *
+ * Snapshot format, version 1 (all integers little-endian):
+ *   offset size
+ *      0    4 magic "SLPT" (0x54504c53)
+ *      4    2 version (1)
+ *      6    2 producers n (<= SL_PTAB_PRODUCERS)
+ *      8    8 log id covered: the table holds every tag of ids <= this
+ *     16    4 total length in bytes (header included)
+ *     20    4 crc32c (Castagnoli, reflected, init and final xor ~0) of every byte of the
+ *             snapshot except these 4
+ *     24      n producers, least recently written first, each:
+ *        0  8 producer id (!= 0)
+ *        8  8 floor
+ *       16  4 entries k (<= SL_PTAB_SEQS)
+ *       20  4 zero
+ *       24    k entries in log order (first id strictly increasing, seq != 0), 32 bytes:
+ *             seq 8, first id 8, queue offset 8, count 4, zero 4
+ * A snapshot that is short, long, of another magic or version, or whose crc or content
+ * does not check, is refused whole (the table is left empty).
  *
  * Owner: the partition's worker lcore. No allocation, no lock. A check or a note is
  * O(SL_PTAB_PRODUCERS) to find the producer and O(1) for a seq above all it holds;
@@ -31,6 +53,7 @@
 #ifndef SL_PTAB_H
 #define SL_PTAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SL_PTAB_PRODUCERS 16	/* producers per partition */
@@ -39,6 +62,14 @@
 				 * broker.c checks), so that a client's whole window
 				 * can be retried after a failover or a busy answer
 				 * even if it all goes to one partition */
+
+#define SL_PTAB_SNAP_MAGIC 0x54504c53u	/* "SLPT" */
+#define SL_PTAB_SNAP_VERSION 1
+#define SL_PTAB_SNAP_HDR 24
+#define SL_PTAB_SNAP_PROD 24
+#define SL_PTAB_SNAP_ENT 32
+#define SL_PTAB_SNAP_MAX (SL_PTAB_SNAP_HDR + SL_PTAB_PRODUCERS * \
+			  (SL_PTAB_SNAP_PROD + SL_PTAB_SEQS * SL_PTAB_SNAP_ENT))
 
 enum sl_ptab_verdict {
 	SL_PTAB_NEW = 0,	/* not written: write it, then sl_ptab_note() */
@@ -99,5 +130,16 @@ sl_ptab_find_id(const struct sl_ptab *t, uint64_t id, uint64_t *producer, uint64
 /** Producers held. Owner. */
 uint32_t
 sl_ptab_count(const struct sl_ptab *t);
+
+/** Write the table as a snapshot covering the log up to id log_end into buf (len bytes,
+ * SL_PTAB_SNAP_MAX always suffices). Returns the snapshot's length, or -ENOSPC. Owner. */
+int
+sl_ptab_snap_encode(const struct sl_ptab *t, uint64_t log_end, void *buf, size_t len);
+
+/** Load a snapshot into t (emptied first). 0 with *log_end, or -EBADMSG (torn, corrupt,
+ * inconsistent) or -EPROTO (another magic or version): t is then left empty. The counters
+ * (evictions, dups, old) start at 0. Owner (or before the owner starts). */
+int
+sl_ptab_snap_decode(struct sl_ptab *t, const void *buf, size_t len, uint64_t *log_end);
 
 #endif /* SL_PTAB_H */

@@ -2599,6 +2599,49 @@ sl_disklog_chan_load(struct sl_disklog *dl, struct sl_disklog_chan *c, uint32_t 
 	return (int)RTE_MIN(count, max);
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* Producer table snapshot                                                            */
+
+/* Calling context: control thread, the appender stopped or detached. */
+int
+sl_disklog_ptab_save(struct sl_disklog *dl, const void *buf, size_t len)
+{
+	if (dl->error != 0)
+		return dl->error;
+	if (buf == NULL || len == 0)
+		return -EINVAL;
+	return write_file_atomic(dl, "producers", buf, len);
+}
+
+/* Calling context: control thread, at start. */
+int
+sl_disklog_ptab_take(struct sl_disklog *dl, void *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, rc;
+
+	if (buf == NULL || len == 0 || len > INT_MAX)
+		return -EINVAL;
+	file_path(dl, path, "producers");
+	fd = dl->ops->open(path, O_RDONLY, 0);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : neg_errno();
+	if (dl->ops->fstat(fd, &st) != 0)
+		rc = neg_errno();
+	else if (st.st_size <= 0 || (uint64_t)st.st_size > len)
+		rc = -EFBIG;
+	else
+		rc = read_exact(dl, fd, buf, (size_t)st.st_size, 0);
+	if (rc == 0)
+		rc = (int)st.st_size;
+	dl->ops->close(fd);
+	/* never read twice: a crash after this start must not bring back a stale table */
+	if (dl->ops->unlink(path) != 0 || dl->ops->fsync(dl->dirfd) != 0)
+		rc = neg_errno();
+	return rc;
+}
+
 /* Calling context: any thread. */
 void
 sl_disklog_get_stats(const struct sl_disklog *dl, struct sl_disklog_stats *st)

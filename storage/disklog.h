@@ -15,6 +15,8 @@
  *   00000000000000000000.clog  commit log of that segment (its index)
  *   checkpoint                 last durable position (tmp + rename)
  *   channels                   channel consume positions (tmp + rename)
+ *   producers                  producer table snapshot, clean stop only (dataplane/ptab.h;
+ *                              read and removed at the next start)
  * All integers little-endian. Every file starts with a 64-byte header:
  *   off size field
  *     0    8 magic      "SLMSGLOG" (.msg), "SLCOMLOG" (.clog), "SLCHECKP", "SLCHANPS"
@@ -377,6 +379,20 @@ sl_disklog_chan_save(struct sl_disklog *dl, const struct sl_disklog_chan *c, uin
  * Control thread, at start. */
 int
 sl_disklog_chan_load(struct sl_disklog *dl, struct sl_disklog_chan *c, uint32_t max);
+
+/** Save a producer table snapshot (dataplane/ptab.h, opaque here) as the file "producers"
+ * (tmp + fsync + rename + directory fsync). 0 or a negative errno. Control thread, at a
+ * clean close, the appender stopped or detached. */
+int
+sl_disklog_ptab_save(struct sl_disklog *dl, const void *buf, size_t len);
+
+/** Read the file "producers" into buf (len bytes) and remove it (the directory fsynced),
+ * so that it is read at most once: after a crash of the run that follows, none is found.
+ * Returns its length, 0 when there is none, or a negative errno (-EFBIG: longer than
+ * len; an unlink or directory fsync failure: the caller must not use what was read).
+ * Control thread, at start. */
+int
+sl_disklog_ptab_take(struct sl_disklog *dl, void *buf, size_t len);
 
 /** Counters and positions. Appender, or any thread (values may be a little stale). */
 void
