@@ -450,6 +450,45 @@ test_ctl(void)
 	REQ(c, path, "[\"echo\" \"x\"]\n", reply);
 	CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
 	      "malformed JSON request -> error (%s)", reply);
+	/* hostile JSON requests: each gets an error object, none reaches a handler */
+	REQ(c, path, "[[\"echo\"]]\n", reply);
+	CHECK(strstr(reply, "word 0 of the JSON request is not a string") != NULL,
+	      "JSON request nested array -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",null]\n", reply);
+	CHECK(strstr(reply, "word 1 of the JSON request is not a string") != NULL,
+	      "JSON request with null -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",{\"a\":\"b\"}]\n", reply);
+	CHECK(strstr(reply, "word 1 of the JSON request is not a string") != NULL,
+	      "JSON request with an object -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",\"x\"] [\"echo\",\"y\"]\n", reply);
+	CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
+	      "JSON request with trailing data -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",\"\xff\xfe\"]\n", reply);
+	CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
+	      "JSON request with invalid UTF-8 -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",\"\\ud800\"]\n", reply);
+	CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
+	      "JSON request with a lone surrogate -> error (%s)", reply);
+	REQ(c, path, "[\"echo\",\"unterminated]\n", reply);
+	CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
+	      "JSON request with an unterminated string -> error (%s)", reply);
+	REQ(c, path, "[\"\\u00e9cho\"]\n", reply);
+	snprintf(want, sizeof(want), "{\"error\":\"unknown command '\xc3\xa9" "cho'\",\"code\":%d}\n",
+		 ENOSYS);
+	CHECK_STR(reply, want, "JSON request: unknown command with an escape -> ENOSYS");
+	{
+		/* 4,000 nested arrays: jansson's depth limit refuses it, no stack overflow */
+		char deep[SL_CTL_REQ_MAX];
+		int k;
+
+		for (k = 0; k < 4000; k++)
+			deep[k] = '[';
+		deep[k++] = '\n';
+		deep[k] = '\0';
+		REQ(c, path, deep, reply);
+		CHECK(strncmp(reply, "{\"error\":\"bad JSON request", 26) == 0,
+		      "JSON request nested 4,000 deep -> error (%.60s)", reply);
+	}
 	{
 		char many[1024];
 		size_t o = 0;
