@@ -316,6 +316,8 @@ out:
  * so that they are never given to other bodies. Then move the mark a step past the next
  * id. 0 or a negative errno.
  */
+#define MARK_GAP_MAX (UINT64_C(1) << 40)	/* an id mark further past the disk end is forged */
+
 static int
 id_gap(struct sl_pstore *ps, int trusted)
 {
@@ -325,6 +327,16 @@ id_gap(struct sl_pstore *ps, int trusted)
 
 	sl_disklog_get_stats(ps->dl, &ds);
 	next = ds.end_id + 1;
+	if (!trusted && mark > next && mark - next > MARK_GAP_MAX) {
+		/* the idmark file is the node's own (owner-only in the data dir), but a forged
+		 * or corrupted one must not make numbering jump to near 2^64 */
+		PLOG(ERR, "%s/%u: the id mark file says %" PRIu64 ", %" PRIu64 " ids past the "
+		     "disk log's end (%" PRIu64 "): more than a process can have acknowledged "
+		     "(at most 2^40 past it); not a mark sluiced wrote: the partition is not "
+		     "opened (check the data dir, remove the partition's idmark file to go on "
+		     "without it)\n", ps->topic, ps->partition, mark, mark - next, next - 1);
+		return -EBADMSG;
+	}
 	if (!trusted && mark > next) {
 		PLOG(WARNING, "%s/%u: ids %" PRIu64 "..%" PRIu64 " may have been acknowledged "
 		     "and are not on disk (the memory log file is missing, torn or of another "

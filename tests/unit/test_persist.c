@@ -420,6 +420,32 @@ test_id_mark(void)
 	      PRIu64, ps ? ps->lost_from : 0, ps ? ps->lost_to : 0,
 	      ps ? sl_pstore_id_mark(ps) : 0);
 	sl_pstore_close(ps);
+
+	/* a forged mark near 2^64 (the file is owner-only, but must not make ids jump):
+	 * the store is not opened, with a clear error; without the file it opens again */
+	snprintf(dir, sizeof(dir), "%s/forged", tmpdir);
+	ps = sl_pstore_open(dir, "t", 0, &mem, 0);
+	if (ps != NULL) {
+		sl_disklog_mark(ps->dl, UINT64_MAX - 3);
+		ps->id_mark = UINT64_MAX;
+	}
+	sl_pstore_close(ps);
+	rte_errno = 0;
+	ps = sl_pstore_open(dir, "t", 0, &mem, 0);
+	CHECK(ps == NULL && rte_errno == EBADMSG,
+	      "a mark 2^64 - 4 (forged) refuses the open with EBADMSG (%d)", rte_errno);
+	sl_pstore_close(ps);
+	{
+		char f[300];
+
+		snprintf(f, sizeof(f), "%s/idmark", dir);
+		CHECK(unlink(f) == 0, "the idmark file is where the error says");
+	}
+	ps = sl_pstore_open(dir, "t", 0, &mem, 0);
+	CHECK(ps != NULL && ps->lost_from == 0 && sl_pstore_id_mark(ps) == 1 + SL_PERSIST_MARK_STEP,
+	      "without it the store opens: nothing lost, mark a step ahead");
+	sl_pstore_close(ps);
+
 	snprintf(dir, sizeof(dir), "%s/nomark", tmpdir);
 	ps = sl_pstore_open(dir, "t", 0, &disk, 0);
 	CHECK(ps != NULL && sl_pstore_id_mark(ps) == UINT64_MAX, "disk durability: no mark");
