@@ -1172,22 +1172,35 @@ open_seg(const struct sl_disklog *dl, const struct seg_ent *e, struct seg *s,
 	return HDR_OK;
 }
 
+/*
+ * Read the header file `name` of the partition's directory into h: 1 when it is there with
+ * the magic and a good CRC, 0 when it is missing, torn or foreign, or -errno.
+ */
 static int
-read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id)
+read_hdr_file(const struct sl_disklog *dl, const char *name, const char magic[8], uint8_t *h)
 {
 	char path[PATH_MAX];
-	uint8_t h[HDR];
 	int fd, rc;
 
-	file_path(dl, path, "checkpoint");
+	file_path(dl, path, name);
 	fd = dl->ops->open(path, O_RDONLY, 0);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : neg_errno();
 	rc = read_exact(dl, fd, h, HDR, 0);
 	dl->ops->close(fd);
-	if (rc == -EBADMSG || (rc == 0 && hdr_check(h, MAGIC_CKPT) != HDR_OK))
+	if (rc == -EBADMSG || (rc == 0 && hdr_check(h, magic) != HDR_OK))
 		return 0;
-	if (rc != 0)
+	return rc != 0 ? rc : 1;
+}
+
+/* The checkpoint: 1 with *off and *id its end (offset, next id), 0 when there is none. */
+static int
+read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id)
+{
+	uint8_t h[HDR];
+	int rc = read_hdr_file(dl, "checkpoint", MAGIC_CKPT, h);
+
+	if (rc <= 0)
 		return rc;
 	*off = sl_bytes_get_le64(h + 16);
 	*id = sl_bytes_get_le64(h + 24);
@@ -1198,23 +1211,11 @@ read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id)
 static int
 read_mark(const struct sl_disklog *dl, uint64_t *id)
 {
-	char path[PATH_MAX];
 	uint8_t h[HDR];
-	int fd, rc;
+	int rc = read_hdr_file(dl, "idmark", MAGIC_MARK, h);
 
-	*id = 0;
-	file_path(dl, path, "idmark");
-	fd = dl->ops->open(path, O_RDONLY, 0);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : neg_errno();
-	rc = read_exact(dl, fd, h, HDR, 0);
-	dl->ops->close(fd);
-	if (rc == -EBADMSG || (rc == 0 && hdr_check(h, MAGIC_MARK) != HDR_OK))
-		return 0;
-	if (rc != 0)
-		return rc;
-	*id = sl_bytes_get_le64(h + 24);
-	return 0;
+	*id = rc == 1 ? sl_bytes_get_le64(h + 24) : 0;
+	return rc < 0 ? rc : 0;
 }
 
 static int
