@@ -112,17 +112,12 @@ log "partition: message_count $M"
 # crosses the lost range)
 in_ns "$NS" "$SUB" -a "$BROKER" -i -c all -t 10 --from-start mc \
 	> "$TMP/final.txt" 2> "$TMP/final.log" || true
-python3 - "$TMP" <<'PY' || fail "content check"
+python3 - "$TMP" "$(dirname "$0")/../integration" <<'PY' || fail "content check"
 import sys
 tmp = sys.argv[1]
 
-def pairs(path):
-    out = []
-    for line in open(path).read().split("\n"):
-        if line:
-            i, body = line.split(" ", 1)
-            out.append((int(i), body))
-    return out
+sys.path.insert(0, sys.argv[-1])
+from slproto import sub_pairs as pairs  # noqa: E402
 
 seen = pairs(tmp + "/seen1.txt")
 final = pairs(tmp + "/final.txt")

@@ -81,17 +81,12 @@ print(json.load(open(sys.argv[1]))["partition_info"][0]["message_count"])' "$TMP
 log "after $ROUNDS kills: $M messages"
 in_ns "$NS" "$SUB" -a "$BROKER" -i -c all -n "$M" -t 30 --from-start mk > "$TMP/final.txt" \
 	2> "$TMP/final.log" || fail "sluice-sub all: $(cat "$TMP/final.log")"
-python3 - "$TMP" "$ROUNDS" "$M" <<'PY' || fail "content check"
+python3 - "$TMP" "$ROUNDS" "$M" "$(dirname "$0")/../integration" <<'PY' || fail "content check"
 import sys
 tmp, rounds, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 
-def pairs(path):
-    out = []
-    for line in open(path).read().split("\n"):
-        if line:
-            i, body = line.split(" ", 1)
-            out.append((int(i), body))
-    return out
+sys.path.insert(0, sys.argv[-1])
+from slproto import sub_pairs as pairs  # noqa: E402
 
 final = pairs(tmp + "/final.txt")
 assert len(final) == m, ("read back", len(final), "of", m)

@@ -97,3 +97,13 @@ def ctl_run(ctl, sock, *args):
 def ctl_json(ctl, sock, *args):
     """sluicectl's JSON answer to one command."""
     return json.loads(ctl_run(ctl, sock, *args).stdout)
+
+
+def sub_pairs(path):
+    """The (id, body) pairs of a file of `sluice-sub -i` lines ("ID BODY"), in order."""
+    out = []
+    for line in open(path).read().split("\n"):
+        if line:
+            i, body = line.split(" ", 1)
+            out.append((int(i), body))
+    return out
