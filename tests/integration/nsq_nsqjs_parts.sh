@@ -9,8 +9,8 @@
 # three nodes (nsqjs_parts.js). Every partition must receive messages (the gateway spreads
 # its publishes), and the Reader must get every acknowledged message.
 #   NSQ_PARTS_FAILOVER unset: every message consumed exactly once (FIN'd), no publish failed.
-#   NSQ_PARTS_FAILOVER=1: half way, node 1 (leader of partition 0) is SIGKILLed and node 2
-#     made leader of partition 0 (`sluicectl partition set`, as a controller would); nothing
+#   NSQ_PARTS_FAILOVER=1: half way (the second half paced, one MPUB or 32 PUBs per 50 ms),
+#     node 1 (leader of partition 0) is SIGKILLed and node 2 made leader of partition 0 (`sluicectl partition set`, as a controller would); nothing
 #     the Writer got acknowledged may be lost; duplicates are counted and printed (NSQ's
 #     at-least-once allows them).
 . "$(dirname "$0")/lib.sh"
@@ -70,9 +70,14 @@ start_gw "$SUBNET.12,$SUBNET.11,$SUBNET.13" ""
 log "nsqjs $NSQJS_VERSION: a Reader and a Writer, $N messages$([ "$FAILOVER" = 1 ] &&
 	echo ", leader of partition 0 killed half way")"
 STRICT=1
-[ "$FAILOVER" = 1 ] && STRICT=0
+PACE_MS=0
+if [ "$FAILOVER" = 1 ]; then
+	STRICT=0
+	PACE_MS=50	# the second half paced: the kill meets publishes in flight
+fi
 ip netns exec "$NS" node "$(dirname "$0")/nsqjs_parts.js" "$NSQJS_CACHE/node_modules" \
-	"$NSQD_TCP" "$NSQD_HTTP" r "$N" "$TMP/acked.txt" "$STRICT" > "$TMP/nsqjs.log" 2>&1 &
+	"$NSQD_TCP" "$NSQD_HTTP" r "$N" "$TMP/acked.txt" "$STRICT" "$PACE_MS" \
+	> "$TMP/nsqjs.log" 2>&1 &
 JS_PID=$!
 PIDS+=("$JS_PID")
 
@@ -95,7 +100,7 @@ acknowledged; node 2 leads partition 0"
 fi
 
 wait "$JS_PID" || fail "nsqjs: $(tail -20 "$TMP/nsqjs.log")"
-grep "^nsqjs_parts:" "$TMP/nsqjs.log" | tail -3
+grep "^nsqjs_parts:" "$TMP/nsqjs.log" | tail -4
 [ "$(sort -u "$TMP/acked.txt" | wc -l)" = "$N" ] || fail "not all $N acknowledged"
 
 # the publishes were spread: every partition holds messages, on its leader

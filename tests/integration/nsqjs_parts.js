@@ -12,12 +12,18 @@
 // deliveries, the distinct messages and the duplicates (a message delivered more than
 // once: allowed by NSQ's semantics, counted and listed). With STRICT=1 a duplicate, a
 // failed publish or a message consumed that was never published fails the run.
-//   node nsqjs_parts.js NODE_MODULES_DIR NSQD_TCP NSQD_HTTP TOPIC N ACKED_FILE STRICT
+// PACE_MS > 0: once half is acknowledged, one unit every PACE_MS (so that a failover the
+// test starts then meets publishes in flight).
+//   node nsqjs_parts.js NODE_MODULES_DIR NSQD_TCP NSQD_HTTP TOPIC N ACKED_FILE STRICT PACE_MS
 'use strict'
 const fs = require('fs')
 const http = require('http')
 const path = require('path')
-const [modDir, tcp, httpAddr, topic, countArg, ackedFile, strictArg] = process.argv.slice(2)
+const [modDir, tcp, httpAddr, topic, countArg, ackedFile, strictArg, paceArg] =
+  process.argv.slice(2)
+const PACE_MS = parseInt(paceArg || '0', 10)
+const t0 = Date.now()
+const secs = () => ((Date.now() - t0) / 1000).toFixed(1)
 const nsq = require(path.join(modDir, 'nsqjs'))
 const N = parseInt(countArg, 10)
 const STRICT = strictArg === '1'
@@ -33,6 +39,7 @@ const guard = setTimeout(() => fail('not done in 300 s'), 300000) // upper bound
 
 const deliveries = new Map() // body -> deliveries
 let delivered = 0
+let dupsSeen = 0
 const acked = new Set()
 let failedPubs = 0
 let writers = 0
@@ -42,7 +49,7 @@ function check() {
   for (const n of acked) if (!deliveries.has(`m${String(n).padStart(6, '0')}`)) return
   const dups = [...deliveries].filter(([, k]) => k > 1)
   const extra = [...deliveries.keys()].filter((b) => !acked.has(parseInt(b.slice(1), 10)))
-  console.log(`nsqjs_parts: ${N} published and acknowledged (${failedPubs} publishes ` +
+  console.log(`nsqjs_parts: ${secs()} s: ${N} published and acknowledged (${failedPubs} publishes ` +
     `failed and were sent again, ${writers} Writer connections); ${delivered} deliveries ` +
     `of ${deliveries.size} distinct messages, all FIN'd; duplicates: ${dups.length}` +
     (dups.length ? ' e.g. ' + dups.slice(0, 5).map(([b, k]) => `${b} x${k}`).join(', ')
@@ -63,11 +70,16 @@ reader.on('error', (e) => console.log('nsqjs_parts: reader error (nsqjs reconnec
 reader.on('message', (msg) => {
   const body = msg.body.toString()
   deliveries.set(body, (deliveries.get(body) || 0) + 1)
+  if (deliveries.get(body) === 2 && ++dupsSeen === 1)
+    console.log(`nsqjs_parts: ${secs()} s: first duplicate delivery (${body})`)
   delivered++
   msg.finish()
   check()
 })
 reader.connect()
+const progress = setInterval(() => console.log(`nsqjs_parts: ${secs()} s: ${acked.size} ` +
+  `acknowledged, ${deliveries.size} distinct consumed, ${delivered} deliveries`), 5000)
+progress.unref()
 
 // the Reader's SUB is in place (the gateway lists the client) before the first publish:
 // a new channel starts at the messages published after it
@@ -87,6 +99,7 @@ const todo = []
 for (let u = 0; u * CHUNK < N; u++) todo.push(u)
 let w = null
 let inflight = 0
+let paceTimer = null
 
 function unitNumbers(u) {
   const a = []
@@ -98,11 +111,17 @@ const body = (n) => `m${String(n).padStart(6, '0')}`
 function ackNumbers(nums) {
   const fresh = nums.filter((n) => !acked.has(n))
   fresh.forEach((n) => acked.add(n))
+  if (fresh.length && acked.size === N)
+    console.log(`nsqjs_parts: ${secs()} s: all ${N} acknowledged`)
   if (fresh.length) fs.appendFileSync(ackedFile, fresh.join('\n') + '\n')
 }
 
 function pump() {
   while (w !== null && w.ready && inflight < WINDOW && todo.length > 0) {
+    if (PACE_MS > 0 && acked.size >= N / 2) {
+      if (paceTimer !== null) return
+      paceTimer = setTimeout(() => { paceTimer = null; pump() }, PACE_MS)
+    }
     const u = todo.shift()
     const nums = unitNumbers(u).filter((n) => !acked.has(n))
     if (nums.length === 0) continue
@@ -135,7 +154,11 @@ function pump() {
 function renew(old) {
   if (w !== old) return
   w = null
-  try { old.close() } catch (e) { /* already closed */ }
+  // not from inside nsqjs's error handling (it goes on using the connection after the
+  // callbacks)
+  setImmediate(() => {
+    try { old.close() } catch (e) { /* already closed */ }
+  })
   setTimeout(connectWriter, 200)
 }
 

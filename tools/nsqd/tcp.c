@@ -124,6 +124,7 @@ struct conn {
 	struct pend *ph, *pt;
 	uint32_t npend;
 	uint64_t msg_count, fin_count, req_count;
+	uint64_t sampled_out;	/* skipped by sample_rate */
 	/* producer */
 	uint64_t pub_count;
 	char pub_topic[SL_WIRE_NAME_MAX + 1];
@@ -425,6 +426,13 @@ on_msg(void *arg, const struct sl_client_msg *m)
 	if (c->state == ST_CLOSING || m->id > ID_MASK) {
 		(void)sl_client_req(s->sess->c, s->sub_id, m->id, 0);
 		return 1;
+	}
+	/* IDENTIFY's sample_rate, as nsqd's messagePump applies it: a first delivery the
+	 * sample skips is consumed for this client (finished), never sent */
+	if (c->sample_rate > 0 && m->attempts <= 1 && infl_find(c, key) == NULL &&
+	    (int32_t)(random() % 100) > c->sample_rate) {
+		c->sampled_out++;
+		return 0; /* libsluice FINs it */
 	}
 	if (infl_find(c, key) != NULL || (c->ph == NULL && may_send(c))) {
 		/* a redelivery of what the client holds (its timeout passed at the broker)
