@@ -66,6 +66,19 @@ done
 log "sluice-nsqd --sluice $SUBNET.12,$SUBNET.11,$SUBNET.13"
 start_gw "$SUBNET.12,$SUBNET.11,$SUBNET.13" ""
 
+# nsqd's /channel/create makes the durable channel on every partition, at its leader
+st=$(ip netns exec "$NS" curl -s -o /dev/null -w '%{http_code}' -X POST \
+	"http://$NSQD_HTTP/channel/create?topic=r&channel=made")
+[ "$st" = 200 ] || fail "/channel/create answered $st"
+for p in 0 1 2; do
+	ctl "n$((p + 1))" topic info r | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["partition_info"][int(sys.argv[1])]
+sys.exit(0 if any(c["name"] == "made" for c in p.get("channels", [])) else 1)' "$p" ||
+		fail "/channel/create: no channel made on partition $p at its leader"
+done
+log "/channel/create made the channel on each partition's leader"
+
 : > "$TMP/acked.txt"
 log "nsqjs $NSQJS_VERSION: a Reader and a Writer, $N messages$([ "$FAILOVER" = 1 ] &&
 	echo ", leader of partition 0 killed half way")"
