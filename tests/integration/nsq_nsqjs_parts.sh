@@ -10,9 +10,10 @@
 # its publishes), and the Reader must get every acknowledged message.
 #   NSQ_PARTS_FAILOVER unset: every message consumed exactly once (FIN'd), no publish failed.
 #   NSQ_PARTS_FAILOVER=1: half way (the second half paced, one MPUB or 32 PUBs per 50 ms),
-#     node 1 (leader of partition 0) is SIGKILLed and node 2 made leader of partition 0 (`sluicectl partition set`, as a controller would); nothing
-#     the Writer got acknowledged may be lost; duplicates are counted and printed (NSQ's
-#     at-least-once allows them).
+#     node 1 (leader of partition 0) is SIGKILLed and node 2 made leader of partition 0
+#     (`sluicectl partition set`, as a controller would); nothing the Writer got
+#     acknowledged may be lost; duplicates are counted and printed (NSQ's at-least-once
+#     allows them).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsq_lib.sh"
 

@@ -49,7 +49,8 @@ function check() {
   for (const n of acked) if (!deliveries.has(`m${String(n).padStart(6, '0')}`)) return
   const dups = [...deliveries].filter(([, k]) => k > 1)
   const extra = [...deliveries.keys()].filter((b) => !acked.has(parseInt(b.slice(1), 10)))
-  console.log(`nsqjs_parts: ${secs()} s: ${N} published and acknowledged (${failedPubs} publishes ` +
+  console.log(`nsqjs_parts: ${secs()} s: ${N} published and acknowledged ` +
+    `(${failedPubs} publishes ` +
     `failed and were sent again, ${writers} Writer connections); ${delivered} deliveries ` +
     `of ${deliveries.size} distinct messages, all FIN'd; duplicates: ${dups.length}` +
     (dups.length ? ' e.g. ' + dups.slice(0, 5).map(([b, k]) => `${b} x${k}`).join(', ')

@@ -14,7 +14,8 @@
  * Each client is polled when its descriptor (sl_client_fd) is readable, and when its
  * next timer (sl_client_next_timer_us: retransmission, timeout, heartbeat, leader
  * switch) passes: one libevent timer armed for the earliest of the clients' after every
- * poll (no later than INFLIGHT_POLL_US while requests are in flight). Work queued by other calls (a FIN, a publish) is picked up by the kick, an event
+ * poll (no later than INFLIGHT_POLL_US while requests are in flight). Work queued by
+ * other calls (a FIN, a publish) is picked up by the kick, an event
  * made active once per turn of the loop (sl_gw_kick).
  *
  * Publish batching: sl_gw_publish copies the messages into the topic's batch (one
