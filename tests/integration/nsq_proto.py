@@ -150,6 +150,31 @@ c.expect_fatal("E_BAD_BODY IDENTIFY heartbeat interval (500) is invalid", "heart
 c = Conn()
 c.cmd("IDENTIFY", json.dumps({"sample_rate": 100}).encode())
 c.expect_fatal("E_BAD_BODY IDENTIFY sample rate (100) is invalid", "sample rate range")
+for kw, err in [
+        ({"output_buffer_size": 10}, "E_BAD_BODY IDENTIFY output buffer size (10) is invalid"),
+        ({"output_buffer_timeout": 5},
+         "E_BAD_BODY IDENTIFY output buffer timeout (5) is invalid"),
+        ({"msg_timeout": 10}, "E_BAD_BODY IDENTIFY msg timeout (10) is invalid"),
+        ({"heartbeat_interval": "x"}, "E_BAD_BODY IDENTIFY failed to decode JSON body"),
+        ({"tls_v1": "yes"}, "E_BAD_BODY IDENTIFY failed to decode JSON body")]:
+    c = Conn()
+    c.cmd("IDENTIFY", json.dumps(kw).encode())
+    c.expect_fatal(err, "IDENTIFY %r" % kw)
+# each feature the gateway lacks, asked alone, is declined as an nsqd without it declines
+# it (false in the answer) and the connection goes on in plain text: a PUB works after it
+for feature in ({"tls_v1": True}, {"snappy": True}, {"deflate": True, "deflate_level": 9}):
+    c = Conn()
+    f = c.identify(feature_negotiation=True, **feature)
+    check(f is not None and f[0] == FRAME_RESPONSE, "IDENTIFY %r: %r" % (feature, f))
+    ans = json.loads(f[1])
+    for k in feature:
+        if k != "deflate_level":
+            check(ans[k] is False, "%s declined: %r" % (k, ans))
+    c.cmd("PUB nsq_t0", b"plain")
+    c.expect(FRAME_RESPONSE, b"OK", "PUB in plain text after IDENTIFY %r" % feature)
+c = Conn()
+f = c.identify(feature_negotiation=True, sample_rate=20)
+check(json.loads(f[1])["sample_rate"] == 20, "sample_rate 20 accepted: %r" % (f,))
 c = Conn()
 c.cmd("IDENTIFY", b"")
 c.expect_fatal("E_BAD_BODY IDENTIFY invalid body size 0", "IDENTIFY size 0")
@@ -160,8 +185,22 @@ c = Conn()
 c.cmd("AUTH", b"secret")
 c.expect_fatal("E_AUTH_DISABLED AUTH disabled", "AUTH")
 c = Conn()
+c.cmd("AUTH a b", b"secret")
+c.expect_fatal("E_INVALID AUTH invalid number of parameters", "AUTH parameters")
+c = Conn()
 c.cmd("FOO bar")
 c.expect_fatal("E_INVALID invalid command FOO", "unknown command")
+for line, err in [("REQ 0000000000000001 0", "E_INVALID cannot REQ in current state"),
+                  ("TOUCH 0000000000000001", "E_INVALID cannot TOUCH in current state")]:
+    c = Conn()
+    c.cmd(line)
+    c.expect_fatal(err, line + " before SUB")
+c = Conn()
+c.send(b"MPUB nsq_t1\n" + struct.pack(">I", 6 * 1024 * 1024))
+c.expect_fatal("E_BAD_BODY MPUB body too big 6291456 > 5242880", "MPUB too big")
+c = Conn()
+c.send(b"PUB nsq_t1\n" + struct.pack(">I", 0x80000000))
+c.expect_fatal("E_BAD_MESSAGE PUB invalid message body size -2147483648", "PUB size < 0")
 c = Conn()
 c.send(b"X" * 20000)
 check(c.closed(), "a command line over 16 KiB closes the connection")
@@ -331,6 +370,56 @@ p.expect(FRAME_RESPONSE, b"OK", "PUB to the new topic")
 m = c.message()
 check(m["body"] == b"first", "message of the new topic")
 c.cmd("FIN " + m["id"])
+
+# states and parameters once subscribed
+c = Conn()
+c.cmd("SUB nsq_fresh ch")
+c.expect(FRAME_RESPONSE, b"OK", "SUB")
+c.cmd("IDENTIFY", b"{}")
+c.expect_fatal("E_INVALID cannot IDENTIFY in current state", "IDENTIFY after SUB")
+c = Conn()
+c.cmd("SUB nsq_fresh ch")
+c.expect(FRAME_RESPONSE, b"OK", "SUB")
+c.cmd("AUTH", b"secret")
+c.expect_fatal("E_INVALID cannot AUTH in current state", "AUTH after SUB")
+c = Conn()
+c.cmd("SUB nsq_fresh ch")
+c.expect(FRAME_RESPONSE, b"OK", "SUB")
+c.cmd("RDY abc")
+c.expect_fatal("E_INVALID RDY could not parse count abc", "RDY parse")
+for line, err in [("FIN", "E_INVALID FIN insufficient number of params"),
+                  ("REQ 0000000000000001", "E_INVALID REQ insufficient number of params"),
+                  ("TOUCH", "E_INVALID TOUCH insufficient number of params")]:
+    c = Conn()
+    c.cmd("SUB nsq_fresh ch")
+    c.expect(FRAME_RESPONSE, b"OK", "SUB")
+    c.cmd(line)
+    c.expect_fatal(err, line)
+
+# sample_rate (IDENTIFY), applied as nsqd applies it: about (rate + 1) % of the messages
+# reach the client, the others are consumed unseen
+c = Conn()
+check(c.identify(sample_rate=20) == (FRAME_RESPONSE, b"OK"), "IDENTIFY sample_rate 20")
+c.cmd("SUB nsq_fresh sampled")
+c.expect(FRAME_RESPONSE, b"OK", "SUB sampled")
+c.cmd("RDY 1000")
+p = Conn()
+for k in range(10):
+    p.cmd("MPUB nsq_fresh", mpub_body([b"s%d" % i for i in range(k * 40, k * 40 + 40)]))
+    p.expect(FRAME_RESPONSE, b"OK", "MPUB for sampling")
+c.s.settimeout(2.0)  # bound of the wait for the last one (pass/fail is on the count)
+sampled = 0
+try:
+    while True:
+        f = c.frame()
+        if f is None or f[0] != FRAME_MESSAGE:
+            break
+        sampled += 1
+        c.cmd("FIN " + f[1][10:26].decode())
+except socket.timeout:
+    pass
+check(20 <= sampled <= 180, "sample_rate 20: %d of 400 delivered" % sampled)
+c.close()
 
 # ---- nsqd HTTP ----
 st, body, hdr = http(HTTP, "GET", "/ping")

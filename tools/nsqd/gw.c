@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * sluice-nsqd core: the libsluice sessions (one per node) inside the libevent loop, the
- * gateway's registry of topics and channels, publishing.
+ * sluice-nsqd core: the libsluice sessions (one per node, and with several nodes one per
+ * partition in use) inside the libevent loop, the gateway's registry of topics and
+ * channels, METADATA, publishing.
+ *
+ * Partitions led by different nodes: a libsluice session talks to one node at a time and
+ * follows the leader of the partition it last met NOT_LEADER for, so with several nodes
+ * the gateway gives every partition it publishes to or consumes from a session of its
+ * own (struct sl_gw_sess), started at the leader METADATA names and given every node as
+ * a seed: it follows that partition's leader through a failover by itself.
  *
  * Each client is polled when its descriptor (sl_client_fd) is readable, and when its
  * next timer (sl_client_next_timer_us: retransmission, timeout, heartbeat, leader
  * switch) passes: one libevent timer armed for the earliest of the clients' after every
- * poll (no later than INFLIGHT_POLL_US while requests are in flight). Work queued by other calls (a FIN, a publish) is picked up by the kick, an event
+ * poll (no later than INFLIGHT_POLL_US while requests are in flight). Work queued by
+ * other calls (a FIN, a publish) is picked up by the kick, an event
  * made active once per turn of the loop (sl_gw_kick).
  *
  * Publish batching: sl_gw_publish copies the messages into the topic's batch (one
@@ -19,6 +27,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +60,9 @@
 #define STORED_SIZE(len) (STORED_HDR + (((uint64_t)(len) + 7) & ~(uint64_t)7))
 #define REPL_DGRAM_MAX 8192
 #define REPL_FROM_DGRAM 236
+#define META_WAIT_MS 150	/* sl_gw_meta: the wait for the nodes' answers */
+#define META_RETRY_MS 1000	/* a topic METADATA did not know: asked again after this */
+#define SESS_MAX 4096		/* partition sessions open at once */
 
 /* One sluice publish in flight: the NSQ publishes it carries. */
 struct pub_ctx {
@@ -224,9 +238,18 @@ sl_gw_poll(struct sl_gw *gw)
 	uint32_t i;
 	int n, rounds;
 
+	struct sl_gw_sess *s;
+
 	for (i = 0; i < gw->nnodes; i++)
 		for (rounds = 0; rounds < 64; rounds++) {
 			n = sl_client_poll(gw->node[i].c, 0);
+			if (n <= 0)
+				break;
+		}
+	/* callbacks never close a partition session (sl_gw_sess_close's contract) */
+	for (s = gw->sessions; s != NULL; s = s->next)
+		for (rounds = 0; rounds < 64; rounds++) {
+			n = sl_client_poll(s->c, 0);
 			if (n <= 0)
 				break;
 		}
@@ -237,7 +260,51 @@ sl_gw_poll(struct sl_gw *gw)
 		if (t < due)
 			due = t;
 	}
+	for (s = gw->sessions; s != NULL; s = s->next) {
+		t = sl_client_next_timer_us(s->c);
+		if (t > INFLIGHT_POLL_US && sl_client_in_flight(s->c) > 0)
+			t = INFLIGHT_POLL_US;
+		if (t < due)
+			due = t;
+	}
 	if (due == 0) { /* work waiting now (FINs past a full window ...): next turn */
+		sl_gw_kick(gw);
+		return;
+	}
+	tv.tv_sec = (time_t)(due / 1000000);
+	tv.tv_usec = (suseconds_t)(due % 1000000);
+	evtimer_add(gw->tick, &tv);
+}
+
+/* One partition session readable: poll it, then arm the timer for every session (a scan
+ * of their next timers, no syscall) as sl_gw_poll does. */
+static void
+on_sess_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct sl_gw_sess *s = arg;
+	struct sl_gw *gw = s->gw;
+	uint64_t due = IDLE_TICK_US, t;
+	struct sl_gw_sess *x;
+	struct timeval tv;
+	uint32_t i;
+	int rounds;
+
+	for (rounds = 0; rounds < 64; rounds++)
+		if (sl_client_poll(s->c, 0) <= 0)
+			break;
+	for (i = 0; i < gw->nnodes; i++) {
+		t = sl_client_next_timer_us(gw->node[i].c);
+		if (t > INFLIGHT_POLL_US && sl_client_in_flight(gw->node[i].c) > 0)
+			t = INFLIGHT_POLL_US;
+		due = t < due ? t : due;
+	}
+	for (x = gw->sessions; x != NULL; x = x->next) {
+		t = sl_client_next_timer_us(x->c);
+		if (t > INFLIGHT_POLL_US && sl_client_in_flight(x->c) > 0)
+			t = INFLIGHT_POLL_US;
+		due = t < due ? t : due;
+	}
+	if (due == 0) {
 		sl_gw_kick(gw);
 		return;
 	}
@@ -358,6 +425,203 @@ parse_ips(struct sl_gw *gw, const char *list)
 	return 0;
 }
 
+/* ---- METADATA and partition sessions ---- */
+
+static uint16_t
+sluice_port(const struct sl_gw *gw)
+{
+	return gw->conf.sluice_port != 0 ? gw->conf.sluice_port : SL_WIRE_UDP_PORT;
+}
+
+/* One META answer into m: per partition the entry of a node that leads it (highest
+ * epoch) over an entry naming another node, then the highest epoch. */
+static void
+meta_take(struct sl_gw_meta *m, uint8_t *claimed, const struct sl_wire_meta *meta,
+	  uint16_t port)
+{
+	struct sl_wire_meta_entry e;
+	uint8_t lead;
+	uint16_t i;
+
+	if (meta->nparts > m->nparts)
+		m->nparts = meta->nparts;
+	for (i = 0; i < meta->count; i++) {
+		sl_wire_meta_get(meta, i, &e);
+		if (e.partition >= SL_GW_PARTS_MAX || e.leader_ip == 0)
+			continue;
+		lead = (e.flags & SL_WIRE_META_F_LEADER) != 0;
+		if (m->leader[e.partition].ip != 0 &&
+		    (claimed[e.partition] > lead ||
+		     (claimed[e.partition] == lead && m->leader[e.partition].epoch >= e.epoch)))
+			continue;
+		claimed[e.partition] = lead;
+		m->leader[e.partition].ip = e.leader_ip;
+		m->leader[e.partition].port = e.leader_port != 0 ? e.leader_port : port;
+		m->leader[e.partition].epoch = e.epoch;
+	}
+}
+
+int
+sl_gw_meta(struct sl_gw *gw, const char *topic, struct sl_gw_meta *m)
+{
+	uint8_t frame[SL_WIRE_HDR_LEN + 3 + SL_WIRE_NAME_MAX], rx[4096];
+	uint8_t claimed[SL_GW_PARTS_MAX] = {0};
+	struct sl_wire_hdr h = { .version = SL_WIRE_VERSION }, rh;
+	uint32_t answered = 0, metas = 0, unknown = 0, i;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct pollfd pfd = { .fd = gw->meta_fd, .events = POLLIN };
+	struct sl_wire_meta meta;
+	struct sl_wire_err err;
+	uint64_t end, now;
+	ssize_t r;
+	int n;
+
+	memset(m, 0, sizeof(*m));
+	if (gw->meta_fd < 0)
+		return -SL_E_TIMEOUT;
+	h.cookie = ++gw->meta_cookie;
+	n = sl_wire_encode_metareq(frame, sizeof(frame), &h, 0, topic);
+	if (n < 0)
+		return n;
+	to.sin_port = htons(sluice_port(gw));
+	for (i = 0; i < gw->nnodes; i++) {
+		if (inet_pton(AF_INET, gw->node[i].ip, &to.sin_addr) != 1)
+			continue;
+		(void)sendto(gw->meta_fd, frame, (size_t)n, 0, (struct sockaddr *)&to, sizeof(to));
+		gw->m.meta_asked++;
+	}
+	end = sl_gw_now_ms() + META_WAIT_MS;
+	while (answered < gw->nnodes && (now = sl_gw_now_ms()) < end) {
+		if (poll(&pfd, 1, (int)(end - now)) <= 0)
+			continue;
+		r = recv(gw->meta_fd, rx, sizeof(rx), MSG_DONTWAIT);
+		if (r <= 0 || sl_wire_decode_hdr(rx, (uint32_t)r, &rh) != 0 ||
+		    rh.cookie != h.cookie)
+			continue; /* a late answer to an earlier question */
+		answered++;
+		if (rh.opcode == SL_OP_ERR) {
+			if (sl_wire_decode_err(rx + SL_WIRE_HDR_LEN, rh.body_len, &err) == 0 &&
+			    err.code == SL_E_TOPIC)
+				unknown++;
+		} else if (rh.opcode == SL_OP_META &&
+			   sl_wire_decode_meta(rx + SL_WIRE_HDR_LEN, rh.body_len, &meta) == 0) {
+			meta_take(m, claimed, &meta, sluice_port(gw));
+			metas++;
+		}
+	}
+	if (metas > 0 && m->nparts > 0)
+		return 0;
+	return unknown > 0 ? -SL_E_TOPIC : -SL_E_TIMEOUT;
+}
+
+struct sl_gw_sess *
+sl_gw_sess_open(struct sl_gw *gw, const struct sl_gw_meta *m, uint16_t partition)
+{
+	char addrs[(SL_GW_NODES_MAX + 1) * 24], ip[INET_ADDRSTRLEN];
+	struct sl_client_conf cc = { .xport = SL_XPORT_UDP };
+	struct sl_gw_sess *s;
+	struct in_addr a;
+	size_t o = 0;
+	uint32_t i;
+
+	if (gw->nsessions >= SESS_MAX) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	/* the partition's leader first, then every node: the client's seeds */
+	if (m != NULL && partition < SL_GW_PARTS_MAX && m->leader[partition].ip != 0) {
+		a.s_addr = m->leader[partition].ip;
+		if (inet_ntop(AF_INET, &a, ip, sizeof(ip)) != NULL)
+			o = (size_t)snprintf(addrs, sizeof(addrs), "%s:%u", ip,
+					     m->leader[partition].port);
+	}
+	for (i = 0; i < gw->nnodes && o < sizeof(addrs); i++)
+		o += (size_t)snprintf(addrs + o, sizeof(addrs) - o, "%s%s:%u", o > 0 ? "," : "",
+				      gw->node[i].ip, sluice_port(gw));
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	s->gw = gw;
+	s->partition = partition;
+	cc.broker_ip = addrs;
+	cc.broker_port = gw->conf.sluice_port;
+	s->c = sl_client_open(&cc);
+	if (s->c == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->ev = event_new(gw->base, sl_client_fd(s->c), EV_READ | EV_PERSIST, on_sess_readable,
+			  s);
+	if (s->ev == NULL || event_add(s->ev, NULL) != 0) {
+		if (s->ev != NULL)
+			event_free(s->ev);
+		sl_client_close(s->c);
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->next = gw->sessions;
+	if (gw->sessions != NULL)
+		gw->sessions->prev = s;
+	gw->sessions = s;
+	gw->nsessions++;
+	gw->m.sess_opened++;
+	return s;
+}
+
+static void
+stats_add(struct sl_client_stats *sum, const struct sl_client_stats *st)
+{
+	sum->tx_frames += st->tx_frames;
+	sum->rx_frames += st->rx_frames;
+	sum->retries += st->retries;
+	sum->errors += st->errors;
+	sum->busy_retries += st->busy_retries;
+	sum->order_refusals += st->order_refusals;
+	sum->timeouts += st->timeouts;
+	sum->busy_failed += st->busy_failed;
+	sum->msgs += st->msgs;
+	sum->dup_msgs += st->dup_msgs;
+	sum->bad_frames += st->bad_frames;
+	sum->leader_switches += st->leader_switches;
+	sum->leader_resent += st->leader_resent;
+	sum->metadata_asked += st->metadata_asked;
+}
+
+void
+sl_gw_sess_close(struct sl_gw *gw, struct sl_gw_sess *s)
+{
+	struct sl_client_stats st;
+
+	if (s == NULL)
+		return;
+	sl_client_get_stats(s->c, &st);
+	stats_add(&gw->m.closed, &st);
+	event_free(s->ev);
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		gw->sessions = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	gw->nsessions--;
+	sl_client_close(s->c);
+	free(s);
+}
+
+void
+sl_gw_sess_stats(const struct sl_gw *gw, struct sl_client_stats *sum)
+{
+	struct sl_client_stats st;
+	const struct sl_gw_sess *s;
+
+	*sum = gw->m.closed;
+	for (s = gw->sessions; s != NULL; s = s->next) {
+		sl_client_get_stats(s->c, &st);
+		stats_add(sum, &st);
+	}
+}
+
 static int
 conf_check(const struct sl_gw_conf *c)
 {
@@ -389,8 +653,11 @@ sl_gw_open(struct sl_gw *gw, const struct sl_gw_conf *conf, struct event_base *b
 	gw->topic = calloc(SL_GW_TOPICS_MAX, sizeof(*gw->topic));
 	if (gw->topic == NULL)
 		goto out;
+	gw->meta_fd = -1;
 	if (parse_ips(gw, conf->sluice) != 0)
 		goto out;
+	gw->meta_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	gw->meta_cookie = ((uint64_t)getpid() << 40) ^ (now_us() << 8);
 	gw->max_msg = UINT32_MAX;
 	for (i = 0; i < gw->nnodes; i++)
 		if (gw->node[i].max_msg < gw->max_msg)
@@ -416,6 +683,12 @@ sl_gw_close(struct sl_gw *gw)
 	if (gw->kick != NULL)
 		event_free(gw->kick);
 	gw->kick = NULL;
+	while (gw->sessions != NULL) {
+		(void)sl_client_flush(gw->sessions->c, 1000);
+		sl_gw_sess_close(gw, gw->sessions);
+	}
+	if (gw->meta_fd >= 0)
+		close(gw->meta_fd);
 	for (i = 0; i < gw->nnodes; i++) {
 		if (gw->node[i].ev != NULL)
 			event_free(gw->node[i].ev);
@@ -510,6 +783,8 @@ ctx_done(struct pub_ctx *p, int err)
 		gw->pub_msgs += p->count;
 		if (p->t != NULL)
 			p->t->pub_ok += p->count;
+		if (p->t != NULL && p->t->nparts == 0)
+			p->t->meta_ms = 0; /* it exists now: ask METADATA at the next batch */
 		if (gw->on_topic_exists != NULL && p->t != NULL)
 			gw->on_topic_exists(gw, p->t->name);
 	} else {
@@ -532,11 +807,47 @@ on_pub(void *arg, const struct sl_pub_result *res)
 	ctx_done(p, res->err);
 }
 
+/* With several nodes: the session and partition of t's next batch, round robin over its
+ * partitions (METADATA asked at the first batch, or again META_RETRY_MS after it did not
+ * know the topic; the sessions opened then). NULL: node 0's session, any partition (the
+ * node picks one; a topic that does not exist yet is created so). */
+static struct sl_gw_sess *
+pub_sess(struct sl_gw *gw, struct sl_gw_topic *t, uint16_t *part)
+{
+	struct sl_gw_meta m;
+	uint64_t now;
+	uint32_t i, p;
+
+	if (gw->nnodes < 2)
+		return NULL;
+	if (t->nparts == 0) {
+		now = sl_gw_now_ms();
+		if (t->meta_ms != 0 && now - t->meta_ms < META_RETRY_MS)
+			return NULL;
+		t->meta_ms = now | 1;
+		if (sl_gw_meta(gw, t->name, &m) != 0)
+			return NULL;
+		t->nparts = m.nparts < SL_GW_PARTS_MAX ? m.nparts : SL_GW_PARTS_MAX;
+		for (p = 0; p < t->nparts; p++)
+			t->ps[p] = sl_gw_sess_open(gw, &m, (uint16_t)p);
+	}
+	for (i = 0; i < t->nparts; i++) {
+		p = t->rr++ % t->nparts;
+		if (t->ps[p] != NULL) {
+			*part = (uint16_t)p;
+			return t->ps[p];
+		}
+	}
+	return NULL;
+}
+
 /* Send a batch as one sluice publish (answers go to its context's callbacks). */
 static void
 batch_send(struct sl_gw *gw, struct pub_batch *b)
 {
 	struct pub_ctx *p = b->ctx;
+	struct sl_gw_sess *ps;
+	uint16_t part = SL_WIRE_PART_ANY;
 	int rc;
 
 	if (p == NULL)
@@ -546,8 +857,9 @@ batch_send(struct sl_gw *gw, struct pub_batch *b)
 	gw->m.sluice_pubs++;
 	gw->m.sluice_pub_msgs += b->n;
 	/* the client copies the frame: the batch is free again once this returns */
-	rc = sl_client_pub_async(gw->node[0].c, b->t->name, SL_WIRE_PART_ANY, b->n, b->datas,
-				 b->lens, on_pub, p);
+	ps = pub_sess(gw, b->t, &part);
+	rc = sl_client_pub_async(ps != NULL ? ps->c : gw->node[0].c, b->t->name, part, b->n,
+				 b->datas, b->lens, on_pub, p);
 	b->n = 0;
 	b->used = 0;
 	b->payload = 0;

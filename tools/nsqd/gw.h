@@ -4,10 +4,13 @@
  * sluice-nsqd, the NSQ compatibility gateway: the core shared by its TCP (protocol V2)
  * and HTTP front ends. One event loop (libevent), one thread: every function here runs
  * on the loop's thread. The gateway reaches the sluice node(s) with libsluice over kernel
- * UDP, one client (session) per node; with several nodes each client is given all of them
- * and follows the leader of what it publishes to or consumes (libsluice's METADATA
- * discovery). It keeps its own view of the topics and channels NSQ clients named through
- * it (for /stats, /topics, /lookup, /metrics).
+ * UDP: one client (session) per node (publishing with one node, the HTTP API's channel
+ * creation), and with several nodes one session per partition it works with, started at
+ * that partition's leader (METADATA) and following it (libsluice's leader discovery): one
+ * per (topic, partition) for publishing, one per (NSQ consumer, partition) for consuming.
+ * A libsluice session talks to one node at a time, so a topic whose partitions lead on
+ * different nodes needs a session per partition. It keeps its own view of the topics and
+ * channels NSQ clients named through it (for /stats, /topics, /lookup, /metrics).
  *
  * Publishing is batched: the publishes of one topic issued during one turn of the loop
  * (from any NSQ connection) leave as one sluice MPUB when they fit a datagram, and each
@@ -59,6 +62,26 @@ struct sl_gw_node {
 	uint32_t max_msg;
 };
 
+/* A libsluice session for one partition (struct sl_gw_sess): started at the partition's
+ * leader, given every --sluice address as a seed, following the leader. */
+struct sl_gw_sess {
+	struct sl_gw_sess *next, *prev;
+	struct sl_gw *gw;
+	struct sl_client *c;
+	struct event *ev;
+	uint16_t partition;
+};
+
+/* What METADATA told of a topic (sl_gw_meta). */
+struct sl_gw_meta {
+	uint16_t nparts;		/* the topic's partitions (at most SL_GW_PARTS_MAX used) */
+	struct {
+		uint32_t ip;		/* network order; 0 = unknown */
+		uint16_t port;
+		uint32_t epoch;
+	} leader[SL_GW_PARTS_MAX];
+};
+
 struct sl_gw_channel {
 	char name[SL_WIRE_NAME_MAX + 1];
 	uint64_t message_count;		/* delivered through the gateway */
@@ -75,6 +98,12 @@ struct sl_gw_topic {
 	uint64_t pub_ok;		/* messages the node acknowledged */
 	uint64_t pub_failed;		/* messages whose publish failed */
 	struct pub_batch *batch;	/* publishes waiting for the end of the turn */
+	/* with several nodes: batches go round robin to the partitions, each through its
+	 * own session (opened at the first batch for it) */
+	uint16_t nparts;		/* 0: not known yet (METADATA asked again later) */
+	uint16_t rr;			/* the next batch's partition */
+	uint64_t meta_ms;		/* last METADATA asked */
+	struct sl_gw_sess *ps[SL_GW_PARTS_MAX];
 	uint32_t nchannels;
 	uint32_t waiting_subs;		/* connections waiting for the topic to exist */
 	struct sl_gw_channel ch[SL_GW_CHANNELS_MAX];
@@ -96,6 +125,9 @@ struct sl_gw_metrics {
 		uint64_t n;
 	} err[SL_GW_ERR_CAUSES];	/* error frames sent to NSQ clients, by code */
 	uint64_t err_other;
+	uint64_t sess_opened;		/* partition sessions opened */
+	uint64_t meta_asked;		/* METADATA requests the gateway sent */
+	struct sl_client_stats closed;	/* what the closed partition sessions counted */
 };
 
 /* Upper bounds of the latency buckets, in microseconds. */
@@ -112,6 +144,10 @@ struct sl_gw {
 	struct sl_gw_node node[SL_GW_NODES_MAX];
 	uint32_t nnodes;
 	uint32_t max_msg;		/* smallest of the nodes' */
+	struct sl_gw_sess *sessions;	/* partition sessions */
+	uint32_t nsessions;
+	int meta_fd;			/* UDP socket for METADATA */
+	uint64_t meta_cookie;
 	struct sl_gw_topic **topic;
 	uint32_t ntopics;
 	struct event *tick;		/* the clients' next timer (sl_client_next_timer_us) */
@@ -185,6 +221,35 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
  */
 uint32_t
 sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n);
+
+/**
+ * Ask the nodes with METADATA which partitions topic has and who leads each: every node
+ * at once, up to META_WAIT_MS for the answers; per partition the node that says it leads
+ * (highest epoch), else the leader the others name. Blocking (up to the wait). Returns 0
+ * with *m, -SL_E_TOPIC when every node that answered does not know the topic, or
+ * -SL_E_TIMEOUT (no answer). Calling context: loop thread.
+ */
+int
+sl_gw_meta(struct sl_gw *gw, const char *topic, struct sl_gw_meta *m);
+
+/**
+ * Open a session for (topic, partition) at the leader m names (else the first node),
+ * every node a seed so that it follows the partition's leader, watched by the loop.
+ * Blocking (HELLO). Returns the session or NULL (message counted, errno set). Calling
+ * context: loop thread, never from a callback of a partition session.
+ */
+struct sl_gw_sess *
+sl_gw_sess_open(struct sl_gw *gw, const struct sl_gw_meta *m, uint16_t partition);
+
+/** Close a partition session (CLS: the node requeues what it delivered and was not
+ * finished). Calling context: loop thread, never from one of its own callbacks. */
+void
+sl_gw_sess_close(struct sl_gw *gw, struct sl_gw_sess *s);
+
+/** Sum of the stats of the partition sessions, live and closed (the nodes' sessions not
+ * included). Calling context: loop thread. */
+void
+sl_gw_sess_stats(const struct sl_gw *gw, struct sl_client_stats *st);
 
 /** Run the nodes' clients (answers, deliveries, retransmits), then arm the timer for
  * the earliest sl_client_next_timer_us(). Calling context: loop. */

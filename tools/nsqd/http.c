@@ -474,7 +474,8 @@ nop_msg(void *arg, const struct sl_client_msg *m)
 }
 
 /* /channel/create: a durable channel in sluice is made by a SUB without credit (and
- * its CLS) on every partition; the gateway records it too. */
+ * its CLS) on every partition (with several nodes through a partition session at each
+ * partition's leader); the gateway records it too. */
 static void
 do_channel(struct sl_gw *gw, struct evhttp_request *req, int create)
 {
@@ -495,11 +496,32 @@ do_channel(struct sl_gw *gw, struct evhttp_request *req, int create)
 			respond_err(req, 501, "NOT_SUPPORTED: delete the channel with sluicectl");
 		goto out;
 	}
-	for (p = 0; p < SL_GW_PARTS_MAX; p++) {
-		id = sl_client_sub(gw->node[0].c, tn, (uint16_t)p, cn, 0, 0, nop_msg, NULL);
-		if (id <= 0)
-			break;
-		(void)sl_client_unsub(gw->node[0].c, (uint64_t)id);
+	if (gw->nnodes > 1) {
+		/* each partition at its leader (a follower would take the SUB for itself) */
+		struct sl_gw_meta m;
+		struct sl_gw_sess *ss;
+
+		if (sl_gw_meta(gw, tn, &m) != 0)
+			m.nparts = 0;
+		for (p = 0; p < m.nparts && p < SL_GW_PARTS_MAX; p++) {
+			ss = sl_gw_sess_open(gw, &m, (uint16_t)p);
+			if (ss == NULL)
+				break;
+			id = sl_client_sub(ss->c, tn, (uint16_t)p, cn, 0, 0, nop_msg, NULL);
+			if (id > 0)
+				(void)sl_client_unsub(ss->c, (uint64_t)id);
+			sl_gw_sess_close(gw, ss);
+			if (id <= 0)
+				break;
+		}
+	} else {
+		for (p = 0; p < SL_GW_PARTS_MAX; p++) {
+			id = sl_client_sub(gw->node[0].c, tn, (uint16_t)p, cn, 0, 0, nop_msg,
+					   NULL);
+			if (id <= 0)
+				break;
+			(void)sl_client_unsub(gw->node[0].c, (uint64_t)id);
+		}
 	}
 	if (t == NULL && p == 0) {
 		respond_err(req, 404, "TOPIC_NOT_FOUND");

@@ -78,6 +78,10 @@ per_node(struct out *o, struct sl_gw *gw, const char *name, const char *help, si
 		put(o, "%s{node=\"%s\"} %" PRIu64 "\n", name, gw->node[i].ip,
 		    *(const uint64_t *)((const char *)&st + off));
 	}
+	/* the sessions of single partitions (publishing and consuming), live and closed */
+	sl_gw_sess_stats(gw, &st);
+	put(o, "%s{node=\"partitions\"} %" PRIu64 "\n", name,
+	    *(const uint64_t *)((const char *)&st + off));
 }
 
 static void

@@ -60,11 +60,13 @@ enum { SLOT_FREE, SLOT_WAIT, SLOT_DONE };
 
 struct conn;
 
+/* One partition of a consumer's topic: its own session (started at the partition's
+ * leader, following it), so a consumer receives from every leader. */
 struct sub {
 	struct conn *c;
 	uint64_t sub_id;
 	uint16_t partition;
-	uint8_t node;
+	struct sl_gw_sess *sess;
 };
 
 struct infl {
@@ -122,6 +124,7 @@ struct conn {
 	struct pend *ph, *pt;
 	uint32_t npend;
 	uint64_t msg_count, fin_count, req_count;
+	uint64_t sampled_out;	/* skipped by sample_rate */
 	/* producer */
 	uint64_t pub_count;
 	char pub_topic[SL_WIRE_NAME_MAX + 1];
@@ -421,8 +424,15 @@ on_msg(void *arg, const struct sl_client_msg *m)
 	if (c->dead || c->freeing)
 		return 1; /* requeued by the CLS that is on its way */
 	if (c->state == ST_CLOSING || m->id > ID_MASK) {
-		(void)sl_client_req(c->srv->gw->node[s->node].c, s->sub_id, m->id, 0);
+		(void)sl_client_req(s->sess->c, s->sub_id, m->id, 0);
 		return 1;
+	}
+	/* IDENTIFY's sample_rate, as nsqd's messagePump applies it: a first delivery the
+	 * sample skips is consumed for this client (finished), never sent */
+	if (c->sample_rate > 0 && m->attempts <= 1 && infl_find(c, key) == NULL &&
+	    (int32_t)(random() % 100) > c->sample_rate) {
+		c->sampled_out++;
+		return 0; /* libsluice FINs it */
 	}
 	if (infl_find(c, key) != NULL || (c->ph == NULL && may_send(c))) {
 		/* a redelivery of what the client holds (its timeout passed at the broker)
@@ -488,7 +498,7 @@ pending_requeue(struct conn *c)
 	while ((p = c->ph) != NULL) {
 		c->ph = p->next;
 		if (p->partition < c->nsubs && !c->dead && !c->freeing)
-			(void)sl_client_req(c->srv->gw->node[c->subs[p->partition].node].c,
+			(void)sl_client_req(c->subs[p->partition].sess->c,
 					    c->subs[p->partition].sub_id, p->id, 0);
 		free(p);
 	}
@@ -499,66 +509,74 @@ pending_requeue(struct conn *c)
 static void
 subs_rdy(struct conn *c, uint32_t rdy)
 {
-	struct sl_gw *gw = c->srv->gw;
 	uint32_t i;
 
 	if (rdy == c->sub_rdy)
 		return;
 	c->sub_rdy = rdy;
 	for (i = 0; i < c->nsubs; i++)
-		(void)sl_client_rdy(gw->node[c->subs[i].node].c, c->subs[i].sub_id, rdy);
+		(void)sl_client_rdy(c->subs[i].sess->c, c->subs[i].sub_id, rdy);
 }
 
 /*
- * Subscribe the partitions of the topic not subscribed yet: 0, 1, ... until the node
- * says the partition does not exist. Returns 0, 1 when the topic does not exist yet
+ * Subscribe the partitions of the topic not subscribed yet, each through a session of its
+ * own started at its leader (METADATA). Returns 0, 1 when the topic does not exist yet
  * (the connection waits for it), or a negative error.
  */
 static int
 subscribe(struct conn *c)
 {
 	struct sl_gw *gw = c->srv->gw;
+	struct sl_gw_sess *ss;
+	struct sl_gw_meta m;
 	uint8_t flags = 0;
 	size_t clen = strlen(c->channel);
-	uint32_t p, k;
-	int64_t rc = 0;
+	uint32_t p, nparts;
+	int64_t rc;
 
 	if (clen > 10 && strcmp(c->channel + clen - 10, "#ephemeral") == 0)
 		flags |= SL_WIRE_SUB_EPHEMERAL;
-	for (p = c->nsubs; p < SL_GW_PARTS_MAX; p++) {
-		for (k = 0; k < gw->nnodes; k++) {
-			c->subs[p].c = c;
-			c->subs[p].partition = (uint16_t)p;
-			c->subs[p].node = (uint8_t)k;
-			rc = sl_client_sub(gw->node[k].c, c->topic, (uint16_t)p, c->channel, flags,
-					   c->sub_rdy, on_msg, &c->subs[p]);
+	rc = sl_gw_meta(gw, c->topic, &m);
+	if (rc == -SL_E_TOPIC && c->nsubs == 0)
+		return 1;
+	if (rc != 0)
+		return c->nsubs > 0 ? 0 : (int)rc;
+	nparts = m.nparts < SL_GW_PARTS_MAX ? m.nparts : SL_GW_PARTS_MAX;
+	for (p = c->nsubs; p < nparts; p++) {
+		ss = sl_gw_sess_open(gw, &m, (uint16_t)p);
+		if (ss == NULL)
+			return p > 0 ? 0 : -SL_E_TIMEOUT;
+		c->subs[p].c = c;
+		c->subs[p].partition = (uint16_t)p;
+		c->subs[p].sess = ss;
+		rc = sl_client_sub(ss->c, c->topic, (uint16_t)p, c->channel, flags, c->sub_rdy,
+				   on_msg, &c->subs[p]);
+		if (rc <= 0 || c->freeing || c->dead) {
+			c->subs[p].sess = NULL;
+			sl_gw_sess_close(gw, ss);
 			if (c->freeing || c->dead)
 				return -ECONNRESET;
-			if (rc > 0 || rc == -SL_E_PARTITION || rc == -SL_E_TOPIC)
-				break;
+			if (p == 0 && rc == -SL_E_TOPIC)
+				return 1;
+			return p > 0 ? 0 : (int)rc;
 		}
-		if (rc > 0) {
-			c->subs[p].sub_id = (uint64_t)rc;
-			c->nsubs = p + 1;
-			continue;
-		}
-		if (p == 0 && rc == -SL_E_TOPIC)
-			return 1;
-		if (p == 0)
-			return (int)rc;
-		break;
+		c->subs[p].sub_id = (uint64_t)rc;
+		c->nsubs = p + 1;
 	}
 	return 0;
 }
 
+/* Close the partitions' sessions: the node requeues what the client held. */
 static void
 unsubscribe(struct conn *c)
 {
 	struct sl_gw *gw = c->srv->gw;
 	uint32_t i;
 
-	for (i = 0; i < c->nsubs; i++)
-		(void)sl_client_unsub(gw->node[c->subs[i].node].c, c->subs[i].sub_id);
+	for (i = 0; i < c->nsubs; i++) {
+		sl_gw_sess_close(gw, c->subs[i].sess);
+		c->subs[i].sess = NULL;
+	}
 	c->nsubs = 0;
 }
 
@@ -1054,7 +1072,6 @@ msg_cmd(struct conn *c, char **pv, int pc, int need, const char *cmd, const char
 static void
 cmd_fin(struct conn *c, char **pv, int pc)
 {
-	struct sl_gw *gw = c->srv->gw;
 	struct infl *e;
 	uint16_t part;
 	uint64_t id;
@@ -1063,7 +1080,7 @@ cmd_fin(struct conn *c, char **pv, int pc)
 	if (e == NULL)
 		return;
 	infl_del(c, e);
-	(void)sl_client_fin(gw->node[c->subs[part].node].c, c->subs[part].sub_id, id);
+	(void)sl_client_fin(c->subs[part].sess->c, c->subs[part].sub_id, id);
 	c->fin_count++;
 	if (c->ch != NULL)
 		c->ch->finish_count++;
@@ -1090,7 +1107,7 @@ cmd_req(struct conn *c, char **pv, int pc)
 	if (ms > gw->conf.max_req_timeout_ms)
 		ms = gw->conf.max_req_timeout_ms; /* clamped, as nsqd does */
 	infl_del(c, e);
-	(void)sl_client_req(gw->node[c->subs[part].node].c, c->subs[part].sub_id, id,
+	(void)sl_client_req(c->subs[part].sess->c, c->subs[part].sub_id, id,
 			    (uint32_t)ms);
 	c->req_count++;
 	if (c->ch != NULL)
@@ -1101,7 +1118,6 @@ cmd_req(struct conn *c, char **pv, int pc)
 static void
 cmd_touch(struct conn *c, char **pv, int pc)
 {
-	struct sl_gw *gw = c->srv->gw;
 	struct infl *e;
 	uint16_t part;
 	uint64_t id;
@@ -1110,7 +1126,7 @@ cmd_touch(struct conn *c, char **pv, int pc)
 	if (e == NULL)
 		return;
 	e->t_ms = sl_gw_now_ms();
-	(void)sl_client_touch(gw->node[c->subs[part].node].c, c->subs[part].sub_id, id);
+	(void)sl_client_touch(c->subs[part].sess->c, c->subs[part].sub_id, id);
 }
 
 static void
