@@ -27,6 +27,7 @@ RTE_LOG_REGISTER_SUFFIX(sl_controller_logtype, controller, INFO);
 struct cnode {
 	uint32_t id;
 	uint8_t live;			/* nodes/<id> is there */
+	uint8_t read;			/* ... in the full read under way */
 	json_t *pos;			/* pos/<id> */
 	uint64_t pos_seen_ms;		/* its last pos/<id> put arrived */
 };
@@ -64,6 +65,7 @@ struct sl_controller {
 	int acting;			/* this node holds the controller key under its lease */
 	int64_t ctl_rev;		/* create_revision of that key (0: not ours) */
 	int due;			/* scan at the next tick */
+	int reading;			/* a full read is under way */
 	uint64_t next_scan_ms;
 	uint64_t event_ms;		/* the last watch event arrived */
 	uint64_t flow_ms;		/* since then, no gap of 2 BEAT_MS between events */
@@ -158,6 +160,8 @@ on_node(struct sl_controller *c, const char *rest, int del)
 	uint32_t id = id_of(rest);
 	struct cnode *n = id != 0 ? node_get(c, id, !del) : NULL;
 
+	if (n != NULL && c->reading)
+		n->read = 1;
 	if (n == NULL || n->live == !del)
 		return;
 	n->live = !del;
@@ -328,6 +332,29 @@ sl_controller_set_lease(struct sl_controller *c, int64_t lease)
 	c->lease = lease;
 	c->acting = 0;
 	c->ctl_rev = 0;
+}
+
+void
+sl_controller_read_begin(struct sl_controller *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nnodes; i++)
+		c->nodes[i].read = 0;
+	c->reading = 1;
+}
+
+void
+sl_controller_read_end(struct sl_controller *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nnodes; i++)
+		if (c->nodes[i].live && !c->nodes[i].read) {
+			c->nodes[i].live = 0;
+			c->due = 1;
+		}
+	c->reading = 0;
 }
 
 void

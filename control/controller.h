@@ -141,6 +141,16 @@ sl_controller_watch_event(struct sl_controller *c, uint64_t now_ms);
 void
 sl_controller_set_lease(struct sl_controller *c, int64_t lease);
 
+/** A full read of the cluster begins: the keys read follow (sl_controller_apply), then
+ * sl_controller_read_end. Its thread. */
+void
+sl_controller_read_begin(struct sl_controller *c);
+
+/** The full read is complete: a node whose key it did not hold is gone (its deletion
+ * happened while nothing was watched). Not called when the read failed. Its thread. */
+void
+sl_controller_read_end(struct sl_controller *c);
+
 /** Forget who the controller is (before the cluster is read again: a controller key that
  * went meanwhile is not seen deleted). Its thread. */
 void

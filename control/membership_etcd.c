@@ -628,11 +628,13 @@ resync(struct sl_membership *m)
 		XLOG(ERR, "reading %s: %s", key, strerror(-rc));
 		return rc;
 	}
+	sl_controller_read_begin(x->ctl);
 	for (k = 0; k < RTE_DIM(order); k++)
 		for (i = 0; i < all.n; i++)
 			if (all.kv[i].key_len > pl &&
 			    strncmp(all.kv[i].key + pl, order[k], strlen(order[k])) == 0)
 				apply(m, &all.kv[i], 0);
+	sl_controller_read_end(x->ctl);
 	x->rev = all.revision;
 	sl_etcd_kvs_free(&all);
 	sl_etcd_watch_close(x->w);
