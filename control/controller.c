@@ -28,6 +28,7 @@ struct cnode {
 	uint32_t id;
 	uint8_t live;			/* nodes/<id> is there */
 	uint8_t read;			/* ... in the full read under way */
+	uint8_t pos_read;		/* pos/<id> too */
 	json_t *pos;			/* pos/<id> */
 	uint64_t pos_seen_ms;		/* its last pos/<id> put arrived */
 };
@@ -64,6 +65,7 @@ struct sl_controller {
 	uint32_t ctl_id;		/* the controller key's id (0: none known) */
 	int acting;			/* this node holds the controller key under its lease */
 	int64_t ctl_rev;		/* create_revision of that key (0: not ours) */
+	int lost_election;		/* the key was there: wait for its deletion */
 	int due;			/* scan at the next tick */
 	int reading;			/* a full read is under way */
 	uint64_t next_scan_ms;
@@ -178,6 +180,7 @@ on_controller(struct sl_controller *c, const struct sl_controller_kv *kv, int de
 	if (del) {
 		if (c->ctl_id != 0)
 			CLOG(NOTICE, "controller %u gone", c->ctl_id);
+		c->lost_election = 0;
 		c->ctl_id = 0;
 		c->acting = 0;
 		c->ctl_rev = 0;
@@ -282,6 +285,8 @@ on_pos(struct sl_controller *c, const char *rest, const struct sl_controller_kv 
 
 	if (n == NULL)
 		return;
+	if (c->reading)
+		n->pos_read = 1;
 	if (!del) {
 		j = json_loadb(kv->value, kv->value_len, 0, NULL);
 		if (!json_is_object(j)) {
@@ -340,7 +345,7 @@ sl_controller_read_begin(struct sl_controller *c)
 	uint32_t i;
 
 	for (i = 0; i < c->nnodes; i++)
-		c->nodes[i].read = 0;
+		c->nodes[i].read = c->nodes[i].pos_read = 0;
 	c->reading = 1;
 }
 
@@ -349,17 +354,25 @@ sl_controller_read_end(struct sl_controller *c)
 {
 	uint32_t i;
 
-	for (i = 0; i < c->nnodes; i++)
-		if (c->nodes[i].live && !c->nodes[i].read) {
-			c->nodes[i].live = 0;
+	for (i = 0; i < c->nnodes; i++) {
+		struct cnode *n = &c->nodes[i];
+
+		if (n->live && !n->read) {
+			n->live = 0;
 			c->due = 1;
 		}
+		if (n->pos != NULL && !n->pos_read) {
+			json_decref(n->pos);	/* gone with its lease meanwhile */
+			n->pos = NULL;
+		}
+	}
 	c->reading = 0;
 }
 
 void
 sl_controller_forget(struct sl_controller *c)
 {
+	c->lost_election = 0;
 	c->ctl_id = 0;
 	c->acting = 0;
 	c->ctl_rev = 0;
@@ -756,8 +769,11 @@ elect(struct sl_controller *c, uint64_t now)
 		CLOG(NOTICE, "this node (%u) is the controller", c->self);
 	} else if (rc < 0) {
 		CLOG(WARNING, "election: %s", strerror(-rc));
+	} else {
+		/* another node holds it; the watch says which: not again before the key
+		 * is seen deleted */
+		c->lost_election = 1;
 	}
-	/* rc 0: another node holds it; the watch says which */
 	return rc;
 }
 
@@ -768,7 +784,7 @@ sl_controller_tick(struct sl_controller *c, uint64_t now_ms, int able)
 
 	if (!able || c->lease == 0)
 		return 0;
-	if (c->ctl_id == 0 && elect(c, now_ms) < 0)
+	if (c->ctl_id == 0 && !c->lost_election && elect(c, now_ms) < 0)
 		return 0;
 	if (!c->acting)
 		return 0;

@@ -28,8 +28,8 @@
  *      both;
  *  (3) a new leader is a member of the old ISR, live as far as the writer had read (its
  *      node key there at the revision the writer had seen), the new ISR is within the old;
- *  (4) the new leader's log is the longest among the live old ISR members whose positions
- *      the writer had seen as they stand;
+ *  (4) the new leader's log is the longest among the live old ISR members, by the
+ *      positions the writer had seen (pos/<id> at the revision it had read up to);
  *  (5) a placement spreads leaders evenly: consecutive partitions of a topic written in one
  *      transaction have min(k, live nodes) distinct leaders, counts within one of each
  *      other, every leader live;
@@ -126,6 +126,7 @@ struct skv {
 	int64_t create, mod, lease;
 	int view;			/* a partition key whose value parsed: meta */
 	struct sl_part_meta meta;
+	uint32_t t, p;			/* ... of topic index t, partition p */
 };
 
 struct sev {
@@ -169,6 +170,8 @@ static size_t nheld;
 /* fault rates, per mille per event (from the seed) */
 static uint32_t p_kill, p_cut, p_refuse, p_lost, p_hold, p_stop;
 static int quiet;		/* faults off (the final phase) */
+
+static int part_index(const char *key, uint32_t *t, uint32_t *p);
 
 static struct skv *
 kv_get(const char *key)
@@ -255,7 +258,7 @@ kv_put(const char *key, const char *val, size_t len, int64_t lease)
 	k->len = len;
 	k->mod = rev;
 	k->lease = lease;
-	k->view = strncmp(key, "partitions/", 11) == 0 &&
+	k->view = part_index(key, &k->t, &k->p) == 0 &&
 		  sl_membership_view_parse(val, len, &k->meta) == 0;
 	ev_push(0, k);
 }
@@ -405,26 +408,30 @@ part_index(const char *key, uint32_t *t, uint32_t *p)
 	return -1;
 }
 
-/* node n's position for partition (t, p) as its pos key holds it: 1 with *end, or 0 */
+/* node id's position for partition (t, p) as its pos key held it at revision r (the
+ * event log has every version): 1 with *end, or 0 */
 static int
-pos_stored(uint32_t id, uint32_t t, uint32_t p, uint64_t *end, int64_t *mod)
+pos_at(uint32_t id, uint32_t t, uint32_t p, int64_t r, uint64_t *end)
 {
 	char key[32], pk[32];
-	const struct skv *k;
-	const char *s;
 	unsigned long long c, e;
+	const char *s;
+	size_t i;
 
 	snprintf(key, sizeof(key), "pos/%u", id);
-	k = kv_get(key);
-	if (k == NULL)
-		return 0;
-	*mod = k->mod;
-	snprintf(pk, sizeof(pk), "\"%s/%u\":[", topics[t].name, p);
-	s = strstr(k->val, pk);
-	if (s == NULL || sscanf(s + strlen(pk), "%llu,%llu", &c, &e) != 2)
-		return 0;
-	*end = e;
-	return 1;
+	for (i = nev; i-- > 0;) {
+		if (evs[i].kv.mod > r || strcmp(evs[i].kv.key, key) != 0)
+			continue;
+		if (evs[i].del)
+			return 0;
+		snprintf(pk, sizeof(pk), "\"%s/%u\":[", topics[t].name, p);
+		s = strstr(evs[i].kv.val, pk);
+		if (s == NULL || sscanf(s + strlen(pk), "%llu,%llu", &c, &e) != 2)
+			return 0;
+		*end = e;
+		return 1;
+	}
+	return 0;
 }
 
 /* Invariants (3), (4), (5) on what node w sends, against the store as it is now (the
@@ -439,7 +446,6 @@ check_send(const struct snode *w, const struct sl_controller_put *put, size_t np
 		const struct skv *k = kv_get(put[i].key);
 		struct sl_part_meta old, nw;
 		uint64_t best = 0, e;
-		int64_t mod;
 		uint8_t j;
 		int known;
 
@@ -463,13 +469,13 @@ check_send(const struct snode *w, const struct sl_controller_put *put, size_t np
 		if (!live_at(nw.leader, w->seen))
 			fail("%s: new leader %u was not live at revision %" PRId64
 			     " (what node %u had read)", put[i].key, nw.leader, w->seen, w->id);
-		/* (4) */
-		known = pos_stored(nw.leader, t, p, &best, &mod);
+		/* (4): what the writer had seen, every event up to w->seen */
+		known = pos_at(nw.leader, t, p, w->seen, &best);
 		for (j = 0; j < old.nisr; j++) {
 			uint32_t m = old.isr[j];
 
 			if (m == old.leader || m == nw.leader || !live_at(m, w->seen) ||
-			    !pos_stored(m, t, p, &e, &mod) || mod > w->seen)
+			    !pos_at(m, t, p, w->seen, &e))
 				continue;
 			if (!known || e > best)
 				fail("%s: node %u leads with log end %" PRIu64 "%s, but ISR member "
@@ -492,8 +498,8 @@ check_send(const struct snode *w, const struct sl_controller_put *put, size_t np
 			if (sl_membership_view_parse(put[i].value, put[i].value_len, &nw) != 0)
 				continue;
 			if (!live_at(nw.leader, w->seen))
-				fail("%s placed on node %u, not live at %" PRId64, put[i].key,
-				     nw.leader, w->seen);
+				fail("%s placed on node %u, not live at %" PRId64 " (seen by %u)",
+				     put[i].key, nw.leader, w->seen, w->id);
 			cnt[nw.leader]++;
 			first = p < first ? p : first;
 			last = p > last ? p : last;
@@ -754,6 +760,7 @@ node_register(struct snode *n)
 	n->renewed = now;
 	n->next_ka = now + TTL_MS / 3;
 	n->registered = 1;
+	trace("node %u registered (lease %" PRId64 ", rev %" PRId64 ")", n->id, n->lease, rev);
 	return 0;
 }
 
@@ -839,6 +846,8 @@ keepalive(struct snode *n)
 static void
 watch(struct snode *n)
 {
+	int64_t r;
+
 	while (n->wcur < nev && reachable(n)) {
 		if (n->wdue == 0) {
 			uint64_t d = chance(2000) ? 150 + rndn(450) :
@@ -850,11 +859,13 @@ watch(struct snode *n)
 			return;
 		n->wlast = n->wdue;
 		n->wdue = 0;
-		sl_controller_watch_event(n->c, now);
-		feed(n, &evs[n->wcur].kv, evs[n->wcur].del);
-		if (evs[n->wcur].kv.mod > n->seen)
-			n->seen = evs[n->wcur].kv.mod;
-		n->wcur++;
+		/* one revision's events come in one watch response */
+		r = evs[n->wcur].kv.mod;
+		for (; n->wcur < nev && evs[n->wcur].kv.mod == r; n->wcur++) {
+			sl_controller_watch_event(n->c, now);
+			feed(n, &evs[n->wcur].kv, evs[n->wcur].del);
+		}
+		n->seen = r;
 	}
 }
 
@@ -877,8 +888,10 @@ publish_pos(struct snode *n)
 		struct sl_part_meta m;
 		uint32_t t, p;
 
-		if (part_index(kvs[i].key, &t, &p) != 0)
+		if (!kvs[i].view)
 			continue;
+		t = kvs[i].t;
+		p = kvs[i].p;
 		view_of(&kvs[i], &m);
 		if (!in_ids(m.replicas, m.nreplicas, n->id))
 			continue;
@@ -933,8 +946,10 @@ data_tick(void)
 		uint32_t t, p;
 		uint8_t j;
 
-		if (part_index(kvs[i].key, &t, &p) != 0)
+		if (!kvs[i].view)
 			continue;
+		t = kvs[i].t;
+		p = kvs[i].p;
 		view_of(&kvs[i], &m);
 		l = &nodes[m.leader];
 		if (!l->up || l->fenced || m.writes_disabled)
@@ -1071,14 +1086,17 @@ reset(void)
 static void
 run(uint64_t seed, uint64_t ms)
 {
-	uint64_t quiet_at = ms > 6000 ? ms - 6000 : 0, t2 = rndn(ms / 2);
+	uint64_t quiet_at = ms > 6000 ? ms - 6000 : 0, t2;
 	uint32_t i;
 	int64_t last_rev = 0;
 
 	reset();
 	seed_now = seed;
+	if (getenv("CTL_SIM_TRACE") != NULL)
+		verbose = strtoull(getenv("CTL_SIM_TRACE"), NULL, 10) == seed;
 	rng_state = seed * 0x2545f4914f6cdd1dull + 1;
 	nn = 3 + (uint32_t)rndn(3);
+	t2 = rndn(ms / 2);
 	p_kill = (uint32_t)rndn(40);		/* per node per ms, in 1/100000 */
 	p_stop = (uint32_t)rndn(10);
 	p_cut = (uint32_t)rndn(40);
