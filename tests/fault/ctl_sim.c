@@ -33,8 +33,9 @@
  *  (5) a placement spreads leaders evenly: consecutive partitions of a topic written in one
  *      transaction have min(k, live nodes) distinct leaders, counts within one of each
  *      other, every leader live;
- *  (6) after the faults stop and the cluster runs quietly for 6 s: one controller, every
- *      topic fully placed, every partition led by a live node in its ISR;
+ *  (6) after the faults stop (the dead stay dead) and the cluster runs quietly for 6 s: a
+ *      live controller, every topic placed when enough nodes are up, no partition led by
+ *      a dead node while a member of its ISR is live;
  *  (7) store-level sanity of the fake itself (revisions only grow).
  *
  *   ctl_sim [--seed N | --seeds A-B] [--verbose] [--ms T]
@@ -1023,8 +1024,11 @@ static void
 check_settled(void)
 {
 	const struct skv *ck = kv_get("controller");
-	uint32_t t, p, id;
+	uint32_t t, p, id, up = 0;
+	uint8_t j;
 
+	for (id = 1; id <= nn; id++)
+		up += nodes[id].up;
 	if (ck == NULL)
 		fail("settled: no controller");
 	if (sscanf(ck->val, "{\"id\":%u}", &id) != 1 || id == 0 || id > nn || !nodes[id].up)
@@ -1034,15 +1038,22 @@ check_settled(void)
 			char key[48];
 			const struct skv *k;
 			struct sl_part_meta m;
+			int any = 0;
 
 			snprintf(key, sizeof(key), "partitions/%s/%u", topics[t].name, p);
 			k = kv_get(key);
+			if (k == NULL && topics[t].replicas <= up)
+				fail("settled: %s not placed (%u nodes up)", key, up);
 			if (k == NULL)
-				fail("settled: %s not placed", key);
+				continue;
 			view_of(k, &m);
-			if (!live_at(m.leader, rev) || !in_ids(m.isr, m.nisr, m.leader))
-				fail("settled: %s led by node %u, not live (ISR of %u)", key,
-				     m.leader, m.nisr);
+			if (!in_ids(m.isr, m.nisr, m.leader))
+				fail("settled: %s: leader %u not in its ISR", key, m.leader);
+			for (j = 0; j < m.nisr; j++)
+				any |= live_at(m.isr[j], rev);
+			if (!live_at(m.leader, rev) && any)
+				fail("settled: %s led by node %u, gone, while an ISR member is live",
+				     key, m.leader);
 		}
 }
 
@@ -1128,11 +1139,8 @@ run(uint64_t seed, uint64_t ms)
 		if (!quiet)
 			faults();
 		else
-			for (i = 1; i <= nn; i++) {
-				if (!nodes[i].up)
-					node_start(&nodes[i]);
-				nodes[i].cut_until = 0;
-			}
+			for (i = 1; i <= nn; i++)
+				nodes[i].cut_until = 0;	/* the dead stay dead */
 		for (i = 1; i <= nn; i++)
 			if (nodes[i].up && now >= nodes[i].next_poll)
 				node_poll(&nodes[i]);
