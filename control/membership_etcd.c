@@ -26,7 +26,9 @@
  * session (CAS on the partition key); every node installs it by watch. The new leader is
  * the live ISR member with the longest log, as the members publish it (P/pos/<id>). The
  * controller's writes also compare its P/controller key's create_revision: a deposed
- * controller's writes fail.
+ * controller's writes fail. Its state machine is control/controller.c: this file feeds it
+ * every key read or watched, its lease and the time, and gives it the store it writes
+ * through (store_txn, store_read: etcd transactions, batched by the controller).
  *
  * Fencing: a node that has not renewed its lease for 2/3 of the TTL can no longer prove it
  * is alive to the others (its lease may expire and its partitions fail over elsewhere): it
