@@ -18,8 +18,11 @@
  * transactions refused (-EIO, nothing written), answers lost after the write (the caller
  * sees -ENOTCONN), and transactions held in the network for up to 3 s and applied then
  * (the caller timed out: a deposed controller's write arriving late). Topics created at
- * the start and during the run. Each node's log end per partition grows while its leader
- * is up (followers at most the leader's); positions go to pos/<id>.
+ * the start and during the run. Leaders change their ISR now and then (a member leaves, a
+ * caught-up replica joins: a write without the controller's compare, as ms_request's),
+ * racing the controller's batches (their compares lose: the controller reads again and
+ * decides again). Each node's log end per partition grows while its leader is up
+ * (followers at most the leader's); positions go to pos/<id>.
  *
  * Invariants, checked on every transaction and after every step (1 ms):
  *  (1) a partition view is only ever written by the node holding the controller key,
@@ -364,8 +367,21 @@ static uint32_t ntopics;
 
 static struct {
 	uint64_t txns, writes, lost, refused, held, kills, cuts, stops, failovers, placed;
-	uint64_t elections;
+	uint64_t elections, isr, cas_lost, reads;
 } sims;
+
+static void
+ctl_close(struct sl_controller *c)
+{
+	struct sl_controller_stats st;
+
+	if (c == NULL)
+		return;
+	sl_controller_get_stats(c, &st);
+	sims.cas_lost += st.cas_lost;
+	sims.reads += st.reads;
+	sl_controller_close(c);
+}
 
 static int
 reachable(const struct snode *n)
@@ -524,7 +540,8 @@ check_send(const struct snode *w, const struct sl_controller_put *put, size_t np
 
 /* Apply a transaction whose compares hold: invariants (1), (2), then the puts. */
 static void
-apply_txn(uint32_t writer, int64_t wlease, const struct sl_controller_put *put, size_t nput)
+apply_txn(uint32_t writer, int64_t wlease, const struct sl_controller_put *put, size_t nput,
+	  int isr)
 {
 	const struct skv *ck = kv_get("controller");
 	size_t i;
@@ -540,13 +557,17 @@ apply_txn(uint32_t writer, int64_t wlease, const struct sl_controller_put *put, 
 
 			/* (1) */
 			snprintf(want, sizeof(want), "{\"id\":%u}", writer);
-			if (ck == NULL || strcmp(ck->val, want) != 0 || ck->lease != wlease)
+			if (!isr && (ck == NULL || strcmp(ck->val, want) != 0 || ck->lease != wlease))
 				fail("%s written by node %u (lease %" PRId64 ") while the "
 				     "controller key is %s (lease %" PRId64 ")", put[i].key,
 				     writer, wlease, ck ? ck->val : "absent",
 				     ck ? ck->lease : 0);
 			if (sl_membership_view_parse(put[i].value, put[i].value_len, &nw) != 0)
 				fail("bad view");
+			if (isr && (k == NULL || !k->view || k->meta.leader != writer ||
+				    nw.leader != writer || nw.epoch != k->meta.epoch))
+				fail("%s: an ISR change by node %u that is not its leader",
+				     put[i].key, writer);
 			if (k != NULL) {
 				view_of(k, &old);
 				/* (2) */
@@ -643,7 +664,7 @@ st_txn(void *arg, const struct sl_controller_cmp *cmp, size_t ncmp,
 		lost = 1;
 		sims.lost++;
 	}
-	apply_txn(n->id, n->lease, put, nput);
+	apply_txn(n->id, n->lease, put, nput, 0);
 	if (lost)
 		return -ENOTCONN;
 	*r = rev;
@@ -695,7 +716,7 @@ held_due(void)
 		}
 		if (puts_leases_live(h->put, h->nput) && cmps_hold(h->cmp, h->ncmp)) {
 			trace("node %u: a held txn of %zu puts applies", h->node, h->nput);
-			apply_txn(h->node, h->lease, h->put, h->nput);
+			apply_txn(h->node, h->lease, h->put, h->nput, 0);
 		} else {
 			trace("node %u: a held txn of %zu puts fails its compares", h->node,
 			      h->nput);
@@ -789,7 +810,7 @@ node_down(struct snode *n, int clean)
 
 	if (clean && l != NULL && l->live && reachable(n))
 		lease_end(l);
-	sl_controller_close(n->c);
+	ctl_close(n->c);
 	n->c = NULL;
 	n->up = 0;
 	n->restart_at = now + 300 + rndn(2700);
@@ -915,6 +936,55 @@ publish_pos(struct snode *n)
 	n->pos_put = now;
 }
 
+/* A leader's ISR change (as membership_etcd's ms_request writes it: CAS on the partition
+ * key's mod_revision, no controller compare): now and then a member leaves (lagging), or a
+ * replica out of the ISR that caught up joins. Races with the controller's batches. */
+static void
+isr_change(struct snode *n)
+{
+	size_t i;
+
+	if (n->fenced || !reachable(n) || quiet || !chance(3000))
+		return;
+	for (i = 0; i < nkv; i++) {
+		struct skv *k = &kvs[i];
+		struct sl_part_meta m;
+		struct sl_controller_put put;
+		uint32_t who;
+		char *val;
+		uint8_t j;
+
+		if (!k->view || k->meta.leader != n->id || chance(50000))
+			continue;
+		m = k->meta;
+		who = m.replicas[rndn(m.nreplicas)];
+		if (who == n->id)
+			continue;
+		if (in_ids(m.isr, m.nisr, who)) {
+			uint8_t o = 0;
+
+			for (j = 0; j < m.nisr; j++)
+				if (m.isr[j] != who)
+					m.isr[o++] = m.isr[j];
+			m.nisr = o;
+		} else if (nodes[who].end[k->t * MAXP + k->p] ==
+			   n->end[k->t * MAXP + k->p] && nodes[who].up) {
+			m.isr[m.nisr++] = who;
+		} else {
+			continue;
+		}
+		val = sl_membership_view_json(&m);
+		put = (struct sl_controller_put){.key = k->key, .value = val,
+						 .value_len = strlen(val)};
+		trace("node %u: %s: ISR of %u -> %u", n->id, k->key, k->meta.nisr, m.nisr);
+		/* the store as it is: the leader's CAS holds */
+		apply_txn(n->id, n->lease, &put, 1, 1);
+		sims.isr++;
+		free(val);
+		return;
+	}
+}
+
 static void
 node_poll(struct snode *n)
 {
@@ -931,6 +1001,7 @@ node_poll(struct snode *n)
 		keepalive(n);
 	watch(n);
 	publish_pos(n);
+	isr_change(n);
 	sl_controller_tick(n->c, now, !n->fenced && reachable(n));
 }
 
@@ -1084,7 +1155,7 @@ reset(void)
 	}
 	nheld = 0;
 	for (i = 1; i <= MAXN; i++) {
-		sl_controller_close(nodes[i].c);
+		ctl_close(nodes[i].c);
 		free(nodes[i].pos_last);
 	}
 	memset(nodes, 0, sizeof(nodes));
@@ -1186,9 +1257,10 @@ main(int argc, char **argv)
 	printf("ctl_sim: seeds %" PRIu64 "-%" PRIu64 " passed (in all: %" PRIu64 " txns, %"
 	       PRIu64 " written, %" PRIu64 " placed, %" PRIu64 " leader changes, %" PRIu64
 	       " elections, %" PRIu64 " kills, %" PRIu64 " cuts, %" PRIu64 " refused, %" PRIu64
-	       " answers lost, %" PRIu64 " held)\n", a, b, sims.txns, sims.writes, sims.placed,
-	       sims.failovers, sims.elections, sims.kills, sims.cuts, sims.refused, sims.lost,
-	       sims.held);
+	       " answers lost, %" PRIu64 " held, %" PRIu64 " ISR changes, %" PRIu64
+	       " controller txns lost a compare, %" PRIu64 " reads after)\n", a, b, sims.txns,
+	       sims.writes, sims.placed, sims.failovers, sims.elections, sims.kills, sims.cuts,
+	       sims.refused, sims.lost, sims.held, sims.isr, sims.cas_lost, sims.reads);
 	reset();
 	free(evs);
 	return 0;
