@@ -29,7 +29,9 @@ struct cnode {
 	uint8_t live;			/* nodes/<id> is there */
 	uint8_t read;			/* ... in the full read under way */
 	uint8_t pos_read;		/* pos/<id> too */
-	json_t *pos;			/* pos/<id> */
+	char *pos_raw;			/* pos/<id> as last put (NULL: none) */
+	size_t pos_len;
+	json_t *pos;			/* ... parsed when first looked up (most never are) */
 	uint64_t pos_seen_ms;		/* its last pos/<id> put arrived */
 };
 
@@ -281,23 +283,25 @@ on_pos(struct sl_controller *c, const char *rest, const struct sl_controller_kv 
 {
 	uint32_t id = id_of(rest);
 	struct cnode *n = id != 0 ? node_get(c, id, 0) : NULL;
-	json_t *j = NULL;
 
 	if (n == NULL)
 		return;
 	if (c->reading)
 		n->pos_read = 1;
-	if (!del) {
-		j = json_loadb(kv->value, kv->value_len, 0, NULL);
-		if (!json_is_object(j)) {
-			json_decref(j);
-			j = NULL;
-		}
-	}
 	json_decref(n->pos);
-	n->pos = j;
-	if (j != NULL)
-		n->pos_seen_ms = now;
+	n->pos = NULL;
+	free(n->pos_raw);
+	n->pos_raw = NULL;
+	if (del)
+		return;
+	/* a beat: kept as it came, parsed only for a decision */
+	n->pos_raw = malloc(kv->value_len + 1);
+	if (n->pos_raw == NULL)
+		return;
+	memcpy(n->pos_raw, kv->value, kv->value_len);
+	n->pos_raw[kv->value_len] = '\0';
+	n->pos_len = kv->value_len;
+	n->pos_seen_ms = now;
 }
 
 void
@@ -361,9 +365,11 @@ sl_controller_read_end(struct sl_controller *c)
 			n->live = 0;
 			c->due = 1;
 		}
-		if (n->pos != NULL && !n->pos_read) {
+		if (n->pos_raw != NULL && !n->pos_read) {
 			json_decref(n->pos);	/* gone with its lease meanwhile */
 			n->pos = NULL;
+			free(n->pos_raw);
+			n->pos_raw = NULL;
 		}
 	}
 	c->reading = 0;
@@ -403,12 +409,22 @@ static int
 pos_lookup(struct sl_controller *c, uint32_t node, const char *topic, uint16_t part,
 	   uint64_t *committed, uint64_t *end)
 {
-	const struct cnode *n = node_get(c, node, 0);
+	struct cnode *n = node_get(c, node, 0);
 	char k[SL_COORD_NAME_MAX + 8];
 	json_t *a;
 
-	if (n == NULL || n->pos == NULL)
+	if (n == NULL || n->pos_raw == NULL)
 		return 0;
+	if (n->pos == NULL) {
+		n->pos = json_loadb(n->pos_raw, n->pos_len, 0, NULL);
+		if (!json_is_object(n->pos)) {
+			json_decref(n->pos);
+			n->pos = NULL;
+			free(n->pos_raw);	/* not a position object: unknown */
+			n->pos_raw = NULL;
+			return 0;
+		}
+	}
 	snprintf(k, sizeof(k), "%s/%u", topic, part);
 	a = json_object_get(n->pos, k);
 	if (!json_is_array(a) || json_array_size(a) != 2)
@@ -824,8 +840,10 @@ sl_controller_close(struct sl_controller *c)
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < c->nnodes; i++)
+	for (i = 0; i < c->nnodes; i++) {
 		json_decref(c->nodes[i].pos);
+		free(c->nodes[i].pos_raw);
+	}
 	free(c->topics);
 	free(c->parts);
 	free(c->dec);
