@@ -557,7 +557,8 @@ apply_txn(uint32_t writer, int64_t wlease, const struct sl_controller_put *put, 
 
 			/* (1) */
 			snprintf(want, sizeof(want), "{\"id\":%u}", writer);
-			if (!isr && (ck == NULL || strcmp(ck->val, want) != 0 || ck->lease != wlease))
+			if (!isr && (ck == NULL || strcmp(ck->val, want) != 0 ||
+				     ck->lease != wlease))
 				fail("%s written by node %u (lease %" PRId64 ") while the "
 				     "controller key is %s (lease %" PRId64 ")", put[i].key,
 				     writer, wlease, ck ? ck->val : "absent",
@@ -571,7 +572,8 @@ apply_txn(uint32_t writer, int64_t wlease, const struct sl_controller_put *put, 
 			if (k != NULL) {
 				view_of(k, &old);
 				/* (2) */
-				if (nw.epoch < old.epoch || nw.leader_session < old.leader_session ||
+				if (nw.epoch < old.epoch ||
+				    nw.leader_session < old.leader_session ||
 				    (nw.leader != old.leader && (nw.epoch <= old.epoch ||
 				     nw.leader_session <= old.leader_session)))
 					fail("%s: epoch %u session %" PRIu64 " after epoch %u "
@@ -1106,7 +1108,7 @@ check_settled(void)
 		fail("settled: controller %s is not a live node", ck->val);
 	for (t = 0; t < ntopics; t++)
 		for (p = 0; p < topics[t].nparts; p++) {
-			char key[48];
+			char key[KEYLEN + 32];
 			const struct skv *k;
 			struct sl_part_meta m;
 			int any = 0;
@@ -1123,8 +1125,8 @@ check_settled(void)
 			for (j = 0; j < m.nisr; j++)
 				any |= live_at(m.isr[j], rev);
 			if (!live_at(m.leader, rev) && any)
-				fail("settled: %s led by node %u, gone, while an ISR member is live",
-				     key, m.leader);
+				fail("settled: %s led by node %u, gone, while an ISR member "
+				     "is live", key, m.leader);
 		}
 }
 
