@@ -26,7 +26,9 @@
  * session (CAS on the partition key); every node installs it by watch. The new leader is
  * the live ISR member with the longest log, as the members publish it (P/pos/<id>). The
  * controller's writes also compare its P/controller key's create_revision: a deposed
- * controller's writes fail.
+ * controller's writes fail. Its state machine is control/controller.c: this file feeds it
+ * every key read or watched, its lease and the time, and gives it the store it writes
+ * through (store_txn, store_read: etcd transactions, batched by the controller).
  *
  * Fencing: a node that has not renewed its lease for 2/3 of the TTL can no longer prove it
  * is alive to the others (its lease may expire and its partitions fail over elsewhere): it
@@ -49,9 +51,11 @@
 #include <jansson.h>
 
 #include <rte_common.h>
+#include <rte_errno.h>
 #include <rte_log.h>
 
 #include "cluster.h"
+#include "controller.h"
 #include "err.h"
 #include "etcd.h"
 #include "membership.h"
@@ -65,11 +69,9 @@ RTE_LOG_REGISTER_SUFFIX(sl_membership_etcd_logtype, membership.etcd, INFO);
 
 #define KEY_MAX 256
 #define PREFIX_MAX 128
-#define SCAN_MS 1000			/* the controller re-checks every partition */
 #define MAX_EVENTS_PER_POLL 1024
 #define RETRY_MS 100			/* a keep-alive that failed is tried again after */
-#define BEAT_MS 200			/* a leader (and the controller) writes P/pos this often */
-#define SUSPECT_MS 1200			/* a leader silent this long is failed over */
+#define BEAT_MS SL_CONTROLLER_BEAT_MS	/* a leader (and the controller) writes P/pos so often */
 #define STALL_MS 400			/* a poll, or a gap between polls, said when longer */
 #define MOVE_TIMEOUT_MS 60000		/* a move whose new replicas do not catch up gives up */
 #define START_WAIT_MS 10000		/* etcd not answering at start: tried this long */
@@ -117,17 +119,11 @@ struct mse {
 	uint32_t ttl_s;
 	int64_t lease;
 	uint64_t next_keepalive_ms;
-	uint64_t next_scan_ms;
 	int64_t rev;			/* store revision of the last full read */
-	uint32_t controller_id;		/* 0: none known */
-	int controller;			/* this node holds P/controller */
+	struct sl_controller *ctl;	/* the controller's state machine (controller.h) */
 	uint8_t live[SL_MEMBERSHIP_MAX_NODES];	/* by index in m->nodes */
 	json_t *pos[SL_MEMBERSHIP_MAX_NODES];	/* P/pos/<id> by index in m->nodes */
-	uint64_t pos_seen_ms[SL_MEMBERSHIP_MAX_NODES];	/* its last P/pos put arrived */
-	uint64_t event_ms;		/* the last watch event arrived */
-	uint64_t flow_ms;		/* since then, no gap of 2 BEAT_MS between events */
 	uint64_t pos_put_ms;		/* this node's last P/pos write */
-	uint64_t suspects;		/* leaders failed over for silence */
 	uint64_t poll_start_ms, poll_end_ms;
 	uint64_t fence_age_ms;		/* the last renewal's age when it last fenced */
 	struct emove mv;		/* the last move started here */
@@ -138,11 +134,10 @@ struct mse {
 	int etcd_down;			/* ... failed: every endpoint refused (etcd down) */
 	uint64_t unreachable_ms;	/* since when not */
 	int fenced;			/* views of the partitions this node leads: writes off */
-	int64_t ctl_rev;		/* create_revision of our P/controller (0: not ours) */
 	char *pos_last;			/* the P/pos/<id> value last written */
 	uint64_t next_pos_ms;
 	struct sl_part_info *info;	/* scratch for the positions */
-	uint64_t fences, failovers, cas_lost;
+	uint64_t fences, cas_lost;
 	struct etopic *topics;
 	size_t ntopics, ctopics;
 	struct epart *parts;
@@ -420,9 +415,6 @@ install(struct sl_membership *m, const struct epart *p)
 	     want.writes_disabled != p->meta.writes_disabled ? " (fenced)" : "");
 }
 
-static void controller_scan(struct sl_membership *m);
-static void elect(struct sl_membership *m);
-
 static void
 on_node(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, int del)
 {
@@ -438,8 +430,6 @@ on_node(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 		if (i >= 0 && x->live[i]) {
 			x->live[i] = 0;
 			XLOG(NOTICE, "node %u left (its lease ended)", m->nodes[i].id);
-			if (x->controller)
-				controller_scan(m);
 		}
 		return;
 	}
@@ -478,33 +468,7 @@ on_node(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 		a.s_addr = htonl(m->nodes[i].ip);
 		XLOG(NOTICE, "node %u is live (%s:%u)", m->nodes[i].id, inet_ntoa(a),
 		     m->nodes[i].port);
-		if (x->controller)
-			controller_scan(m);
 	}
-}
-
-static void
-on_controller(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
-{
-	struct mse *x = m->priv;
-	json_int_t id = 0;
-	json_t *j;
-
-	if (del) {
-		XLOG(NOTICE, "controller %u gone", x->controller_id);
-		x->controller_id = 0;
-		x->controller = 0;
-		x->ctl_rev = 0;
-		elect(m);
-		return;
-	}
-	j = json_loadb(kv->value, kv->value_len, 0, NULL);
-	if (j != NULL && json_unpack(j, "{s:I}", "id", &id) == 0 && id > 0) {
-		x->controller_id = (uint32_t)id;
-		x->controller = id == m->node_id && kv->lease == x->lease && !x->fenced;
-		x->ctl_rev = x->controller ? kv->create_revision : 0;
-	}
-	json_decref(j);
 }
 
 static void
@@ -554,8 +518,6 @@ on_topic(struct sl_membership *m, const char *name, const struct sl_etcd_kv *kv,
 	json_decref(j);
 	if (m->broker != NULL)
 		topic_local(m, name, 0);
-	if (x->controller)
-		controller_scan(m);
 }
 
 static void
@@ -616,34 +578,36 @@ on_pos(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, i
 	}
 	json_decref(x->pos[i]);
 	x->pos[i] = j;
-	if (j != NULL)
-		x->pos_seen_ms[i] = now_ms();
 	if (j != NULL && x->mv.state == MOVE_DONE && x->mv.led_ms == 0 &&
 	    m->nodes[i].id == x->mv.new_leader && x->mv.new_leader != x->mv.old_leader)
 		x->mv.led_ms = now_ms();	/* its first write since it leads */
 }
 
-/* One key under the prefix, read or watched. */
+/* One key under the prefix, read or watched: this node's tables, then the controller's. */
 static void
 apply(struct sl_membership *m, const struct sl_etcd_kv *kv, int del)
 {
 	struct mse *x = m->priv;
 	size_t pl = strlen(x->prefix);
+	struct sl_controller_kv ckv;
 	const char *rest;
 
 	if (kv->key_len <= pl + 1 || strncmp(kv->key, x->prefix, pl) != 0 || kv->key[pl] != '/')
 		return;
 	rest = kv->key + pl + 1;
+	ckv = (struct sl_controller_kv){.key = rest, .value = kv->value,
+					.value_len = kv->value_len,
+					.create_rev = kv->create_revision,
+					.mod_rev = kv->mod_revision, .lease = kv->lease};
 	if (strncmp(rest, "nodes/", 6) == 0)
 		on_node(m, rest + 6, kv, del);
-	else if (strcmp(rest, "controller") == 0)
-		on_controller(m, kv, del);
 	else if (strncmp(rest, "topics/", 7) == 0)
 		on_topic(m, rest + 7, kv, del);
 	else if (strncmp(rest, "partitions/", 11) == 0)
 		on_part(m, rest + 11, kv, del);
 	else if (strncmp(rest, "pos/", 4) == 0)
 		on_pos(m, rest + 4, kv, del);
+	sl_controller_apply(x->ctl, &ckv, del, now_ms());
 }
 
 /* Read everything under the prefix (nodes, then the controller, topics, partitions: each
@@ -666,11 +630,13 @@ resync(struct sl_membership *m)
 		XLOG(ERR, "reading %s: %s", key, strerror(-rc));
 		return rc;
 	}
+	sl_controller_read_begin(x->ctl);
 	for (k = 0; k < RTE_DIM(order); k++)
 		for (i = 0; i < all.n; i++)
 			if (all.kv[i].key_len > pl &&
 			    strncmp(all.kv[i].key + pl, order[k], strlen(order[k])) == 0)
 				apply(m, &all.kv[i], 0);
+	sl_controller_read_end(x->ctl);
 	x->rev = all.revision;
 	sl_etcd_kvs_free(&all);
 	sl_etcd_watch_close(x->w);
@@ -698,6 +664,7 @@ lease_and_register(struct sl_membership *m, uint64_t wait_ms)
 	if (rc != 0)
 		return rc;
 	x->last_renew_ms = sent;
+	sl_controller_set_lease(x->ctl, x->fenced ? 0 : x->lease);
 	free(x->pos_last);	/* a new lease: the positions go under it again */
 	x->pos_last = NULL;
 	key_of(x, key, "nodes/%u", m->node_id);
@@ -729,72 +696,34 @@ lease_and_register(struct sl_membership *m, uint64_t wait_ms)
 	return rc;
 }
 
-static void
-elect(struct sl_membership *m)
-{
-	struct mse *x = m->priv;
-	char key[KEY_MAX], val[64];
-	struct sl_etcd_cmp absent = {.key = key, .target = SL_ETCD_CMP_CREATE,
-				     .result = SL_ETCD_EQUAL};
-	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key, .value = val,
-				 .lease = x->lease};
-	int64_t rev = 0;
-	json_t *id;
-	int rc;
-
-	if (x->controller_id != 0 || x->lease == 0 || x->fenced)
-		return;
-	key_of(x, key, "controller");
-	id = json_pack("{s:I}", "id", (json_int_t)m->node_id);
-	put.value_len = id != NULL ? json_dumpb(id, val, sizeof(val), JSON_COMPACT) : 0;
-	json_decref(id);
-	if (put.value_len == 0 || put.value_len > sizeof(val))
-		return;
-	rc = sl_etcd_txn(x->e, &absent, 1, &put, 1, NULL, 0, &rev, NULL);
-	seen(m, rc);
-	if (rc == 1) {
-		x->controller = 1;
-		x->controller_id = m->node_id;
-		x->ctl_rev = rev;	/* the txn's one put: the key's create_revision */
-		XLOG(NOTICE, "this node (%u) is the controller", m->node_id);
-		controller_scan(m);
-	} else if (rc < 0) {
-		XLOG(WARNING, "election: %s", strerror(-rc));
-	}
-	/* rc 0: another node holds it; the watch tells us which */
-}
-
 /* ---- writing views (CAS on the partition key) ---- */
 
-/* Write next for partition p if its key is still at p->mod_rev (0: must not exist) and, for
- * the controller (ctl), if P/controller is still the key it created (fencing: a deposed
- * controller's writes fail). 1 written (p updated), 0 someone changed it first, or a
- * negative errno. */
+/* Write next for partition p if its key is still at p->mod_rev (0: must not exist): an ISR
+ * change, an operator's edit, a move. ctl must be 0: the controller's writes go through
+ * its store (store_txn), fenced by its key. 1 written (p updated), 0 someone changed it
+ * first, or a negative errno. */
 static int
 cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *next, int ctl)
 {
 	struct mse *x = m->priv;
-	char key[KEY_MAX], ckey[KEY_MAX], *val;
-	struct sl_etcd_cmp cmp[2] = {
-		{.key = key, .target = p->mod_rev != 0 ? SL_ETCD_CMP_MOD : SL_ETCD_CMP_CREATE,
-		 .result = SL_ETCD_EQUAL, .num = p->mod_rev},
-		{.key = ckey, .target = SL_ETCD_CMP_CREATE, .result = SL_ETCD_EQUAL,
-		 .num = x->ctl_rev},
+	char key[KEY_MAX], *val;
+	struct sl_etcd_cmp cmp = {
+		.key = key, .target = p->mod_rev != 0 ? SL_ETCD_CMP_MOD : SL_ETCD_CMP_CREATE,
+		.result = SL_ETCD_EQUAL, .num = p->mod_rev,
 	};
 	struct sl_etcd_op put = {.kind = SL_ETCD_OP_PUT, .key = key};
 	int64_t rev = 0;
 	int rc;
 
-	if (x->fenced || (ctl && (!x->controller || x->ctl_rev == 0)))
-		return 0;	/* this node cannot prove its lease (or its controller key) */
+	if (x->fenced || ctl)
+		return 0;	/* this node cannot prove its lease */
 	val = sl_membership_view_json(next);
 	if (val == NULL)
 		return -ENOMEM;
 	key_of(x, key, "partitions/%s/%u", p->topic, p->part);
-	key_of(x, ckey, "controller");
 	put.value = val;
 	put.value_len = strlen(val);
-	rc = sl_etcd_txn(x->e, cmp, ctl ? 2 : 1, &put, 1, NULL, 0, &rev, NULL);
+	rc = sl_etcd_txn(x->e, &cmp, 1, &put, 1, NULL, 0, &rev, NULL);
 	seen(m, rc);
 	free(val);
 	if (rc == 0)
@@ -808,15 +737,104 @@ cas_view(struct sl_membership *m, struct epart *p, const struct sl_part_meta *ne
 	return rc;
 }
 
-/* ---- the controller ---- */
+/* ---- the controller's store (controller.h) on etcd ---- */
+
+static void fence_check(struct sl_membership *m, uint64_t ahead_ms);
+
+/* One etcd txn: the compares (all "equal"), the puts. Once written, the partition views it
+ * wrote are this node's at once (installed, as the watch would, later). */
+static int
+store_txn(void *arg, const struct sl_controller_cmp *cmp, size_t ncmp,
+	  const struct sl_controller_put *put, size_t nput, int64_t *rev)
+{
+	struct sl_membership *m = arg;
+	struct mse *x = m->priv;
+	struct sl_etcd_cmp *ec;
+	struct sl_etcd_op *eo;
+	char (*keys)[KEY_MAX];
+	size_t i, pl = strlen(x->prefix) + 1;
+	int64_t r = 0;
+	int rc;
+
+	/* a scan's transactions may take a while: stop at the fence */
+	fence_check(m, x->request_ms);
+	if (x->fenced || !x->reachable)
+		return -EAGAIN;
+	ec = calloc(ncmp, sizeof(*ec));
+	eo = calloc(nput, sizeof(*eo));
+	keys = malloc((ncmp + nput) * sizeof(*keys));
+	rc = -ENOMEM;
+	if (ec == NULL || eo == NULL || keys == NULL)
+		goto out;
+	for (i = 0; i < ncmp; i++) {
+		key_of(x, keys[i], "%s", cmp[i].key);
+		ec[i] = (struct sl_etcd_cmp){
+			.key = keys[i], .result = SL_ETCD_EQUAL, .num = cmp[i].rev,
+			.target = cmp[i].target == SL_CONTROLLER_CMP_MOD ? SL_ETCD_CMP_MOD :
+									    SL_ETCD_CMP_CREATE,
+		};
+	}
+	for (i = 0; i < nput; i++) {
+		key_of(x, keys[ncmp + i], "%s", put[i].key);
+		eo[i] = (struct sl_etcd_op){.kind = SL_ETCD_OP_PUT, .key = keys[ncmp + i],
+					    .value = put[i].value, .value_len = put[i].value_len,
+					    .lease = put[i].lease};
+	}
+	rc = sl_etcd_txn(x->e, ec, ncmp, eo, nput, NULL, 0, &r, NULL);
+	seen(m, rc);
+	if (rev != NULL)
+		*rev = r;
+	for (i = 0; rc == 1 && i < nput; i++) {
+		struct sl_etcd_kv kv = {.key = keys[ncmp + i], .key_len = strlen(keys[ncmp + i]),
+					.value = (char *)(uintptr_t)put[i].value,
+					.value_len = put[i].value_len, .mod_revision = r,
+					.lease = put[i].lease};
+
+		if (strncmp(kv.key + pl, "partitions/", 11) == 0)
+			on_part(m, kv.key + pl + 11, &kv, 0);
+	}
+out:
+	free(ec);
+	free(eo);
+	free(keys);
+	return rc;
+}
 
 static int
-cmp_u32(const void *a, const void *b)
+store_read(void *arg, const char *key, int prefix, sl_controller_kv_fn fn, void *fn_arg)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	struct sl_membership *m = arg;
+	struct mse *x = m->priv;
+	size_t i, pl = strlen(x->prefix) + 1;
+	struct sl_etcd_kvs got;
+	char k[KEY_MAX];
+	int rc;
 
-	return x < y ? -1 : x > y;
+	key_of(x, k, "%s", key);
+	rc = sl_etcd_range(x->e, k, prefix, 0, &got);
+	seen(m, rc);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < got.n; i++) {
+		const struct sl_etcd_kv *kv = &got.kv[i];
+		struct sl_controller_kv ckv = {.key = kv->key + pl, .value = kv->value,
+					       .value_len = kv->value_len,
+					       .create_rev = kv->create_revision,
+					       .mod_rev = kv->mod_revision, .lease = kv->lease};
+
+		if (kv->key_len > pl)
+			fn(fn_arg, &ckv);
+	}
+	sl_etcd_kvs_free(&got);
+	return 0;
 }
+
+static const struct sl_controller_store etcd_store = {
+	.txn = store_txn,
+	.read = store_read,
+};
+
+/* ---- the controller ---- */
 
 int
 sl_membership_place(const uint32_t *live, uint32_t n, uint16_t part, uint8_t replicas,
@@ -834,45 +852,6 @@ sl_membership_place(const uint32_t *live, uint32_t n, uint16_t part, uint8_t rep
 	out->epoch = 1;
 	out->leader_session = 1;
 	return 0;
-}
-
-/* Place a topic's partitions that etcd does not hold yet (sl_membership_place over the live
- * nodes' ids, sorted). */
-static void
-place(struct sl_membership *m, const struct etopic *t)
-{
-	struct mse *x = m->priv;
-	uint32_t live[SL_MEMBERSHIP_MAX_NODES], n = 0, i;
-	struct sl_part_meta meta;
-	struct epart *p;
-	uint16_t part;
-	int rc;
-
-	for (i = 0; i < m->nnodes; i++)
-		if (x->live[i])
-			live[n++] = m->nodes[i].id;
-	qsort(live, n, sizeof(live[0]), cmp_u32);
-	for (part = 0; part < t->nparts; part++) {
-		if (part_find(x, t->name, part, 0) != NULL)
-			continue;
-		if (sl_membership_place(live, n, part, t->replicas, &meta) != 0) {
-			XLOG(WARNING, "topic %s: %u replicas wanted, %u nodes live: waiting",
-			     t->name, t->replicas, n);
-			return;
-		}
-		p = part_find(x, t->name, part, 1);
-		if (p == NULL)
-			return;
-		rc = cas_view(m, p, &meta, 1);
-		if (rc != 1) {
-			/* someone wrote it first (the watch brings it) or etcd failed */
-			*p = x->parts[--x->nparts];
-			continue;
-		}
-		XLOG(NOTICE, "%s/%u placed: leader %u, %u replicas", t->name, part, meta.leader,
-		     meta.nreplicas);
-		install(m, p);
-	}
 }
 
 /* What node holds of topic/part: 1 with *committed, *end from its P/pos key, or 0. */
@@ -896,98 +875,6 @@ pos_lookup(const struct sl_membership *m, uint32_t node, const char *topic, uint
 	return 1;
 }
 
-/* The controller's fast path to a dead leader: a leader writes P/pos every BEAT_MS; one whose
- * last write is older than SUSPECT_MS (a new leader: twice that from its leadership) while
- * the watch has been flowing without a gap (other nodes' writes, the controller's own beat:
- * etcd is fine, it is the leader that is silent) for SUSPECT_MS / 2 is failed over without
- * waiting for its lease to end. A wrong suspicion costs a leader change, not data:
- * the old leader cannot commit past the new epoch (every ISR member must acknowledge). */
-static int
-suspect(const struct sl_membership *m, const struct epart *p)
-{
-	const struct mse *x = m->priv;
-	int i = node_index(m, p->meta.leader);
-	uint64_t last, now = now_ms();
-
-	if (i < 0 || !x->live[i] || p->meta.leader == m->node_id)
-		return 0;
-	last = RTE_MAX(x->pos_seen_ms[i], p->since_ms + SUSPECT_MS);
-	return now > last + SUSPECT_MS && now <= x->event_ms + 2 * BEAT_MS &&
-	       now >= x->flow_ms + SUSPECT_MS / 2;
-}
-
-/* A partition whose leader's node is gone: the live ISR member with the longest log
- * (sl_membership_failover_next) leads, with the next epoch and leader session. */
-static void
-failover(struct sl_membership *m, struct epart *p)
-{
-	struct mse *x = m->priv;
-	struct sl_membership_pos pos[SL_COORD_MAX_REPLICAS];
-	struct sl_part_meta next;
-	uint32_t gone = p->meta.leader;
-	uint8_t i;
-	int rc;
-
-	int silent;
-
-	if (!node_live(m, p->meta.leader) || (silent = suspect(m, p)) == 0)
-		silent = 0;
-	if (node_live(m, p->meta.leader) && !silent)
-		return;
-	memset(pos, 0, sizeof(pos));
-	for (i = 0; i < p->meta.nisr; i++) {
-		pos[i].live = node_live(m, p->meta.isr[i]) && p->meta.isr[i] != gone;
-		pos[i].avoid = p->meta.isr[i] == m->node_id;	/* the controller: last */
-		pos[i].known = pos_lookup(m, p->meta.isr[i], p->topic, p->part,
-					  &pos[i].committed, &pos[i].end);
-	}
-	rc = sl_membership_failover_next(&p->meta, pos, &next);
-	if (rc < 0) {
-		XLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition waits "
-			  "for one", p->topic, p->part, p->meta.leader);
-		return;
-	}
-	if (rc == 0)
-		return;
-	if (silent && next.nisr <= next.nreplicas / 2) {
-		/* not writable after it either: no leader change on a suspicion alone, the
-		 * lease decides */
-		return;
-	}
-	rc = cas_view(m, p, &next, 1);
-	if (rc == 1) {
-		uint64_t c = 0, e = 0;
-		int known = pos_lookup(m, next.leader, p->topic, p->part, &c, &e);
-
-		x->failovers++;
-		x->suspects += silent;
-		XLOG(NOTICE, "%s/%u: leader %u %s: node %u leads (log end %llu, committed "
-			     "%llu%s), epoch %u, ISR of %u", p->topic, p->part, gone,
-		     silent ? "silent for " RTE_STR(SUSPECT_MS) " ms" : "gone", next.leader,
-		     (unsigned long long)e, (unsigned long long)c,
-		     known ? "" : ": positions unknown", next.epoch, next.nisr);
-		install(m, p);
-	} else if (rc < 0) {
-		XLOG(WARNING, "%s/%u: failover not written: %s", p->topic, p->part, strerror(-rc));
-	}
-}
-
-static void
-controller_scan(struct sl_membership *m)
-{
-	struct mse *x = m->priv;
-	size_t i;
-
-	x->next_scan_ms = now_ms() + SCAN_MS;
-	if (!x->controller || x->fenced)
-		return;
-	for (i = 0; i < x->ntopics && x->reachable; i++)
-		place(m, &x->topics[i]);
-	/* etcd gone meanwhile: stop here rather than wait on it once per partition */
-	for (i = 0; i < x->nparts && x->reachable && x->controller; i++)
-		failover(m, &x->parts[i]);
-}
-
 /* ---- fencing ---- */
 
 /* The lease may expire at etcd once it has not been renewed for the TTL: at fence_ms
@@ -1009,9 +896,8 @@ fence_check(struct sl_membership *m, uint64_t ahead_ms)
 	XLOG(ERR, "lease not renewed for %llu ms (TTL %u s): this node can no longer prove it "
 		  "is alive, its partitions may fail over elsewhere: the partitions it leads "
 		  "stop taking writes%s until etcd answers", (unsigned long long)since, x->ttl_s,
-	     x->controller ? ", and it stops acting as controller" : "");
-	x->controller = 0;
-	x->ctl_rev = 0;
+	     sl_controller_acting(x->ctl) ? ", and it stops acting as controller" : "");
+	sl_controller_set_lease(x->ctl, 0);
 	for (i = 0; i < x->nparts; i++)
 		install(m, &x->parts[i]);
 }
@@ -1027,16 +913,18 @@ unfence(struct sl_membership *m)
 	if (!x->fenced)
 		return;
 	x->fenced = 0;
-	x->controller_id = 0;
+	sl_controller_forget(x->ctl);
+	sl_controller_set_lease(x->ctl, x->lease);
 	if (resync(m) != 0) {
 		x->fenced = 1;
+		sl_controller_set_lease(x->ctl, 0);
 		for (i = 0; i < x->nparts; i++)
 			install(m, &x->parts[i]);
 		return;
 	}
 	XLOG(NOTICE, "lease renewed: fencing lifted, views as etcd holds them");
-	if (x->controller_id == 0)
-		elect(m);
+	/* no controller: run for it */
+	sl_controller_tick(x->ctl, now_ms(), x->reachable);
 }
 
 /* ---- positions ---- */
@@ -1061,7 +949,7 @@ publish_pos(struct sl_membership *m)
 	struct mse *x = m->priv;
 	json_t *o;
 	char key[KEY_MAX], k[SL_COORD_NAME_MAX + 8], *val;
-	int rc, beat = x->controller;	/* leaders and the controller beat */
+	int rc, beat = sl_controller_acting(x->ctl);	/* leaders and the controller beat */
 	size_t i;
 
 	if (m->broker == NULL || x->fenced || !x->reachable || x->lease == 0)
@@ -1114,6 +1002,7 @@ ms_close(struct sl_membership *m)
 	if (x->lease != 0 && x->e != NULL)
 		sl_etcd_lease_revoke(x->e, x->lease);	/* others fail over at once */
 	sl_etcd_close(x->e);
+	sl_controller_close(x->ctl);
 	for (i = 0; i < SL_MEMBERSHIP_MAX_NODES; i++)
 		json_decref(x->pos[i]);
 	free(x->pos_last);
@@ -1155,6 +1044,12 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 	ec.request_timeout_ms = x->request_ms;
 	ec.connect_timeout_ms = RTE_MIN(x->request_ms, (uint32_t)SL_ETCD_CONNECT_TIMEOUT_MS);
 	x->reachable = 1;
+	x->ctl = sl_controller_open(&(struct sl_controller_conf){
+		.node_id = m->node_id, .store = &etcd_store, .store_arg = m});
+	if (x->ctl == NULL) {
+		rc = -rte_errno;
+		goto fail;
+	}
 	x->e = sl_etcd_open(&ec);
 	if (x->e == NULL) {
 		rc = -EINVAL;
@@ -1216,10 +1111,10 @@ ms_start(struct sl_membership *m)
 		 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL) == 0);
 	if (rc != 0)
 		return rc;
-	if (x->controller_id == 0)
-		elect(m);
+	/* no controller: run for it */
+	sl_controller_tick(x->ctl, now_ms(), !x->fenced && x->reachable);
 	XLOG(INFO, "started: %zu topic(s), %zu partition view(s), controller %u", x->ntopics,
-	     x->nparts, x->controller_id);
+	     x->nparts, sl_controller_id(x->ctl));
 	return 0;
 }
 
@@ -1548,8 +1443,7 @@ ms_poll(struct sl_membership *m)
 			XLOG(ERR, "node %u's lease expired: registering again", m->node_id);
 			x->last_renew_ms = 0;
 			fence_check(m, 0);	/* its partitions may be led elsewhere now */
-			x->controller = 0;
-			x->ctl_rev = 0;
+			sl_controller_set_lease(x->ctl, 0);
 			rc = lease_and_register(m, 0);
 			if (rc != 0)
 				XLOG(ERR, "registering again: %s", strerror(-rc));
@@ -1567,11 +1461,7 @@ ms_poll(struct sl_membership *m)
 	for (i = 0; x->w != NULL && i < MAX_EVENTS_PER_POLL; i++) {
 		rc = sl_etcd_watch_poll(x->w, &ev);
 		if (rc == 1) {
-			uint64_t t = now_ms();
-
-			if (t > x->event_ms + 2 * BEAT_MS)
-				x->flow_ms = t;		/* a gap: the flow starts again */
-			x->event_ms = t;
+			sl_controller_watch_event(x->ctl, now_ms());
 			apply(m, &ev.kv, ev.type == SL_ETCD_EV_DELETE);
 			sl_etcd_event_free(&ev);
 			continue;
@@ -1588,13 +1478,10 @@ ms_poll(struct sl_membership *m)
 		publish_pos(m);
 	}
 	t_pos = now_ms();
-	if (x->controller && !x->fenced && x->reachable && now >= x->next_scan_ms)
-		controller_scan(m);
+	/* the controller (controller.c): elect, scan when due, silent leaders (no etcd call
+	 * unless there is something to write) */
+	sl_controller_tick(x->ctl, now, !x->fenced && x->reachable);
 	move_step(m);
-	/* between scans: leaders gone silent (no etcd call unless one is) */
-	for (i = 0; x->controller && !x->fenced && x->reachable && (size_t)i < x->nparts; i++)
-		if (suspect(m, &x->parts[i]))
-			failover(m, &x->parts[i]);
 	x->poll_end_ms = now_ms();
 	if (x->poll_end_ms > x->poll_start_ms + STALL_MS)
 		XLOG(WARNING, "one poll took %llu ms (keep-alive %llu, watch %llu, positions "
@@ -1609,6 +1496,7 @@ static void
 ms_describe(struct sl_membership *m, struct sl_json *out)
 {
 	struct mse *x = m->priv;
+	struct sl_controller_stats st;
 	uint64_t now = now_ms();
 
 	sl_json_str(out, "etcd_endpoint", sl_etcd_endpoint(x->e));
@@ -1624,14 +1512,17 @@ ms_describe(struct sl_membership *m, struct sl_json *out)
 	sl_json_u64(out, "fences", x->fences);
 	if (x->fences != 0)
 		sl_json_u64(out, "last_fence_after_ms", x->fence_age_ms);
-	if (x->controller_id != 0)
-		sl_json_u64(out, "controller", x->controller_id);
+	sl_controller_get_stats(x->ctl, &st);
+	if (sl_controller_id(x->ctl) != 0)
+		sl_json_u64(out, "controller", sl_controller_id(x->ctl));
 	else
 		sl_json_null(out, "controller");
-	sl_json_bool(out, "this_node_controls", x->controller);
-	sl_json_u64(out, "failovers", x->failovers);
-	sl_json_u64(out, "failovers_for_silence", x->suspects);
-	sl_json_u64(out, "cas_lost", x->cas_lost);
+	sl_json_bool(out, "this_node_controls", sl_controller_acting(x->ctl));
+	sl_json_u64(out, "failovers", st.failovers);
+	sl_json_u64(out, "failovers_for_silence", st.suspects);
+	sl_json_u64(out, "partitions_placed", st.placed);
+	sl_json_u64(out, "controller_txns", st.txns);
+	sl_json_u64(out, "cas_lost", x->cas_lost + st.cas_lost);
 }
 
 static int
@@ -1639,7 +1530,7 @@ ms_node_state(struct sl_membership *m, uint32_t id, int *controller)
 {
 	const struct mse *x = m->priv;
 
-	*controller = x->controller_id == id;
+	*controller = sl_controller_id(x->ctl) == id;
 	return node_live(m, id);
 }
 
