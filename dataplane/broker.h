@@ -23,6 +23,7 @@
 #include "auth.h"
 #include "channel.h"
 #include "coord.h"
+#include "mpart.h"
 #include "net.h"
 #include "persist.h"
 #include "repl.h"
@@ -169,6 +170,7 @@ struct sl_worker_stats {
 					 * (not retried in time, or out of the window) */
 	uint64_t order_untracked;	/* retryable refusals no hole could hold (every one
 					 * of the session's holes on this worker in use) */
+	struct sl_mpart_stats mpart;	/* MPUB_PART reassembly (mpart.h) */
 };
 
 /* Snapshot of one channel, filled by its owner worker on request. */

@@ -596,6 +596,7 @@ sl_worker_setup(struct sl_worker *w)
 		.tx_arg = w,
 		.lane = (uint8_t)w->idx,
 	};
+	struct sl_mpart_conf mc = {0};
 	struct timespec now;
 	uint32_t i;
 
@@ -608,8 +609,11 @@ sl_worker_setup(struct sl_worker *w)
 				     RTE_CACHE_LINE_SIZE, c->socket_id);
 	w->held_free = rte_malloc_socket("sl_held_free", sizeof(*w->held_free) * SL_WORKER_HELD,
 					 RTE_CACHE_LINE_SIZE, c->socket_id);
-	if (w->held == NULL || w->held_free == NULL)
+	w->mpart = rte_malloc_socket("sl_mpart", sizeof(*w->mpart), RTE_CACHE_LINE_SIZE,
+				     c->socket_id);
+	if (w->held == NULL || w->held_free == NULL || w->mpart == NULL)
 		return -ENOMEM;
+	(void)sl_mpart_init(w->mpart, &mc);
 	for (i = 0; i < SL_WORKER_HELD; i++)
 		w->held_free[i] = SL_WORKER_HELD - 1 - i;
 	w->nheld_free = SL_WORKER_HELD;
@@ -630,6 +634,8 @@ sl_worker_teardown(struct sl_worker *w)
 			rte_pktmbuf_free(w->held[i].m);
 	rte_free(w->held);
 	rte_free(w->held_free);
+	rte_free(w->mpart);
+	w->mpart = NULL;
 	sl_peer_close(w->peer);
 	rte_free(w->rbuf);
 	w->held = NULL;

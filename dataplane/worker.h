@@ -125,6 +125,7 @@ struct sl_worker {
 	uint32_t nparts;
 	struct sl_partition **parts;			/* [SL_WORKER_MAX_PARTS] */
 	struct sl_held *held;				/* [SL_WORKER_HELD] */
+	struct sl_mpart *mpart;				/* MPUB_PART reassembly pool */
 	uint32_t *held_free;				/* stack of free held tokens */
 	uint32_t nheld_free;
 	struct sl_peer *peer;				/* NULL without replication */

@@ -364,12 +364,12 @@ test_bad_frames(void)
 
 	/* an opcode no request has: ERR OPCODE, counted in ops_unknown */
 	len = enc_nop(&h);
-	req[3] = 0x0D;
+	req[3] = 0x0E;
 	a = xchg(req, len);
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_OPCODE &&
-		      a.err.req_opcode == 0x0D && a.h.session == session && a.h.seq == h.seq &&
+		      a.err.req_opcode == 0x0E && a.h.session == session && a.h.seq == h.seq &&
 		      a.h.cookie == 9,
-	      "opcode 0x0D: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
+	      "opcode 0x0E: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
 	CHECK(only_op_counted(&before, 0, 1), "counted in ops_unknown, no ops[] entry moved");
 
 	h = hdr(session, 10);
