@@ -100,10 +100,10 @@ def main():
         "msg": frame(0x82, struct.pack(">QHHIQQQQ", 7, 0, 1, 5, 1, 0,
                                         1767225600000000000, 0) + b"hello"),
         "welcome": frame(0x83, struct.pack(">QIIII", SESSION, 64, 1400, 1000, 10000)),
-        # the MPUB above in two fragments (19-byte element area: 10 + 9 bytes), seq 2
+        # the MPUB above in two fragments (20-byte element area: 10 + 10 bytes), seq 2
         "mpub_part_0": frame(0x0D, mpart_body(1, t, [b"one", b"", b"three"], 0, 2, 0, 10),
                              seq=2),
-        "mpub_part_1": frame(0x0D, mpart_body(1, t, [b"one", b"", b"three"], 1, 2, 10, 9),
+        "mpub_part_1": frame(0x0D, mpart_body(1, t, [b"one", b"", b"three"], 1, 2, 10, 10),
                              seq=2),
         "mpub_part_trace": frame(0x0D, mpart_body(0, t, [b"x" * 40] * 3, 2, 3, 88, 44,
                                                   0xABCDEF), seq=3),
