@@ -567,7 +567,9 @@ sl_worker_main(void *arg)
 		if (w->conf->idle != SL_IDLE_ADAPTIVE || ++empty < w->conf->idle_polls)
 			continue;
 		/* idle: go offline so grace periods do not wait for us, sleep, back off */
-		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, w->conf->idle_max_us) : 10;
+		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, w->conf->idle_max_us) :
+			   RTE_MIN(w->conf->idle_min_us ? w->conf->idle_min_us : 10,
+				   w->conf->idle_max_us);
 		/* publishes held for the disk or the replicas: their OKs go out once this
 		 * lcore looks again, so it never sleeps long while any waits (as the
 		 * persistence lcore with stores attached) */
