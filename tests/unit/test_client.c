@@ -686,7 +686,8 @@ test_pub(struct sl_client *c)
 		frags = fk.mpart_frags;
 		rc = sl_client_mpub(c, "topic", 0, 2, datas, lens, &res);
 		CHECK(rc == 0 && res.count == 2 && fk.mpart_frags == frags + 2 &&
-			      fk.frames_in == before + 3 && fk.mpart_max_len <= SL_WIRE_DGRAM_MAX_STD,
+			      fk.frames_in == before + 3 &&
+			      fk.mpart_max_len <= SL_WIRE_DGRAM_MAX_STD,
 		      "MPUB over the datagram limit: 2 MPUB_PART fragments of "
 			      "at most a datagram, one MPUB (rc %d, count %u, %u bytes)", rc,
 			      res.count, fk.mpart_max_len);
