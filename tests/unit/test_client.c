@@ -718,6 +718,38 @@ test_mpub(struct sl_client *c)
 	CHECK(rc == 0 && res.count == 3, "MPUB of 3 answered (count %u)", res.count);
 	CHECK(fk.mpubs == mpubs + 1 && fk.mpub_count == 3 && fk.mpub_data_ok,
 	      "broker decoded one MPUB with the 3 messages");
+
+	/* a split MPUB whose fragments are lost: the retransmission sends them all again */
+	{
+		static char big[MAX_MSG];
+		const void *bd[3] = {big, big, big};
+		uint32_t bl[3] = {MAX_MSG, MAX_MSG, MAX_MSG}, frags = fk.mpart_frags, i;
+		struct sl_client_stats st0, st1;
+
+		memset(big, 'b', sizeof(big));
+		memset(&pubcb, 0, sizeof(pubcb));
+		sl_client_get_stats(c, &st0);
+		st1 = st0;
+		fk.blackhole = 1;
+		CHECK(sl_client_pub_async(c, "topic", 0, 3, bd, bl, on_pub, NULL) == 0,
+		      "split MPUB of 3 x max_msg queued");
+		for (i = 0; i < 20 && st1.retries == st0.retries; i++) {
+			fk.now += sl_client_next_timer_us(c);
+			(void)sl_client_poll(c, 0);
+			sl_client_get_stats(c, &st1);
+		}
+		fk.blackhole = 0;
+		settle(c);
+		CHECK(pubcb.n == 1 && pubcb.ok == 1 && st1.retries == st0.retries + 1 &&
+			      fk.mpart_frags - frags == 3,
+		      "its 3 fragments lost, all resent: answered once (%u fragments arrived)",
+		      fk.mpart_frags - frags);
+		/* prompt answers bring the retransmission timeout back (later tests rely on
+		 * retry_ms) */
+		for (i = 0; i < 40; i++)
+			(void)sl_client_pub_async(c, "topic", 0, 1, bd, bl, on_pub, NULL);
+		settle(c);
+	}
 }
 
 static void
