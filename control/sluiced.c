@@ -57,6 +57,7 @@ struct opts {
 	uint32_t idle_max_us;
 	uint32_t idle_min_us;
 	uint32_t idle_polls;
+	uint32_t idle_deep_us;
 	const char *control;
 	const char *metrics_address;	/* NULL: no Prometheus endpoint */
 	uint64_t log_mb;
@@ -118,6 +119,8 @@ usage(const char *prog)
 	       "                         (default 50)\n"
 	       "  --idle-polls N         empty polls before the first adaptive sleep (default\n"
 	       "                         32)\n"
+	       "  --idle-deep-us N       longest adaptive sleep after 200 ms without work\n"
+	       "                         (default 0: --idle-max-us)\n"
 	       "  --control PATH         control socket (default /run/sluice/sluiced.sock)\n"
 	       "  --metrics-address HOST:PORT  serve Prometheus metrics at\n"
 	       "                         http://HOST:PORT/metrics (default: off)\n"
@@ -229,7 +232,7 @@ opts_default(struct opts *o)
 
 enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
-	O_IDLE_MIN, O_IDLE_POLLS,
+	O_IDLE_MIN, O_IDLE_POLLS, O_IDLE_DEEP,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_ISR_LAG, O_DATA_DIR, O_DURABILITY, O_SYNC,
@@ -248,6 +251,7 @@ static const struct option long_opts[] = {
 	{"idle-max-us", required_argument, NULL, O_IDLE_MAX},
 	{"idle-min-us", required_argument, NULL, O_IDLE_MIN},
 	{"idle-polls", required_argument, NULL, O_IDLE_POLLS},
+	{"idle-deep-us", required_argument, NULL, O_IDLE_DEEP},
 	{"control", required_argument, NULL, O_CONTROL},
 	{"log-mb", required_argument, NULL, O_LOG_MB},
 	{"mtu", required_argument, NULL, O_MTU},
@@ -351,6 +355,7 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 	case O_IDLE_MAX: NUM(idle_max_us, 10, 100000); return 0;
 	case O_IDLE_MIN: NUM(idle_min_us, 1, 100000); return 0;
 	case O_IDLE_POLLS: NUM(idle_polls, 1, 1000000); return 0;
+	case O_IDLE_DEEP: NUM(idle_deep_us, 0, 1000000); return 0;
 	case O_CONTROL: o->control = arg; return 0;
 	case O_METRICS: o->metrics_address = arg; return 0;
 	case O_LOG_MB: NUM(log_mb, 1, 1 << 20); return 0;
@@ -804,6 +809,7 @@ main(int argc, char **argv)
 	bc.idle = o.idle;
 	bc.idle_polls = o.idle_polls;
 	bc.idle_min_us = o.idle_min_us;
+	bc.idle_deep_us = o.idle_deep_us;
 	bc.idle_max_us = o.idle_max_us;
 	bc.log_bytes = o.log_mb << 20;
 	{

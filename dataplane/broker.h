@@ -78,6 +78,8 @@ struct sl_broker_conf {
 	uint32_t idle_polls;		/* empty polls before sleeping (adaptive) */
 	uint32_t idle_max_us;		/* longest sleep (adaptive) */
 	uint32_t idle_min_us;		/* first sleep (adaptive; 0: 10) */
+	uint32_t idle_deep_us;		/* longest sleep after SL_WORKER_DEEP_MS without work
+					 * (adaptive; 0: idle_max_us) */
 	uint64_t log_bytes;		/* in-memory log per partition */
 	uint32_t max_msg;		/* largest message body */
 	uint32_t window;		/* requests in flight per session (WELCOME) */
