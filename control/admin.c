@@ -56,7 +56,7 @@ static struct admin {
 
 static const char *const op_names[SL_WIRE_OP_MAX] = {
 	NULL, "hello", "pub", "mpub", "sub", "rdy", "fin", "req", "touch", "cls", "nop",
-	"set_offset", "metadata",
+	"set_offset", "metadata", "mpub_part",
 };
 
 /* ---- helpers ---- */
@@ -918,6 +918,12 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "anonymous_publishes", s->anon_pubs);
 	sl_json_u64(out, "order_holes_closed", s->order_closed);
 	sl_json_u64(out, "order_untracked", s->order_untracked);
+	sl_json_u64(out, "mpub_part_started", s->mpart.started);
+	sl_json_u64(out, "mpub_part_completed", s->mpart.completed);
+	sl_json_u64(out, "mpub_part_expired", s->mpart.expired);
+	sl_json_u64(out, "mpub_part_refused", s->mpart.refused);
+	sl_json_u64(out, "mpub_part_malformed", s->mpart.malformed);
+	sl_json_u64(out, "mpub_part_dups", s->mpart.dups);
 	sl_json_u64(out, "repl_in", s->repl_in);
 	sl_json_u64(out, "repl_out", s->repl_out);
 	sl_json_u64(out, "repl_drops", s->repl_drops);

@@ -55,6 +55,9 @@ struct opts {
 	uint16_t mtu;
 	int idle;
 	uint32_t idle_max_us;
+	uint32_t idle_min_us;
+	uint32_t idle_polls;
+	uint32_t idle_deep_us;
 	const char *control;
 	const char *metrics_address;	/* NULL: no Prometheus endpoint */
 	uint64_t log_mb;
@@ -112,6 +115,12 @@ usage(const char *prog)
 	       "  --idle busy|adaptive   busy: poll forever (production); adaptive: sleep\n"
 	       "                         when idle (tests, shared machines). Default adaptive\n"
 	       "  --idle-max-us N        longest adaptive sleep (default 1000)\n"
+	       "  --idle-min-us N        first adaptive sleep, doubled up to --idle-max-us\n"
+	       "                         (default 50)\n"
+	       "  --idle-polls N         empty polls before the first adaptive sleep (default\n"
+	       "                         32)\n"
+	       "  --idle-deep-us N       longest adaptive sleep after 200 ms without work\n"
+	       "                         (default 0: --idle-max-us)\n"
 	       "  --control PATH         control socket (default /run/sluice/sluiced.sock)\n"
 	       "  --metrics-address HOST:PORT  serve Prometheus metrics at\n"
 	       "                         http://HOST:PORT/metrics (default: off)\n"
@@ -193,6 +202,8 @@ opts_default(struct opts *o)
 	o->udp_port = SL_WIRE_UDP_PORT;
 	o->idle = SL_IDLE_ADAPTIVE;
 	o->idle_max_us = 1000;
+	o->idle_min_us = 50;
+	o->idle_polls = 32;
 	o->control = "/run/sluice/sluiced.sock";
 	o->log_mb = 64;
 	o->window = 64;
@@ -221,6 +232,7 @@ opts_default(struct opts *o)
 
 enum {
 	O_CONFIG = 256, O_PORT, O_IP, O_UDP_PORT, O_WORKERS, O_IDLE, O_IDLE_MAX, O_CONTROL,
+	O_IDLE_MIN, O_IDLE_POLLS, O_IDLE_DEEP,
 	O_LOG_MB, O_MTU, O_MAX_MSG, O_WINDOW, O_HB, O_SESS_TO, O_MSG_TO, O_REQ_DELAY,
 	O_CHAN_WIN, O_MAX_SESS, O_MAX_SESS_SRC, O_AUTO, O_TOPIC, O_NODE, O_MBUFS, O_NO_OFFLOAD, O_READY,
 	O_ANON, O_CLUSTER, O_CLUSTER_KEY, O_INSECURE_CLUSTER, O_ISR_LAG, O_DATA_DIR, O_DURABILITY, O_SYNC,
@@ -237,6 +249,9 @@ static const struct option long_opts[] = {
 	{"workers", required_argument, NULL, O_WORKERS},
 	{"idle", required_argument, NULL, O_IDLE},
 	{"idle-max-us", required_argument, NULL, O_IDLE_MAX},
+	{"idle-min-us", required_argument, NULL, O_IDLE_MIN},
+	{"idle-polls", required_argument, NULL, O_IDLE_POLLS},
+	{"idle-deep-us", required_argument, NULL, O_IDLE_DEEP},
 	{"control", required_argument, NULL, O_CONTROL},
 	{"log-mb", required_argument, NULL, O_LOG_MB},
 	{"mtu", required_argument, NULL, O_MTU},
@@ -338,6 +353,9 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 		}
 		return 0;
 	case O_IDLE_MAX: NUM(idle_max_us, 10, 100000); return 0;
+	case O_IDLE_MIN: NUM(idle_min_us, 1, 100000); return 0;
+	case O_IDLE_POLLS: NUM(idle_polls, 1, 1000000); return 0;
+	case O_IDLE_DEEP: NUM(idle_deep_us, 0, 1000000); return 0;
 	case O_CONTROL: o->control = arg; return 0;
 	case O_METRICS: o->metrics_address = arg; return 0;
 	case O_LOG_MB: NUM(log_mb, 1, 1 << 20); return 0;
@@ -789,7 +807,9 @@ main(int argc, char **argv)
 	bc.pool = pool;
 	bc.socket_id = (int)rte_socket_id();
 	bc.idle = o.idle;
-	bc.idle_polls = 256;
+	bc.idle_polls = o.idle_polls;
+	bc.idle_min_us = o.idle_min_us;
+	bc.idle_deep_us = o.idle_deep_us;
 	bc.idle_max_us = o.idle_max_us;
 	bc.log_bytes = o.log_mb << 20;
 	{

@@ -23,6 +23,7 @@
 #include "auth.h"
 #include "channel.h"
 #include "coord.h"
+#include "mpart.h"
 #include "net.h"
 #include "persist.h"
 #include "repl.h"
@@ -76,6 +77,9 @@ struct sl_broker_conf {
 	enum sl_idle_mode idle;
 	uint32_t idle_polls;		/* empty polls before sleeping (adaptive) */
 	uint32_t idle_max_us;		/* longest sleep (adaptive) */
+	uint32_t idle_min_us;		/* first sleep (adaptive; 0: 10) */
+	uint32_t idle_deep_us;		/* longest sleep after SL_WORKER_DEEP_MS without work
+					 * (adaptive; 0: idle_max_us) */
 	uint64_t log_bytes;		/* in-memory log per partition */
 	uint32_t max_msg;		/* largest message body */
 	uint32_t window;		/* requests in flight per session (WELCOME) */
@@ -169,6 +173,7 @@ struct sl_worker_stats {
 					 * (not retried in time, or out of the window) */
 	uint64_t order_untracked;	/* retryable refusals no hole could hold (every one
 					 * of the session's holes on this worker in use) */
+	struct sl_mpart_stats mpart;	/* MPUB_PART reassembly (mpart.h) */
 };
 
 /* Snapshot of one channel, filled by its owner worker on request. */

@@ -22,6 +22,7 @@
 #include "bytes.h"
 #include "auth.h"
 #include "err.h"
+#include "mpart.h"
 #include "wire.h"
 #include "request.h"
 #include "worker.h"
@@ -138,7 +139,7 @@ static void order_note(struct sl_worker *w, uint32_t slot, const struct sl_wire_
 static int
 is_publish(uint8_t opcode)
 {
-	return opcode == SL_OP_PUB || opcode == SL_OP_MPUB;
+	return opcode == SL_OP_PUB || opcode == SL_OP_MPUB || opcode == SL_OP_MPUB_PART;
 }
 
 /* A free held slot's token, or -1 when every slot is in use. */
@@ -236,6 +237,7 @@ sl_request_held_drop(void *arg, uint64_t token)
 /* A decoded request body. */
 union body {
 	struct sl_wire_pub pub;
+	struct sl_wire_mpart mp;
 	struct sl_wire_sub sub;
 	struct sl_wire_chan_op cop;
 };
@@ -465,6 +467,19 @@ dec_pub(struct sl_worker *w, struct sl_request *r, union body *b, struct target 
 	return rc;
 }
 
+/* MPUB_PART: the fragment, routed like its MPUB (every fragment names the partition);
+ * reassembled on the partition's owner (mpart_step) */
+static int
+dec_mpart(struct sl_worker *w, struct sl_request *r, union body *b, struct target *t)
+{
+	int rc = sl_wire_decode_mpart(r->body, r->hdr.body_len, &b->mp);
+
+	t->topic = b->mp.topic;
+	t->topic_len = b->mp.topic_len;
+	t->partition = b->mp.partition;
+	return rc;
+}
+
 static int
 dec_sub(struct sl_worker *w, struct sl_request *r, union body *b, struct target *t)
 {
@@ -501,7 +516,7 @@ static int
 ex_pub(struct sl_worker *w, struct sl_request *r, struct sl_partition *p, const union body *b,
        uint64_t token, struct sl_partition_res *res)
 {
-	int rc = sl_partition_publish(p, &b->pub, r->hdr.opcode == SL_OP_MPUB,
+	int rc = sl_partition_publish(p, &b->pub, r->hdr.opcode != SL_OP_PUB,
 				      w->wall_base_ns + w->now_ns, w->now_ns, token, res);
 
 	if (rc >= 0) {
@@ -543,6 +558,8 @@ static const struct op_handler op_table[SL_WIRE_OP_MAX] = {
 		       .need = SL_AUTH_PUB, .denied = DENIED_PUB},
 	[SL_OP_MPUB] = {.decode = dec_pub, .exec = ex_pub, .publish = 1, .may_hold = 1,
 			.need = SL_AUTH_PUB, .denied = DENIED_PUB},
+	[SL_OP_MPUB_PART] = {.decode = dec_mpart, .exec = ex_pub, .publish = 1, .may_hold = 1,
+			     .need = SL_AUTH_PUB, .denied = DENIED_PUB},
 	[SL_OP_SUB] = {.decode = dec_sub, .exec = ex_sub, .need = SL_AUTH_SUB,
 		       .denied = DENIED_SUB},
 	[SL_OP_RDY] = {.decode = dec_chan, .exec = ex_chan, .need = SL_AUTH_SUB,
@@ -853,6 +870,46 @@ execute(struct sl_worker *w, struct sl_request *r, const struct op_handler *h,
 		reply_entry(w, r, &e);
 }
 
+/* An MPUB_PART fragment on its partition's owner: kept in the worker's reassembly pool
+ * until its MPUB is complete, which then runs as the MPUB (answered with the completing
+ * fragment's header). A retransmitted fragment of an MPUB already answered gets that
+ * answer from the idempotency window; one still held is dropped. */
+static void
+mpart_step(struct sl_worker *w, struct sl_request *r, const struct op_handler *h,
+	   struct sl_partition *p, union body *b, const struct target *tg)
+{
+	struct sl_wire_mpart f = b->mp;
+	uint32_t handle = 0;
+	int rc;
+
+	if (!idem_new(w, r, tg->partition))
+		return;
+	rc = sl_mpart_add(w->mpart, r->hdr.session, r->hdr.seq, r->info.src_ip, &f, w->now_ns,
+			  &b->pub, &handle);
+	w->st.mpart = w->mpart->st;
+	switch (rc) {
+	case SL_MPART_MORE:
+	case SL_MPART_DUP:
+		rte_pktmbuf_free(r->m);
+		return;
+	case SL_MPART_DONE:
+		if (r->sess->producer != 0) {
+			b->pub.producer = r->sess->producer;
+			b->pub.pseq = r->hdr.seq;
+		}
+		execute(w, r, h, p, b, tg);
+		sl_mpart_release(w->mpart, handle);
+		return;
+	default:
+		/* a busy refusal keeps the session's order like a refused MPUB (rule 10) */
+		if (busy_code(rc))
+			order_note(w, r->slot, &r->hdr, p, rc);
+		sl_request_reply_err(w, r, rc, tg->partition, rc == -SL_E_FULL ?
+			"MPUB_PART: every reassembly slot of this source or node in use: retry" :
+			"MPUB_PART: fragment inconsistent with its MPUB's others: MPUB dropped");
+	}
+}
+
 void
 sl_request_handle(struct sl_worker *w, struct sl_request *r, int forwarded)
 {
@@ -873,7 +930,8 @@ sl_request_handle(struct sl_worker *w, struct sl_request *r, int forwarded)
 	}
 	/* a publish without a session (packet generators): executed every time it arrives,
 	 * no retry detection */
-	r->anon = r->hdr.session == 0 && h != NULL && h->publish && w->conf->anon_publish;
+	r->anon = r->hdr.session == 0 && h != NULL && h->publish && w->conf->anon_publish &&
+		  op != SL_OP_MPUB_PART;	/* fragments are matched by (session, seq) */
 	/* a session answers only to the address and port that opened it */
 	r->sess = r->anon ? NULL :
 			    sl_session_get_src(w->sessions, r->hdr.session, r->info.src_ip,
@@ -918,5 +976,8 @@ sl_request_handle(struct sl_worker *w, struct sl_request *r, int forwarded)
 			"the admin right (join an existing one, or subscribe EPHEMERAL)");
 		return;
 	}
-	execute(w, r, h, p, &b, &tg);
+	if (op == SL_OP_MPUB_PART)
+		mpart_step(w, r, h, p, &b, &tg);
+	else
+		execute(w, r, h, p, &b, &tg);
 }

@@ -45,7 +45,7 @@ all_zero(const uint8_t *p, size_t n)
 static int
 op_valid(uint8_t op)
 {
-	return (op >= SL_OP_HELLO && op <= SL_OP_METADATA) ||
+	return (op >= SL_OP_HELLO && op <= SL_OP_MPUB_PART) ||
 	       (op >= SL_OP_OK && op <= SL_OP_META);
 }
 
@@ -68,6 +68,7 @@ static const char *const op_names[256] = {
 	[SL_OP_NOP] = "NOP",
 	[SL_OP_SET_OFFSET] = "SET_OFFSET",
 	[SL_OP_METADATA] = "METADATA",
+	[SL_OP_MPUB_PART] = "MPUB_PART",
 	[SL_OP_OK] = "OK",
 	[SL_OP_ERR] = "ERR",
 	[SL_OP_MSG] = "MSG",
@@ -437,6 +438,107 @@ sl_wire_encode_pub(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, int mpub,
 		p += lens[i];
 	}
 	return n;
+}
+
+/* ---- MPUB_PART ---- */
+
+/* The fragment fields' rules, shared by the decoder and the encoder. */
+static int
+mpart_check(const struct sl_wire_mpart *f)
+{
+	if (f->nfrag == 0 || f->nfrag > SL_WIRE_MPART_FRAGS || f->index >= f->nfrag)
+		return -SL_E_MALFORMED;
+	if (f->count == 0 || f->count > SL_WIRE_MPUB_MAX)
+		return -SL_E_MALFORMED;
+	if (f->total_len < 4u * f->count || f->total_len > SL_WIRE_MPART_TOTAL_MAX)
+		return -SL_E_MALFORMED;
+	if (f->chunk_len == 0 || (uint64_t)f->off + f->chunk_len > f->total_len)
+		return -SL_E_MALFORMED;
+	return 0;
+}
+
+int
+sl_wire_decode_mpart(const uint8_t *body, size_t len, struct sl_wire_mpart *out)
+{
+	size_t off;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (len < PUB_FIXED)
+		return -SL_E_MALFORMED;
+	out->partition = sl_bytes_get_be16(body);
+	out->topic_len = body[2];
+	out->flags = body[3];
+	off = PUB_FIXED + (size_t)out->topic_len;
+	if (out->flags & SL_WIRE_PUB_TRACE)
+		off += 8;
+	if (len < off + SL_WIRE_MPART_FIXED || (out->flags & ~PUB_FLAGS_ALL))
+		return -SL_E_MALFORMED;
+	out->topic = (const char *)body + PUB_FIXED;
+	rc = sl_wire_check_name(out->topic, out->topic_len);
+	if (rc < 0)
+		return rc;
+	if (out->flags & SL_WIRE_PUB_TRACE)
+		out->trace_id = sl_bytes_get_be64(body + PUB_FIXED + out->topic_len);
+	out->index = body[off];
+	out->nfrag = body[off + 1];
+	out->count = sl_bytes_get_be16(body + off + 2);
+	out->total_len = sl_bytes_get_be32(body + off + 4);
+	out->off = sl_bytes_get_be32(body + off + 8);
+	off += SL_WIRE_MPART_FIXED;
+	out->chunk = body + off;
+	out->chunk_len = (uint32_t)(len - off);
+	return mpart_check(out);
+}
+
+int
+sl_wire_encode_mpart(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
+		     const struct sl_wire_mpart *f)
+{
+	size_t body;
+	uint8_t *p;
+	int n, rc;
+
+	if (f->topic == NULL || f->topic_len == 0)
+		return -SL_E_NAME;
+	rc = sl_wire_check_name(f->topic, f->topic_len);
+	if (rc < 0)
+		return rc;
+	if ((f->flags & ~PUB_FLAGS_ALL) || mpart_check(f) != 0 || f->chunk == NULL)
+		return -SL_E_PUB_ARG;
+	body = PUB_FIXED + (size_t)f->topic_len + ((f->flags & SL_WIRE_PUB_TRACE) ? 8 : 0) +
+	       SL_WIRE_MPART_FIXED + f->chunk_len;
+	n = frame_begin(buf, cap, hdr, SL_OP_MPUB_PART, body);
+	if (n < 0)
+		return n;
+	p = buf + SL_WIRE_HDR_LEN;
+	sl_bytes_put_be16(p, f->partition);
+	p[2] = f->topic_len;
+	p[3] = f->flags;
+	memcpy(p + PUB_FIXED, f->topic, f->topic_len);
+	p += PUB_FIXED + f->topic_len;
+	if (f->flags & SL_WIRE_PUB_TRACE) {
+		sl_bytes_put_be64(p, f->trace_id);
+		p += 8;
+	}
+	p[0] = f->index;
+	p[1] = f->nfrag;
+	sl_bytes_put_be16(p + 2, f->count);
+	sl_bytes_put_be32(p + 4, f->total_len);
+	sl_bytes_put_be32(p + 8, f->off);
+	memcpy(p + SL_WIRE_MPART_FIXED, f->chunk, f->chunk_len);
+	return n;
+}
+
+uint32_t
+sl_wire_mpart_chunk_max(size_t dgram, uint8_t topic_len, uint8_t flags)
+{
+	size_t fixed = SL_WIRE_HDR_LEN + PUB_FIXED + (size_t)topic_len +
+		       ((flags & SL_WIRE_PUB_TRACE) ? 8 : 0) + SL_WIRE_MPART_FIXED;
+
+	if (dgram > SL_WIRE_HDR_LEN + BODY_MAX)
+		dgram = SL_WIRE_HDR_LEN + BODY_MAX;
+	return dgram > fixed ? (uint32_t)(dgram - fixed) : 0;
 }
 
 /* ---- SUB ---- */

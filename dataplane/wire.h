@@ -61,6 +61,7 @@ enum sl_wire_op {
 	SL_OP_NOP = 0x0A,
 	SL_OP_SET_OFFSET = 0x0B,
 	SL_OP_METADATA = 0x0C,	/* leader discovery: no session needed (like HELLO) */
+	SL_OP_MPUB_PART = 0x0D,	/* one fragment of an MPUB larger than a datagram */
 	/* broker -> client */
 	SL_OP_OK = 0x80,
 	SL_OP_ERR = 0x81,
@@ -69,7 +70,7 @@ enum sl_wire_op {
 	SL_OP_META = 0x84,	/* the answer to METADATA */
 };
 /* Request opcodes are below this (a table indexed by opcode has this many entries). */
-#define SL_WIRE_OP_MAX (SL_OP_METADATA + 1)
+#define SL_WIRE_OP_MAX (SL_OP_MPUB_PART + 1)
 
 /* header flags */
 #define SL_WIRE_F_NOACK 0x0001 /* PUB/MPUB/FIN: fire and forget, no OK (ERR still sent) */
@@ -165,6 +166,37 @@ struct sl_wire_pub {
 	 * value) and writes them with the record (ptab.h) */
 	uint64_t producer;    /* the session's producer id */
 	uint64_t pseq;        /* the request's seq */
+};
+
+/*
+ * MPUB_PART body: one fragment of an MPUB too large for one datagram (docs/protocol.md
+ * "MPUB_PART"). The MPUB's prefix, then the fragment's place, then a piece of the MPUB's
+ * element area (count x (u32 len, bytes), total_len bytes in all):
+ *   u16 partition, u8 topic_len, u8 flags, topic, [u64 trace id]   (as in MPUB, and the
+ *                                                same in every fragment of the MPUB)
+ *   u8 index (0..nfrag-1), u8 nfrag (1..SL_WIRE_MPART_FRAGS), u16 count (1..256),
+ *   u32 total_len (4 x count..SL_WIRE_MPART_TOTAL_MAX), u32 off, chunk bytes (the rest
+ *   of the body, at least 1, off + chunk_len <= total_len).
+ * Every fragment carries the session, seq and cookie of the MPUB in its header. The broker
+ * keeps the fragments of (session, seq) until all nfrag are there, without overlap and
+ * covering the element area exactly, then publishes them as one MPUB (all or none).
+ */
+#define SL_WIRE_MPART_FRAGS 16		/* most fragments of one MPUB */
+#define SL_WIRE_MPART_TOTAL_MAX 24576	/* largest element area of a fragmented MPUB */
+#define SL_WIRE_MPART_FIXED 12		/* index, nfrag, count, total_len, off */
+struct sl_wire_mpart {
+	uint16_t partition;
+	uint8_t topic_len;
+	uint8_t flags;
+	const char *topic;
+	uint64_t trace_id;
+	uint8_t index;
+	uint8_t nfrag;
+	uint16_t count;
+	uint32_t total_len;
+	uint32_t off;
+	uint32_t chunk_len;
+	const uint8_t *chunk;
 };
 
 /* SUB body: address, u8 flags, u8 reserved, u32 rdy (initial credit). */
@@ -320,6 +352,8 @@ sl_wire_decode_welcome(const uint8_t *body, size_t len, struct sl_wire_welcome *
 int
 sl_wire_decode_pub(const uint8_t *body, size_t len, int mpub, struct sl_wire_pub *out);
 int
+sl_wire_decode_mpart(const uint8_t *body, size_t len, struct sl_wire_mpart *out);
+int
 sl_wire_decode_sub(const uint8_t *body, size_t len, struct sl_wire_sub *out);
 /* opcode: SL_OP_RDY, FIN, REQ, TOUCH, CLS, SET_OFFSET */
 int
@@ -370,6 +404,14 @@ int
 sl_wire_encode_pub(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, int mpub,
 		   uint16_t partition, const char *topic, uint8_t flags, uint64_t trace_id,
 		   uint16_t count, const void *const *msgs, const uint32_t *lens);
+/* MPUB_PART: one fragment (f->chunk of f->chunk_len bytes), checked as the decoder does */
+int
+sl_wire_encode_mpart(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
+		     const struct sl_wire_mpart *f);
+/* The largest chunk one MPUB_PART of a datagram of dgram bytes carries for a topic of
+ * topic_len bytes (flags: the PUB flags), or 0 when none fits. */
+uint32_t
+sl_wire_mpart_chunk_max(size_t dgram, uint8_t topic_len, uint8_t flags);
 int
 sl_wire_encode_sub(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		   const struct sl_wire_sub *s);

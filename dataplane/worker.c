@@ -540,7 +540,9 @@ int
 sl_worker_main(void *arg)
 {
 	struct sl_worker *w = arg;
-	uint32_t empty = 0, sleep_us = 0;
+	uint32_t empty = 0, sleep_us = 0, cap;
+	uint64_t last_work = rte_get_tsc_cycles();
+	const uint64_t deep_tsc = rte_get_tsc_hz() / 1000 * SL_WORKER_DEEP_MS;
 
 	clock_start(w);
 	/* adaptive idle sleeps for tens of microseconds: without this, the kernel's default
@@ -561,13 +563,19 @@ sl_worker_main(void *arg)
 			w->st.total_cycles += end - start;
 			empty = 0;
 			sleep_us = 0;
+			last_work = end;
 			continue;
 		}
 		w->st.total_cycles += rte_get_tsc_cycles() - start;
 		if (w->conf->idle != SL_IDLE_ADAPTIVE || ++empty < w->conf->idle_polls)
 			continue;
 		/* idle: go offline so grace periods do not wait for us, sleep, back off */
-		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, w->conf->idle_max_us) : 10;
+		/* a long silence (no work for SL_WORKER_DEEP_MS) may sleep longer */
+		cap = w->conf->idle_max_us;
+		if (w->conf->idle_deep_us > cap && w->now_tsc - last_work > deep_tsc)
+			cap = w->conf->idle_deep_us;
+		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, cap) :
+			   RTE_MIN(w->conf->idle_min_us ? w->conf->idle_min_us : 10, cap);
 		/* publishes held for the disk or the replicas: their OKs go out once this
 		 * lcore looks again, so it never sleeps long while any waits (as the
 		 * persistence lcore with stores attached) */
@@ -596,6 +604,7 @@ sl_worker_setup(struct sl_worker *w)
 		.tx_arg = w,
 		.lane = (uint8_t)w->idx,
 	};
+	struct sl_mpart_conf mc = {0};
 	struct timespec now;
 	uint32_t i;
 
@@ -608,8 +617,11 @@ sl_worker_setup(struct sl_worker *w)
 				     RTE_CACHE_LINE_SIZE, c->socket_id);
 	w->held_free = rte_malloc_socket("sl_held_free", sizeof(*w->held_free) * SL_WORKER_HELD,
 					 RTE_CACHE_LINE_SIZE, c->socket_id);
-	if (w->held == NULL || w->held_free == NULL)
+	w->mpart = rte_malloc_socket("sl_mpart", sizeof(*w->mpart), RTE_CACHE_LINE_SIZE,
+				     c->socket_id);
+	if (w->held == NULL || w->held_free == NULL || w->mpart == NULL)
 		return -ENOMEM;
+	(void)sl_mpart_init(w->mpart, &mc);
 	for (i = 0; i < SL_WORKER_HELD; i++)
 		w->held_free[i] = SL_WORKER_HELD - 1 - i;
 	w->nheld_free = SL_WORKER_HELD;
@@ -630,6 +642,8 @@ sl_worker_teardown(struct sl_worker *w)
 			rte_pktmbuf_free(w->held[i].m);
 	rte_free(w->held);
 	rte_free(w->held_free);
+	rte_free(w->mpart);
+	w->mpart = NULL;
 	sl_peer_close(w->peer);
 	rte_free(w->rbuf);
 	w->held = NULL;

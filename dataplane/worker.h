@@ -63,6 +63,9 @@ struct sl_wautocreate {
 /* A request whose answer waits (a publish until durable and committed, a channel sync,
  * a lookup on disk): the request frame is kept and turned into the answer then. Its
  * index is the token the partition gives back. */
+/* adaptive idle: without work for this long, a worker may sleep up to idle_deep_us */
+#define SL_WORKER_DEEP_MS 200
+
 struct sl_held {
 	struct rte_mbuf *m;		/* NULL: no answer wanted (NOACK) */
 	const void *part;		/* the partition (session order of publishes) */
@@ -125,6 +128,7 @@ struct sl_worker {
 	uint32_t nparts;
 	struct sl_partition **parts;			/* [SL_WORKER_MAX_PARTS] */
 	struct sl_held *held;				/* [SL_WORKER_HELD] */
+	struct sl_mpart *mpart;				/* MPUB_PART reassembly pool */
 	uint32_t *held_free;				/* stack of free held tokens */
 	uint32_t nheld_free;
 	struct sl_peer *peer;				/* NULL without replication */

@@ -37,6 +37,10 @@ extern volatile int sl_broker_quit;
 #define CKPT_NS (1000ull * 1000 * 1000)
 #define RETAIN_NS (1000ull * 1000 * 1000)
 #define STORE_IDLE_US 50u	/* longest idle sleep while partitions are attached */
+/* longest idle sleep of the lcore and the reader with no partition attached (no data
+ * directory, or no topic yet): only a command (an attach) can wake them then, and a
+ * wake-up a millisecond was most of an idle node's CPU */
+#define NOSTORE_IDLE_US 10000u
 
 /*
  * What a worker hands over: 40 bytes by value in the ring, taken in order. n is the
@@ -1021,7 +1025,8 @@ persist_main(void *arg)
 		/* an acknowledgement of a disk publish waits for this lcore to wake up: with
 		 * stores attached, sleep at most STORE_IDLE_US (a syscall here costs the
 		 * workers nothing); never sleep long with data waiting for a timed sync */
-		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->conf.idle_max_us) : 10;
+		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->nstores > 0 ? p->conf.idle_max_us :
+					      RTE_MAX(p->conf.idle_max_us, NOSTORE_IDLE_US)) : 10;
 		if (p->nstores > 0)
 			sleep_us = RTE_MIN(sleep_us, STORE_IDLE_US);
 		rcu_thread_offline();
@@ -1086,7 +1091,9 @@ reader_main(void *arg)
 			struct timespec ts = {0, (long)sleep_us * 1000};
 
 			nanosleep(&ts, NULL);
-			sleep_us = RTE_MIN(sleep_us * 2, 1000u);
+			sleep_us = RTE_MIN(sleep_us * 2,
+					   __atomic_load_n(&p->nstores, __ATOMIC_RELAXED) > 0 ?
+						   1000u : NOSTORE_IDLE_US);
 			continue;
 		}
 		sleep_us = 50;

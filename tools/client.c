@@ -96,6 +96,8 @@
 /* PUB body bytes besides the topic and the message: partition, topic_len, flags,
  * trace id, msg_len. */
 #define PUB_OVERHEAD (4 + 8 + 4)
+/* A split MPUB's whole frame (header, prefix with trace id and count, element area) */
+#define SPLIT_CAP (SL_WIRE_HDR_LEN + 4 + SL_WIRE_NAME_MAX + 8 + 2 + SL_WIRE_MPART_TOTAL_MAX)
 
 enum req_state {
 	REQ_FREE = 0,
@@ -129,6 +131,8 @@ struct req {
 	uint8_t leader_wait;	/* answered NOT_LEADER: waits for the leader switch */
 	uint8_t keep_seq;	/* requeued by a leader switch with a producer id: sent
 				 * again with its seq (the new leader knows it by it) */
+	uint8_t split;		/* an MPUB larger than a datagram: frame is its slot's
+				 * SPLIT_CAP area of c->big, sent as MPUB_PART fragments */
 	sl_pub_cb_t cb;
 	void *arg;
 	struct waiter *w;
@@ -197,6 +201,8 @@ struct sl_client {
 	uint32_t frame_cap;
 	struct req *reqs;
 	uint8_t *frames;
+	uint8_t *big;		/* [n_slots] x SPLIT_CAP, at the first split MPUB */
+	uint8_t *frag;		/* frame_cap: one MPUB_PART being sent */
 	uint32_t *free_stack;
 	uint32_t n_free;
 	uint32_t in_flight;	/* slots not free */
@@ -276,6 +282,55 @@ xmit(struct sl_client *c, const uint8_t *frame, uint32_t len, uint64_t now)
 	if (c->ops->send(c->x, frame, len) == 0)
 		c->st.tx_frames++;
 	c->last_tx = now;
+}
+
+/*
+ * Send a split MPUB (frame holds the whole MPUB frame, header fields up to date) as
+ * MPUB_PART fragments of at most frame_cap bytes, in order: each with the MPUB's header
+ * fields (session, seq, cookie, flags) and prefix, and the next piece of its element area
+ * (docs/protocol.md "MPUB_PART"). The same bytes every time: a retransmission resends
+ * them all, and the broker ignores copies of fragments it holds.
+ */
+static void
+xmit_split(struct sl_client *c, const uint8_t *frame, uint32_t len, uint64_t now)
+{
+	struct sl_wire_hdr h;
+	struct sl_wire_pub p;
+	struct sl_wire_mpart f;
+	uint32_t chunk;
+	int n;
+
+	if (sl_wire_decode_hdr(frame, len, &h) != 0 ||
+	    sl_wire_decode_pub(frame + SL_WIRE_HDR_LEN, h.body_len, 1, &p) != 0)
+		return;	/* cannot happen: we encoded it */
+	chunk = sl_wire_mpart_chunk_max(c->frame_cap, p.topic_len, p.flags);
+	memset(&f, 0, sizeof(f));
+	f.partition = p.partition;
+	f.topic_len = p.topic_len;
+	f.flags = p.flags;
+	f.topic = p.topic;
+	f.trace_id = p.trace_id;
+	f.count = p.count;
+	f.total_len = p.msgs_len;
+	f.nfrag = (uint8_t)((p.msgs_len + chunk - 1) / chunk);
+	for (f.index = 0; f.index < f.nfrag; f.index++) {
+		f.off = (uint32_t)f.index * chunk;
+		f.chunk = p.msg + f.off;
+		f.chunk_len = p.msgs_len - f.off < chunk ? p.msgs_len - f.off : chunk;
+		n = sl_wire_encode_mpart(c->frag, c->frame_cap, &h, &f);
+		if (n > 0)
+			xmit(c, c->frag, (uint32_t)n, now);
+	}
+}
+
+/* Send request r's frame: one datagram, or a split MPUB's fragments. */
+static void
+req_xmit(struct sl_client *c, const struct req *r, uint64_t now)
+{
+	if (r->split)
+		xmit_split(c, r->frame, r->len, now);
+	else
+		xmit(c, r->frame, r->len, now);
 }
 
 /* Rewrite header fields of an encoded frame of ours. */
@@ -430,6 +485,10 @@ slot_put(struct sl_client *c, uint32_t idx)
 	r->state = REQ_FREE;
 	r->cb = NULL;
 	r->w = NULL;
+	if (r->split) {
+		r->split = 0;
+		r->frame = c->frames + (size_t)idx * c->frame_cap;
+	}
 	c->free_stack[c->n_free++] = idx;
 	c->in_flight--;
 }
@@ -508,7 +567,7 @@ req_send_first(struct sl_client *c, uint32_t idx, uint64_t now)
 	r->resent = 0;
 	r->t_next = now + r->rto;
 	timer_arm(c, r->t_next);
-	xmit(c, r->frame, r->len, now);
+	req_xmit(c, r, now);
 }
 
 /* Start a reserved slot whose frame is encoded: send it now if we can, else queue it. */
@@ -546,7 +605,7 @@ req_retransmit(struct sl_client *c, uint32_t idx, uint64_t now)
 	hdr_set_retry(r->frame, r->len);
 	c->st.retries++;
 	r->resent = 1;
-	xmit(c, r->frame, r->len, now);
+	req_xmit(c, r, now);
 	r->rto = min_u64(2 * r->rto, c->rto_max_us);
 	r->t_next = now + r->rto;
 	timer_arm(c, r->t_next);
@@ -667,7 +726,7 @@ busy_resend(struct sl_client *c, uint64_t now)
 		r->resent = 1;
 		r->t_sent = now;	/* a new attempt: its round trip starts now */
 		hdr_set_retry(r->frame, r->len);
-		xmit(c, r->frame, r->len, now);
+		req_xmit(c, r, now);
 		r->t_next = now + r->rto;	/* its answer may still be lost */
 		timer_arm(c, r->t_next);
 	}
@@ -1877,10 +1936,11 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	c->frame_cap = (uint32_t)min_u64(cap, xmax);
 	c->reqs = calloc(c->n_slots, sizeof(*c->reqs));
 	c->frames = malloc((size_t)c->n_slots * c->frame_cap);
+	c->frag = malloc(c->frame_cap);
 	c->free_stack = malloc(c->n_slots * sizeof(*c->free_stack));
 	c->busy_tmp = malloc(c->n_slots * sizeof(*c->busy_tmp));
 	if (c->reqs == NULL || c->frames == NULL || c->free_stack == NULL ||
-	    c->busy_tmp == NULL) {
+	    c->busy_tmp == NULL || c->frag == NULL) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -1900,6 +1960,8 @@ fail:
 		free(c->rx_alt);
 		free(c->reqs);
 		free(c->frames);
+		free(c->frag);
+		free(c->big);
 		free(c->free_stack);
 		explicit_bzero(c->token, sizeof(c->token));
 		free(c->busy_tmp);
@@ -1994,6 +2056,8 @@ sl_client_close(struct sl_client *c)
 	free(c->rx_alt);
 	free(c->reqs);
 	free(c->frames);
+	free(c->frag);
+	free(c->big);
 	free(c->free_stack);
 	explicit_bzero(c->token, sizeof(c->token));
 	free(c->busy_tmp);
@@ -2014,10 +2078,10 @@ pub_start(struct sl_client *c, const char *topic, uint16_t partition, int mpub,
 	  void *arg, struct waiter *w)
 {
 	struct sl_wire_hdr h = req_hdr();
-	uint64_t size;
+	uint64_t size, chunk;
 	size_t tlen;
 	uint32_t i, idx;
-	int rc, len;
+	int rc, len, split = 0;
 
 	if (c == NULL || topic == NULL || datas == NULL || lens == NULL || count == 0 ||
 	    count > SL_WIRE_MPUB_MAX)
@@ -2034,16 +2098,32 @@ pub_start(struct sl_client *c, const char *topic, uint16_t partition, int mpub,
 			return -SL_E_TOO_BIG;
 		size += 4 + (uint64_t)lens[i];
 	}
-	if (size > c->frame_cap)
-		return -SL_E_TOO_BIG;
+	if (size > c->frame_cap) {
+		/* an MPUB larger than a datagram goes as up to 16 MPUB_PART fragments */
+		chunk = sl_wire_mpart_chunk_max(c->frame_cap, (uint8_t)tlen, 0);
+		size -= SL_WIRE_HDR_LEN + 4 + tlen + 2;	/* the element area */
+		if (!mpub || chunk == 0 || size > SL_WIRE_MPART_TOTAL_MAX ||
+		    (size + chunk - 1) / chunk > SL_WIRE_MPART_FRAGS)
+			return -SL_E_TOO_BIG;
+		if (c->big == NULL) {
+			c->big = malloc((size_t)c->n_slots * SPLIT_CAP);	/* once */
+			if (c->big == NULL)
+				return -ENOMEM;
+		}
+		split = 1;
+	}
 
 	rc = acquire_slot(c, &idx);
 	if (rc != 0)
 		return rc;
+	if (split) {
+		c->reqs[idx].split = 1;
+		c->reqs[idx].frame = c->big + (size_t)idx * SPLIT_CAP;
+	}
 	if (c->fail_busy)
 		h.flags |= SL_WIRE_F_NORESEND;	/* a busy refusal opens no hole: not resent */
-	len = sl_wire_encode_pub(c->reqs[idx].frame, c->frame_cap, &h, mpub, partition, topic,
-				 0, 0, (uint16_t)count, datas, lens);
+	len = sl_wire_encode_pub(c->reqs[idx].frame, split ? SPLIT_CAP : c->frame_cap, &h, mpub,
+				 partition, topic, 0, 0, (uint16_t)count, datas, lens);
 	if (len < 0) {
 		slot_put(c, idx);
 		return len;

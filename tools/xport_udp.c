@@ -2,7 +2,10 @@
  * Copyright (c) 2026 The sluice authors
  *
  * libsluice kernel UDP transport: one connected, non-blocking UDP socket to the broker.
- * recv() waits with ppoll() (microsecond timeout).
+ * recv() waits with ppoll() (microsecond timeout). Answers are read in batches: one
+ * recvmmsg() takes up to RX_BATCH datagrams that are waiting, and the next recv() calls
+ * hand them out without a system call (a window of pipelined requests gets its answers
+ * in a few calls instead of one per answer).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,9 +21,16 @@
 #include "xport.h"
 
 #define SOCK_BUF_BYTES (4 * 1024 * 1024)
+#define RX_BATCH 16
+#define RX_SLOT 65536		/* any UDP payload */
 
 struct xudp {
 	int fd;
+	uint32_t head;		/* next datagram of the batch to hand out */
+	uint32_t n;		/* datagrams in the batch */
+	struct mmsghdr msgs[RX_BATCH];
+	struct iovec iov[RX_BATCH];
+	uint8_t *bufs;		/* RX_BATCH x RX_SLOT */
 };
 
 static int
@@ -44,14 +54,26 @@ udp_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 	ssize_t n;
 
 	for (;;) {
-		/* MSG_TRUNC: the real length, so that a truncated datagram is detected. */
-		n = recv(u->fd, buf, cap, MSG_TRUNC);
-		if (n > (ssize_t)cap)
-			return -EMSGSIZE;
-		if (n > 0)
-			return (int)n;
+		if (u->head < u->n) {
+			const struct mmsghdr *m = &u->msgs[u->head];
+			const uint8_t *d = u->bufs + (size_t)u->head * RX_SLOT;
+
+			u->head++;
+			/* truncated (MSG_TRUNC), empty or longer than cap: never a frame of ours */
+			if ((m->msg_hdr.msg_flags & MSG_TRUNC) || m->msg_len == 0 ||
+			    m->msg_len > cap)
+				return -EMSGSIZE;
+			memcpy(buf, d, m->msg_len);
+			return (int)m->msg_len;
+		}
+		n = recvmmsg(u->fd, u->msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		if (n > 0) {
+			u->head = 0;
+			u->n = (uint32_t)n;
+			continue;
+		}
 		if (n == 0)
-			return -EMSGSIZE; /* empty datagram: never a valid frame */
+			continue;
 		if (errno == EINTR)
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -74,6 +96,7 @@ udp_close(void *x)
 	if (u == NULL)
 		return;
 	close(u->fd);
+	free(u->bufs);
 	free(u);
 }
 
@@ -93,6 +116,7 @@ udp_retarget(void *x, uint32_t ip, uint16_t port)
 	sa.sin_addr.s_addr = ip;
 	if (connect(u->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
 		return -errno;
+	u->head = u->n = 0;
 	/* what the old peer sent and we did not read yet is not for the new one */
 	while (recv(u->fd, junk, sizeof(junk), MSG_TRUNC) >= 0 || errno == ECONNREFUSED)
 		;
@@ -121,6 +145,7 @@ sl_xport_udp_open(const struct sl_client_conf *conf, const struct sl_xport_ops *
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct xudp *u = NULL;
 	int bufsz = SOCK_BUF_BYTES;
+	uint32_t i;
 	int err;
 
 	if (conf == NULL || conf->broker_ip == NULL || ops == NULL) {
@@ -137,6 +162,18 @@ sl_xport_udp_open(const struct sl_client_conf *conf, const struct sl_xport_ops *
 	if (u == NULL) {
 		err = ENOMEM;
 		goto fail;
+	}
+	u->fd = -1;
+	u->bufs = malloc((size_t)RX_BATCH * RX_SLOT);
+	if (u->bufs == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < RX_BATCH; i++) {
+		u->iov[i].iov_base = u->bufs + (size_t)i * RX_SLOT;
+		u->iov[i].iov_len = RX_SLOT;
+		u->msgs[i].msg_hdr.msg_iov = &u->iov[i];
+		u->msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (u->fd < 0) {
@@ -159,6 +196,8 @@ sl_xport_udp_open(const struct sl_client_conf *conf, const struct sl_xport_ops *
 fail:
 	if (u != NULL && u->fd >= 0)
 		close(u->fd);
+	if (u != NULL)
+		free(u->bufs);
 	free(u);
 	errno = err;
 	return NULL;

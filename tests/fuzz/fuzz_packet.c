@@ -10,6 +10,8 @@
  *  3. as data[0] = decoder selector, data[1..] = a body (body decoders without a valid
  *     header in front, which the fuzzer would otherwise rarely build);
  *  4. as a replica link payload (rlink.c: envelope, tag, replay window).
+ * Every MPUB_PART that decodes also goes into a reassembly pool (mpart.c) kept across
+ * inputs, keyed by its header's session and seq: a complete MPUB is read to the end.
  * Whatever decodes is encoded again: the encoding must be byte-identical to the input
  * (the format is canonical: exact lengths, zero reserved bytes) and must decode to the
  * same values. Any mismatch abort()s.
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "mpart.h"
 #include "net.h"
 #include "rlink.h"
 #include "wire.h"
@@ -40,12 +43,13 @@ union body_out {
 	struct sl_wire_msg msg;
 	struct sl_wire_metareq mreq;
 	struct sl_wire_meta meta;
+	struct sl_wire_mpart mpart;
 };
 
 static const uint8_t body_ops[] = {
 	SL_OP_HELLO, SL_OP_PUB, SL_OP_MPUB, SL_OP_SUB, SL_OP_RDY, SL_OP_FIN, SL_OP_REQ,
 	SL_OP_TOUCH, SL_OP_CLS, SL_OP_NOP, SL_OP_SET_OFFSET, SL_OP_OK, SL_OP_ERR, SL_OP_MSG,
-	SL_OP_WELCOME, SL_OP_METADATA, SL_OP_META,
+	SL_OP_WELCOME, SL_OP_METADATA, SL_OP_META, SL_OP_MPUB_PART,
 };
 
 static uint8_t enc[FRAME_MAX];
@@ -76,9 +80,46 @@ decode_body(uint8_t opcode, const uint8_t *body, size_t len, union body_out *o)
 		return sl_wire_decode_metareq(body, len, &o->mreq);
 	case SL_OP_META:
 		return sl_wire_decode_meta(body, len, &o->meta);
+	case SL_OP_MPUB_PART:
+		return sl_wire_decode_mpart(body, len, &o->mpart);
 	default:
 		return sl_wire_decode_chan_op(opcode, body, len, &o->op);
 	}
+}
+
+static struct sl_mpart pool;
+static int pool_ready;
+static uint64_t fake_ns;
+
+/* A decoded fragment into the pool, as a worker does (session and seq from h). */
+static void
+reassemble(const struct sl_wire_hdr *h, const struct sl_wire_mpart *f)
+{
+	struct sl_mpart_conf c = {0};
+	struct sl_wire_pub p;
+	const uint8_t *d;
+	uint32_t handle, pos = 0, len, n = 0;
+	int rc;
+
+	if (!pool_ready && sl_mpart_init(&pool, &c) == 0)
+		pool_ready = 1;
+	fake_ns += 1000000;	/* 1 ms per fragment: the pool's expiry runs too */
+	rc = sl_mpart_add(&pool, h->session & 3, h->seq & 7, (uint32_t)h->cookie & 1, f,
+			  fake_ns, &p, &handle);
+	if (rc == SL_MPART_DONE) {
+		while (sl_wire_mpub_next(&p, &pos, &d, &len) == 1) {
+			sink += len > 0 ? d[len - 1] : 0;
+			n++;
+		}
+		if (n != p.count || p.count != f->count || p.msgs_len != f->total_len)
+			abort();
+		sl_mpart_release(&pool, handle);
+	} else if (rc != SL_MPART_MORE && rc != SL_MPART_DUP && rc != -SL_E_FULL &&
+		   rc != -SL_E_MALFORMED) {
+		abort();
+	}
+	if (pool.nused > SL_MPART_SLOTS)
+		abort();
 }
 
 /* Touch every byte a decoded body points at, as the broker would. */
@@ -90,6 +131,10 @@ consume(uint8_t opcode, const union body_out *o)
 	uint32_t pos = 0, len, i, n = 0;
 
 	switch (opcode) {
+	case SL_OP_MPUB_PART:
+		for (i = 0; i < o->mpart.chunk_len; i++)
+			acc += o->mpart.chunk[i];
+		break;
 	case SL_OP_PUB:
 	case SL_OP_MPUB:
 		while (sl_wire_mpub_next(&o->pub, &pos, &d, &len) == 1) {
@@ -177,6 +222,16 @@ same_body(uint8_t opcode, const union body_out *a, const union body_out *b)
 	case SL_OP_PUB:
 	case SL_OP_MPUB:
 		return same_pub(&a->pub, &b->pub);
+	case SL_OP_MPUB_PART:
+		return a->mpart.partition == b->mpart.partition &&
+		       a->mpart.topic_len == b->mpart.topic_len &&
+		       a->mpart.flags == b->mpart.flags && a->mpart.trace_id == b->mpart.trace_id &&
+		       a->mpart.index == b->mpart.index && a->mpart.nfrag == b->mpart.nfrag &&
+		       a->mpart.count == b->mpart.count &&
+		       a->mpart.total_len == b->mpart.total_len && a->mpart.off == b->mpart.off &&
+		       a->mpart.chunk_len == b->mpart.chunk_len &&
+		       memcmp(a->mpart.topic, b->mpart.topic, a->mpart.topic_len) == 0 &&
+		       memcmp(a->mpart.chunk, b->mpart.chunk, a->mpart.chunk_len) == 0;
 	case SL_OP_SUB:
 		return same_addr(&a->sub.addr, &b->sub.addr) && a->sub.flags == b->sub.flags &&
 		       a->sub.rdy == b->sub.rdy;
@@ -253,6 +308,8 @@ reencode(uint8_t opcode, struct sl_wire_hdr *h, const union body_out *o)
 		return sl_wire_encode_pub(enc, sizeof(enc), h, opcode == SL_OP_MPUB,
 					  o->pub.partition, name, o->pub.flags, o->pub.trace_id,
 					  (uint16_t)i, msgs, lens);
+	case SL_OP_MPUB_PART:
+		return sl_wire_encode_mpart(enc, sizeof(enc), h, &o->mpart);
 	case SL_OP_SUB:
 		return sl_wire_encode_sub(enc, sizeof(enc), h, &o->sub);
 	case SL_OP_OK:
@@ -296,6 +353,8 @@ roundtrip(uint8_t opcode, struct sl_wire_hdr *h, const uint8_t *body, size_t len
 	int n;
 
 	consume(opcode, o);
+	if (opcode == SL_OP_MPUB_PART)
+		reassemble(h, &o->mpart);
 	n = reencode(opcode, h, o);
 	if (n == 0)
 		return;

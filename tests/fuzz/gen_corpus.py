@@ -41,6 +41,18 @@ def mpub_body(part, topic, msgs):
     return b
 
 
+def mpart_body(part, topic, msgs, index, nfrag, off, n, trace=None):
+    """MPUB_PART (0x0D): fragment index of nfrag of the MPUB of msgs, bytes off..off+n of
+    its element area."""
+    area = b"".join(struct.pack(">I", len(m)) + m for m in msgs)
+    flags = 0x01 if trace is not None else 0
+    b = struct.pack(">HBB", part, len(topic), flags) + topic
+    if trace is not None:
+        b += struct.pack(">Q", trace)
+    return b + struct.pack(">BBHII", index, nfrag, len(msgs), len(area), off) + \
+        area[off:off + n]
+
+
 def ip_cksum(hdr):
     s = sum(struct.unpack(">10H", hdr))
     while s >> 16:
@@ -88,6 +100,13 @@ def main():
         "msg": frame(0x82, struct.pack(">QHHIQQQQ", 7, 0, 1, 5, 1, 0,
                                         1767225600000000000, 0) + b"hello"),
         "welcome": frame(0x83, struct.pack(">QIIII", SESSION, 64, 1400, 1000, 10000)),
+        # the MPUB above in two fragments (20-byte element area: 10 + 10 bytes), seq 2
+        "mpub_part_0": frame(0x0D, mpart_body(1, t, [b"one", b"", b"three"], 0, 2, 0, 10),
+                             seq=2),
+        "mpub_part_1": frame(0x0D, mpart_body(1, t, [b"one", b"", b"three"], 1, 2, 10, 10),
+                             seq=2),
+        "mpub_part_trace": frame(0x0D, mpart_body(0, t, [b"x" * 40] * 3, 2, 3, 88, 44,
+                                                  0xABCDEF), seq=3),
         "metadata": frame(0x0C, struct.pack(">HB", 0, len(t)) + t, session=0, seq=0),
         # 3 partitions; entries 1..2: node 2 at 10.0.0.12:5150 leads 1 (epoch 3), this
         # node (3) leads 2 and may write
@@ -100,7 +119,7 @@ def main():
     for name, data in f.items():
         with open(os.path.join(out, name + ".raw"), "wb") as fp:
             fp.write(data)
-    for name in ("hello", "pub", "mpub", "sub", "fin", "cls", "set_offset", "nop",
+    for name in ("hello", "pub", "mpub", "mpub_part_0", "sub", "fin", "cls", "set_offset", "nop",
                  "metadata"):
         with open(os.path.join(out, "eth_" + name + ".bin"), "wb") as fp:
             fp.write(eth(f[name]))
@@ -119,6 +138,10 @@ def main():
         "garbage_truncated_pub": f["pub"][:-1],
         "garbage_mpub_overrun": f["mpub"][:-9] + b"\x00\x00\x00\x06three",
         "garbage_eth_wrong_port": eth(f["pub"], dport=9),
+        # a fragment reaching past its MPUB's element area (off 10 + 10 > 19)
+        "garbage_mpub_part_past": frame(0x0D, struct.pack(">HBB", 1, len(t), 0) + t
+                                        + struct.pack(">BBHII", 1, 2, 3, 19, 10) + b"x" * 10,
+                                        seq=2),
     }
     for name, data in garbage.items():
         with open(os.path.join(out, name + ".bin"), "wb") as fp:

@@ -122,6 +122,14 @@ struct fake {
 	uint64_t hold_span_max;	/* highest seq sent - hold_seq while it was unanswered */
 	int seq_old;		/* like the broker: a retry WIN_BROKER or more below max_seq is
 				 * answered SL_E_SEQ_OLD */
+	/* MPUB_PART: the fragments of one seq put together (the broker's side, simplified) */
+	uint32_t mpart_frags;	/* fragments received */
+	uint32_t mpart_max_len;	/* the longest */
+	uint64_t mpart_seq;
+	uint32_t mpart_have;
+	uint32_t mpart_got;
+	uint32_t mpart_base;
+	uint8_t mpart_buf[SL_WIRE_HDR_LEN + 128 + SL_WIRE_MPART_TOTAL_MAX];
 };
 
 static struct fake fk;
@@ -254,6 +262,47 @@ check_retry(struct fake *f, const struct sl_wire_hdr *h, const uint8_t *buf, uin
 }
 
 static int
+fake_send(void *x, const void *p, uint32_t len);
+
+/* An MPUB_PART: kept until its MPUB is complete, which then goes through fake_send as
+ * one MPUB frame with the fragments' header. */
+static void
+fake_mpart(struct fake *f, const struct sl_wire_hdr *h, const uint8_t *body, uint32_t len)
+{
+	struct sl_wire_mpart m;
+	struct sl_wire_hdr mh = *h;
+	uint8_t *b = f->mpart_buf + SL_WIRE_HDR_LEN;
+
+	if (sl_wire_decode_mpart(body, h->body_len, &m) != 0)
+		return;
+	f->mpart_frags++;
+	if (len > f->mpart_max_len)
+		f->mpart_max_len = len;
+	if (h->seq != f->mpart_seq) {
+		f->mpart_seq = h->seq;
+		f->mpart_have = 0;
+		f->mpart_got = 0;
+		memcpy(b, body, 4u + m.topic_len + ((m.flags & SL_WIRE_PUB_TRACE) ? 8u : 0u));
+		f->mpart_base = 4u + m.topic_len + ((m.flags & SL_WIRE_PUB_TRACE) ? 8u : 0u);
+		b[f->mpart_base] = (uint8_t)(m.count >> 8);
+		b[f->mpart_base + 1] = (uint8_t)m.count;
+		f->mpart_base += 2;
+	}
+	if (!(f->mpart_have & (1u << m.index))) {
+		memcpy(b + f->mpart_base + m.off, m.chunk, m.chunk_len);
+		f->mpart_have |= 1u << m.index;
+		f->mpart_got += m.chunk_len;
+	}
+	if (f->mpart_have != (1u << m.nfrag) - 1 || f->mpart_got != m.total_len)
+		return;
+	mh.opcode = SL_OP_MPUB;
+	mh.body_len = (uint16_t)(f->mpart_base + m.total_len);
+	sl_wire_encode_hdr(f->mpart_buf, &mh);
+	f->mpart_seq = 0;
+	(void)fake_send(f, f->mpart_buf, SL_WIRE_HDR_LEN + mh.body_len);
+}
+
+static int
 fake_send(void *x, const void *p, uint32_t len)
 {
 	struct fake *f = x;
@@ -280,6 +329,10 @@ fake_send(void *x, const void *p, uint32_t len)
 	}
 	if (h.opcode == SL_OP_HELLO) {
 		do_hello(f, &h);
+		return 0;
+	}
+	if (h.opcode == SL_OP_MPUB_PART && h.session == f->session && f->session != 0) {
+		fake_mpart(f, &h, body, len);
 		return 0;
 	}
 	if (f->session == 0 || h.session != f->session) {
@@ -622,13 +675,31 @@ test_pub(struct sl_client *c)
 	rc = sl_client_pub(c, "topic", 0, big, MAX_MSG, &res);
 	CHECK(rc == 0, "message of exactly max_msg accepted");
 	{
-		const void *datas[2] = { big, big };
-		uint32_t lens[2] = { MAX_MSG, MAX_MSG };
+		static const void *datas[32];
+		uint32_t lens[32], i, frags;
 
+		for (i = 0; i < 32; i++) {
+			datas[i] = big;
+			lens[i] = MAX_MSG;
+		}
 		before = fk.frames_in;
+		frags = fk.mpart_frags;
 		rc = sl_client_mpub(c, "topic", 0, 2, datas, lens, &res);
+		CHECK(rc == 0 && res.count == 2 && fk.mpart_frags == frags + 2 &&
+			      fk.frames_in == before + 3 &&
+			      fk.mpart_max_len <= SL_WIRE_DGRAM_MAX_STD,
+		      "MPUB over the datagram limit: 2 MPUB_PART fragments of "
+			      "at most a datagram, one MPUB (rc %d, count %u, %u bytes)", rc,
+			      res.count, fk.mpart_max_len);
+		before = fk.frames_in;
+		rc = sl_client_mpub(c, "topic", 0, 22, datas, lens, &res);
+		CHECK(rc == 0 && res.count == 22 && fk.mpart_frags == frags + 2 + 16,
+		      "MPUB of 22 x max_msg: 16 fragments, the most (rc %d, frags %u)", rc,
+		      fk.mpart_frags - frags - 2);
+		before = fk.frames_in;
+		rc = sl_client_mpub(c, "topic", 0, 23, datas, lens, &res);
 		CHECK(rc == -SL_E_TOO_BIG && fk.frames_in == before,
-		      "MPUB over the datagram limit refused locally");
+		      "an MPUB needing 17 fragments refused locally (%d)", rc);
 	}
 	rc = sl_client_pub(c, "bad topic", 0, "x", 1, &res);
 	CHECK(rc == -SL_E_NAME, "invalid topic name refused");
@@ -640,12 +711,45 @@ test_mpub(struct sl_client *c)
 	const void *datas[3] = { "m0", "m1", "m2" };
 	uint32_t lens[3] = { 2, 2, 2 };
 	struct sl_pub_result res;
+	uint32_t mpubs = fk.mpubs;
 	int rc;
 
 	rc = sl_client_mpub(c, "topic", 1, 3, datas, lens, &res);
 	CHECK(rc == 0 && res.count == 3, "MPUB of 3 answered (count %u)", res.count);
-	CHECK(fk.mpubs == 1 && fk.mpub_count == 3 && fk.mpub_data_ok,
+	CHECK(fk.mpubs == mpubs + 1 && fk.mpub_count == 3 && fk.mpub_data_ok,
 	      "broker decoded one MPUB with the 3 messages");
+
+	/* a split MPUB whose fragments are lost: the retransmission sends them all again */
+	{
+		static char big[MAX_MSG];
+		const void *bd[3] = {big, big, big};
+		uint32_t bl[3] = {MAX_MSG, MAX_MSG, MAX_MSG}, frags = fk.mpart_frags, i;
+		struct sl_client_stats st0, st1;
+
+		memset(big, 'b', sizeof(big));
+		memset(&pubcb, 0, sizeof(pubcb));
+		sl_client_get_stats(c, &st0);
+		st1 = st0;
+		fk.blackhole = 1;
+		CHECK(sl_client_pub_async(c, "topic", 0, 3, bd, bl, on_pub, NULL) == 0,
+		      "split MPUB of 3 x max_msg queued");
+		for (i = 0; i < 20 && st1.retries == st0.retries; i++) {
+			fk.now += sl_client_next_timer_us(c);
+			(void)sl_client_poll(c, 0);
+			sl_client_get_stats(c, &st1);
+		}
+		fk.blackhole = 0;
+		settle(c);
+		CHECK(pubcb.n == 1 && pubcb.ok == 1 && st1.retries == st0.retries + 1 &&
+			      fk.mpart_frags - frags == 3,
+		      "its 3 fragments lost, all resent: answered once (%u fragments arrived)",
+		      fk.mpart_frags - frags);
+		/* prompt answers bring the retransmission timeout back (later tests rely on
+		 * retry_ms) */
+		for (i = 0; i < 40; i++)
+			(void)sl_client_pub_async(c, "topic", 0, 1, bd, bl, on_pub, NULL);
+		settle(c);
+	}
 }
 
 static void

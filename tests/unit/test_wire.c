@@ -334,7 +334,7 @@ test_hdr(void)
 	CHECK(sl_wire_decode_hdr(buf, 48, &d) == -SL_E_VERSION, "version 255");
 	buf[2] = 1;
 	for (op = 0; op < 256; op++) {
-		int valid = (op >= 0x01 && op <= 0x0C) || (op >= 0x80 && op <= 0x84);
+		int valid = (op >= 0x01 && op <= 0x0D) || (op >= 0x80 && op <= 0x84);
 
 		buf[3] = (uint8_t)op;
 		rc = sl_wire_decode_hdr(buf, 48, &d);
@@ -343,8 +343,8 @@ test_hdr(void)
 		else if (!valid && rc == -SL_E_OPCODE)
 			n_bad++;
 	}
-	CHECK(n_ok == 17, "the 17 opcodes are accepted (%u)", n_ok);
-	CHECK(n_bad == 239, "the 239 other opcodes give SL_E_OPCODE (%u)", n_bad);
+	CHECK(n_ok == 18, "the 18 opcodes are accepted (%u)", n_ok);
+	CHECK(n_bad == 238, "the 238 other opcodes give SL_E_OPCODE (%u)", n_bad);
 }
 
 static void

@@ -364,12 +364,12 @@ test_bad_frames(void)
 
 	/* an opcode no request has: ERR OPCODE, counted in ops_unknown */
 	len = enc_nop(&h);
-	req[3] = 0x0D;
+	req[3] = 0x0E;
 	a = xchg(req, len);
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_OPCODE &&
-		      a.err.req_opcode == 0x0D && a.h.session == session && a.h.seq == h.seq &&
+		      a.err.req_opcode == 0x0E && a.h.session == session && a.h.seq == h.seq &&
 		      a.h.cookie == 9,
-	      "opcode 0x0D: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
+	      "opcode 0x0E: ERR OPCODE echoing session, seq and cookie (%u)", a.err.code);
 	CHECK(only_op_counted(&before, 0, 1), "counted in ops_unknown, no ops[] entry moved");
 
 	h = hdr(session, 10);
@@ -440,6 +440,100 @@ test_bad_frames(void)
 	CHECK(counter_moved(&stats()->drop_answer_op, before.drop_answer_op) &&
 		      fx_recv(&fp, ans, sizeof(ans), 50) == -1 && only_op_counted(&before, 0, 0),
 	      "an OK sent to the broker: dropped without an answer (drop_answer_op)");
+}
+
+
+/* MPUB_PART: an MPUB of 40 messages in 3 fragments, out of order: one OK when the last
+ * arrives, nothing before; a retransmitted fragment gets the same OK; a fragment that
+ * contradicts its MPUB drops it (ERR MALFORMED, nothing written); another session's
+ * fragment is refused (docs/protocol.md "MPUB_PART"). */
+static uint8_t big[4096];
+static struct sl_wire_pub mp_body;
+
+static int
+enc_frag(struct sl_wire_hdr *h, uint8_t index, uint32_t chunk, const uint8_t *bytes)
+{
+	struct sl_wire_mpart f = {
+		.partition = 0, .topic_len = 2, .topic = "mp", .index = index, .nfrag = 3,
+		.count = mp_body.count, .total_len = mp_body.msgs_len, .off = index * chunk,
+	};
+
+	f.chunk_len = index == 2 ? mp_body.msgs_len - f.off : chunk;
+	f.chunk = (bytes != NULL ? bytes : mp_body.msg) + f.off;
+	return sl_wire_encode_mpart(req, sizeof(req), h, &f);
+}
+
+static void
+test_mpub_part(void)
+{
+	static char bodies[40][61];
+	const void *msgs[40];
+	uint32_t lens[40], i, chunk;
+	uint8_t other[4096];
+	struct sl_wire_hdr h = hdr(session, 50), mh = h;
+	struct sl_worker_stats before = *stats();
+	struct answer a;
+	uint64_t first;
+	int n, silent;
+
+	for (i = 0; i < 40; i++) {
+		snprintf(bodies[i], sizeof(bodies[i]), "%060u", i);
+		msgs[i] = bodies[i];
+		lens[i] = 60;
+	}
+	n = sl_wire_encode_pub(big, sizeof(big), &mh, 1, 0, "mp", 0, 0, 40, msgs, lens);
+	CHECK(n > 0 && sl_wire_decode_pub(big + SL_WIRE_HDR_LEN, (size_t)n - SL_WIRE_HDR_LEN, 1,
+					  &mp_body) == 0 && mp_body.msgs_len == 2560,
+	      "an MPUB of 40 x 60 bytes: 2560 bytes of elements, more than max_msg allows");
+	chunk = 1000;
+	silent = fx_send(&fp, req, (uint32_t)enc_frag(&h, 2, chunk, NULL)) == 0 &&
+		 fx_recv(&fp, ans, sizeof(ans), 50) == -1;
+	silent = silent && fx_send(&fp, req, (uint32_t)enc_frag(&h, 0, chunk, NULL)) == 0 &&
+		 fx_recv(&fp, ans, sizeof(ans), 50) == -1;
+	CHECK(silent && stats()->msgs_in == before.msgs_in,
+	      "fragments 2 and 0: no answer, nothing written yet");
+	a = xchg(req, enc_frag(&h, 1, chunk, NULL));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_MPUB_PART &&
+		      a.ok.count == 40 && a.h.seq == h.seq && a.h.cookie == 50 &&
+		      stats()->msgs_in == before.msgs_in + 40 &&
+		      stats()->mpart.completed == before.mpart.completed + 1,
+	      "fragment 1 completes it: one OK for 40 messages (count %u)", a.ok.count);
+	first = a.ok.id;
+	a = xchg(req, enc_frag(&h, 0, chunk, NULL));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.id == first && a.ok.count == 40 &&
+		      stats()->msgs_in == before.msgs_in + 40,
+	      "a retransmitted fragment: the same OK, nothing written again");
+
+	/* a fragment 0 with other bytes after the real one: the MPUB is dropped */
+	h = hdr(session, 51);
+	memcpy(other, mp_body.msg, mp_body.msgs_len);
+	other[10] ^= 1;
+	silent = fx_send(&fp, req, (uint32_t)enc_frag(&h, 0, chunk, NULL)) == 0 &&
+		 fx_recv(&fp, ans, sizeof(ans), 50) == -1;
+	a = xchg(req, enc_frag(&h, 0, chunk, other));
+	CHECK(silent && a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_MALFORMED &&
+		      a.err.req_opcode == SL_OP_MPUB_PART && strstr(a.text, "MPUB_PART") != NULL,
+	      "a conflicting copy of fragment 0: ERR MALFORMED (%u, \"%s\")", a.err.code,
+	      a.text);
+	silent = fx_send(&fp, req, (uint32_t)enc_frag(&h, 1, chunk, NULL)) == 0 &&
+		 fx_recv(&fp, ans, sizeof(ans), 50) == -1;
+	silent = silent && fx_send(&fp, req, (uint32_t)enc_frag(&h, 2, chunk, NULL)) == 0 &&
+		 fx_recv(&fp, ans, sizeof(ans), 50) == -1;
+	CHECK(silent && stats()->msgs_in == before.msgs_in + 40,
+	      "its other fragments start afresh: no answer, nothing written (all or none)");
+
+	/* a fragment of another (unknown) session: refused before any reassembly */
+	h = hdr(session ^ 0x200000, 52);
+	a = xchg(req, enc_frag(&h, 1, chunk, NULL));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_SESSION,
+	      "a fragment with another session id: ERR SESSION (%u)", a.err.code);
+	/* a malformed fragment: index beyond nfrag */
+	h = hdr(session, 53);
+	n = enc_frag(&h, 1, chunk, NULL);
+	req[SL_WIRE_HDR_LEN + 4 + 2] = 3;	/* index 3 of 3 */
+	a = xchg(req, n);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_MALFORMED,
+	      "fragment index 3 of 3: ERR MALFORMED (%u)", a.err.code);
 }
 
 /* HELLO until the session table is full, then CLS of the session. */
@@ -819,7 +913,8 @@ main(int argc, char **argv)
 	CHECK(rc == 0, "topic t created on the running broker (%d)", rc);
 	rc = sl_broker_topic_create(b, "o", 1, 0, NULL);
 	rc = rc != 0 ? rc : sl_broker_topic_create(b, "f", 1, 0, NULL);
-	CHECK(rc == 0, "topics o and f created (%d)", rc);
+	rc = rc != 0 ? rc : sl_broker_topic_create(b, "mp", 1, 0, NULL);
+	CHECK(rc == 0, "topics o, f and mp created (%d)", rc);
 
 	test_hello();
 	test_no_session();
@@ -831,6 +926,7 @@ main(int argc, char **argv)
 	test_order_write_disabled();
 	test_order_full();
 	test_metadata();
+	test_mpub_part();
 	test_sessions();
 
 	sl_broker_stop(b);

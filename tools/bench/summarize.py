@@ -217,6 +217,9 @@ def peer_ratios(gs):
     titles = {
         "memif": "sluice with a kernel-bypass client (DPDK over net_memif, shared memory) "
                  "against the peers' best local path (TCP loopback)",
+        "udp-xdp": "sluice with a client on ordinary kernel UDP sockets (sluiced on net_af_xdp "
+                   "over a veth pair) against the peers' clients on kernel TCP sockets "
+                   "(loopback)",
         "udp-tap": "sluice with a client on ordinary kernel UDP sockets (sluiced on net_tap) "
                    "against the peers' clients on kernel TCP sockets (loopback)",
     }
@@ -305,7 +308,7 @@ def own_ratios(gs):
          find(gs, system="sluice", workload="mpub", **S),
          find(gs, system="reflector", workload="reflect", batch=32, **S),
          "broker vs bare round trip")
-    pair("PUB acked/s: sluice / reflector (kernel UDP via net_tap)",
+    pair("PUB acked/s: sluice / reflector (kernel UDP, same port)",
          find(gs, system="sluice-udp", workload="pub", producers=1,
               note="topic of 1 partition(s), 1 worker", **S),
          find(gs, system="reflector-udp", workload="reflect", **S), "broker vs bare round trip")
