@@ -10,7 +10,7 @@ SLUICE_DEPS=(build-essential pkg-config meson ninja-build libdpdk-dev dpdk libur
 	libhugetlbfs-dev libhugetlbfs-bin libnuma-dev libpcap-dev clang libclang-rt-14-dev
 	iproute2 iputils-ping python3 kmod libsodium-dev libcurl4-openssl-dev libjansson-dev
 	etcd-server etcd-client curl libevent-dev nodejs npm prometheus
-	libnats-dev libhiredis-dev nats-server redis-server gnuplot-nox)
+	libnats-dev libhiredis-dev nats-server redis-server gnuplot-nox ethtool)
 
 sl_say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 sl_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
