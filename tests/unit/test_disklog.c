@@ -2110,8 +2110,8 @@ test_tags(void)
 		      t[2].producer == 0xabc1 && t[2].pseq == t[2].log_id &&
 		      t[4].last_msg_log_id == m_end_id,
 	      "the newest 5 only (%d, first id %" PRIu64 ")", n, n > 0 ? t[0].log_id : 0);
-	CHECK(dl != NULL && sl_disklog_tail(dl, t, 0) == 0 && sl_disklog_tail(dl, NULL, 3) == -EINVAL,
-	      "tail of 0: 0; no buffer: -EINVAL");
+	CHECK(dl != NULL && sl_disklog_tail(dl, t, 0) == 0 &&
+		      sl_disklog_tail(dl, NULL, 3) == -EINVAL, "tail of 0: 0; no buffer: -EINVAL");
 	if (dl != NULL) {
 		w_producer = 0x77;
 		rc = app1(dl, 1, 1);
