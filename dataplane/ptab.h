@@ -31,7 +31,10 @@
  * answers OLD (outcome unknown) rather than NEW. A producer whose newest publish is more
  * than SL_PTAB_SCAN records back from the log's end at open is not known (as an evicted
  * one): a retry of it is written again. Replicas keep the tags they receive the same
- * way, so any node rebuilds the same table from the same log.
+ * way, so any node rebuilds the same table from the same log. With `memory` durability
+ * and a data directory the table itself lives in a shared file mapping
+ * (storage/persist.h sl_pstore_ptab_mem), so that after a kill the tags of the records
+ * replayed from the memory log file (which keeps none) are found in it.
  *
  * Owner: the partition's worker lcore. No allocation, no lock. A check or a note is
  * O(SL_PTAB_PRODUCERS) to find the producer and O(1) for a seq above all it holds;

@@ -21,9 +21,9 @@
  *   off size field
  *     0    8 magic      "SLMSGLOG" (.msg), "SLCOMLOG" (.clog), "SLCHECKP", "SLCHANPS"
  *     8    4 version    .msg/.clog: 3 (this build writes only it: 80-byte commit records
- *                       with the producer tag); 1 and 2 (earlier builds, still read and
- *                       appended to until the segment rolls, see below): 64-byte commit
- *                       records, 2 for a segment after a lost range. Other files: 1
+ *                       with the producer tag); 1 and 2 (earlier builds, still read, not
+ *                       appended to, see below): 64-byte commit records, 2 for a
+ *                       segment after a lost range. Other files: 1
  *    12    4 hdr_len    64
  *    16    8 base_offset  (msg/clog: queue offset of the segment's first record)
  *    24    8 base_id      (msg/clog: id of the segment's first message)
