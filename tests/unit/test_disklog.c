@@ -2123,6 +2123,99 @@ test_tags(void)
 	}
 }
 
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * A segment of an earlier build (version 1: 64-byte commit records, no tag), forged from
+ * one this build wrote: it opens and reads, its records have no tag, and the first
+ * append rolls to a new version-3 segment whose tags read back, also after a reopen.
+ */
+static void
+test_tags_v1(void)
+{
+	static uint8_t b[64 + 16 * 80], o[64 + 16 * 64];
+	static struct sl_crec t[16];
+	char dir[DLEN], cf[PATH_MAX], mf[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t segb[8];
+	ssize_t len;
+	uint32_t i, nrec;
+	int rc, n, fd;
+
+	sub(dir, "tags-v1");
+	model_reset();
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	if (dl == NULL) {
+		CHECK(0, "tags v1: open");
+		return;
+	}
+	rc = app1(dl, 5, 2);
+	rc |= sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	seg_file(cf, dir, 0, "clog");
+	seg_file(mf, dir, 0, "msg");
+	len = slurp(cf, b, sizeof(b));
+	nrec = (uint32_t)((len - 64) / 80);
+	CHECK(rc == 0 && len == 64 + 5 * 80 && nrec == 5, "tags v1: 5 records written");
+	/* the headers as version 1, each 80-byte record as its 64-byte ancestor */
+	memcpy(o, b, 64);
+	o[8] = 1;
+	put32(o + 60, crc_ref(o, 60));
+	for (i = 0; i < nrec; i++) {
+		memcpy(o + 64 + 64 * i, b + 64 + 80 * i, 56);
+		put32(o + 64 + 64 * i + 56, 0x474F4C43u);
+		put32(o + 64 + 64 * i + 60, crc_ref(o + 64 + 64 * i, 60));
+	}
+	fd = open(cf, O_WRONLY | O_TRUNC);
+	rc = fd >= 0 && write(fd, o, 64 + 64 * nrec) == (ssize_t)(64 + 64 * nrec) ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	fd = open(mf, O_RDWR);
+	if (fd < 0 || pread(fd, o, 64, 0) != 64)
+		rc = -1;
+	o[8] = 1;
+	put32(o + 60, crc_ref(o, 60));
+	if (fd < 0 || pwrite(fd, o, 64, 0) != 64)
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	n = dl != NULL ? sl_disklog_tail(dl, t, 16) : -1;
+	CHECK(rc == 0 && dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == 10 &&
+		      verify(dl, 1, 10) == 0 && n == 5 && t[4].producer == 0 &&
+		      t[4].last_msg_log_id == 10,
+	      "a version-1 segment (64-byte records) opens clean and reads: ids 1..10 (%s)",
+	      dl != NULL ? rep.what : "not opened");
+	if (dl == NULL)
+		return;
+	w_producer = 0x99;
+	rc = app1(dl, 2, 1);
+	w_producer = 0;
+	rc |= sl_disklog_sync(dl);
+	n = sl_disklog_tail(dl, t, 16);
+	CHECK(rc == 0 && bases(dir, segb, 8) == 2 && n == 7 && t[5].producer == 0x99 &&
+		      t[5].pseq == 11 && t[6].pseq == 12 && t[4].producer == 0,
+	      "the first append after it rolls to a version-3 segment: tags kept (%d)", n);
+	sl_disklog_close(dl);
+	seg_file(cf, dir, segb[1], "clog");
+	len = slurp(cf, b, 64);
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	n = dl != NULL ? sl_disklog_tail(dl, t, 16) : -1;
+	CHECK(len == 64 && b[8] == SL_DISKLOG_VERSION_TAG && dl != NULL && rep.end_id == 12 &&
+		      verify(dl, 1, 12) == 0 && n == 7 && t[6].producer == 0x99,
+	      "reopened: both versions read, the new one's tags back (%d)", n);
+	if (dl != NULL)
+		sl_disklog_close(dl);
+}
+
 int
 main(void)
 {
@@ -2152,6 +2245,7 @@ main(void)
 	test_concurrent();
 	test_lost_range();
 	test_tags();
+	test_tags_v1();
 	rm_rf(tmpdir);
 	return check_report();
 }
