@@ -306,9 +306,6 @@ free_topic_cb(void *arg, struct sl_topic *t)
 
 	sl_coord_topic_del(b->coord, t);
 	for (p = 0; p < t->nparts; p++) {
-		/* a clean stop (workers and persistence lcore stopped): keep the producer
-		 * table for the next start (a deleted topic's is not saved) */
-		sl_partition_ptab_save(t->parts[p].state);
 		sl_partition_close(t->parts[p].state);
 	}
 	sl_coord_topic_free(t);

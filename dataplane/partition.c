@@ -594,8 +594,9 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 	res->offset = rec.offset;
 	res->aux = sl_memlog_end_id(p->log);
 	if (p->store != NULL)
-		sl_persist_submit(p->persist, p->conf.worker, p->store, rec.id, pub->count,
-				  rec.offset, sl_partition_write_epoch(p));
+		sl_persist_submit_tag(p->persist, p->conf.worker, p->store, rec.id, pub->count,
+				      rec.offset, sl_partition_write_epoch(p), pub->producer,
+				      pub->pseq);
 	if (p->pend == NULL)
 		return 0;
 	/* answered once durable and committed by the ISR */
@@ -1119,59 +1120,49 @@ chans_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 	}
 }
 
-/* The producer table the last run saved at its clean stop (and removed now, so that a
- * crash of this run finds none): tags of ids beyond the disk log's end are dropped. A
- * missing, torn or foreign snapshot leaves the table empty, as after a crash. */
+/*
+ * The producer table, rebuilt from the tags of the disk log's newest SL_PTAB_SCAN commit
+ * records (ptab.h), after a crash as after a clean stop. With memory durability the
+ * table lives in the store's file (sl_pstore_ptab_mem), so that it outlives a kill as the
+ * memory log does: the records the last process left there were written to the disk log
+ * without their tags, which are taken from its table. A read error leaves it empty.
+ */
 static void
 ptab_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 {
-	uint64_t covered = 0;
-	void *buf = malloc(SL_PTAB_SNAP_MAX);
-	int n;
+	struct sl_crec *recs = malloc(SL_PTAB_SCAN * sizeof(*recs));
+	struct sl_ptab *prev = NULL, *shm = NULL;
+	int n, i, had = 0;
 
-	if (buf == NULL) {
-		PLOG(ERR, "%s/%u: no memory to read the producer table: it starts empty",
-		     p->store->topic, p->conf.partid);
-		return;
+	if (p->store->pol.durability == SL_PERSIST_MEMORY) {
+		prev = malloc(sizeof(*prev));
+		if (prev != NULL)
+			shm = sl_pstore_ptab_mem(p->store, sizeof(*shm), prev, &had);
+		if (shm == NULL)
+			PLOG(WARNING, "%s/%u: producer table in memory only: after a kill, a "
+			     "retry of a publish not yet on disk is written again",
+			     p->store->topic, p->conf.partid);
+		if (had && !sl_ptab_valid(prev))
+			had = 0;
 	}
-	n = sl_disklog_ptab_take(p->store->dl, buf, SL_PTAB_SNAP_MAX);
-	if (n > 0)
-		n = sl_ptab_snap_decode(p->ptab, buf, (size_t)n, &covered);
-	free(buf);
-	if (n < 0) {
-		sl_ptab_init(p->ptab);
-		PLOG(ERR, "%s/%u: saved producer table unusable (%s): it starts empty",
-		     p->store->topic, p->conf.partid, sl_strerror(n));
-		return;
+	n = recs != NULL ? sl_disklog_tail(p->store->dl, recs, SL_PTAB_SCAN) : -ENOMEM;
+	for (i = 0; had && i < n; i++)
+		if (recs[i].producer == 0)
+			sl_ptab_find_id(prev, recs[i].log_id, &recs[i].producer, &recs[i].pseq);
+	if (n >= 0)
+		sl_ptab_rebuild(p->ptab, recs, (uint32_t)n, n == SL_PTAB_SCAN &&
+				recs[0].log_id > RTE_MAX(ds->first_id, 1u));
+	else
+		PLOG(ERR, "%s/%u: cannot read the commit log back (%s): the producer table "
+		     "starts empty", p->store->topic, p->conf.partid, sl_strerror(n));
+	if (shm != NULL) {
+		memcpy(shm, p->ptab, sizeof(*shm));
+		rte_free(p->ptab);
+		p->ptab = shm;
+		p->ptab_shared = 1;
 	}
-	sl_ptab_truncate(p->ptab, ds->end_id);
-	if (sl_ptab_count(p->ptab) > 0 && covered < ds->end_id)
-		PLOG(WARNING, "%s/%u: saved producer table covers ids up to %" PRIu64
-		     " of %" PRIu64 ": a retry of a later publish is not recognised",
-		     p->store->topic, p->conf.partid, covered, ds->end_id);
-}
-
-int
-sl_partition_ptab_save(struct sl_partition *p)
-{
-	uint64_t end;
-	void *buf;
-	int n;
-
-	if (p == NULL || p->store == NULL || p->store->dl == NULL || p->log == NULL)
-		return 0;
-	buf = malloc(SL_PTAB_SNAP_MAX);
-	if (buf == NULL)
-		return -ENOMEM;
-	end = sl_memlog_end_id(p->log);
-	n = sl_ptab_snap_encode(p->ptab, end, buf, SL_PTAB_SNAP_MAX);
-	if (n > 0)
-		n = sl_disklog_ptab_save(p->store->dl, buf, (size_t)n);
-	free(buf);
-	if (n < 0)
-		PLOG(ERR, "%s/%u: cannot save the producer table (%s): the next start has "
-		     "an empty one", p->store->topic, p->conf.partid, sl_strerror(n));
-	return n < 0 ? n : 0;
+	free(recs);
+	free(prev);
 }
 
 struct sl_partition *
@@ -1270,7 +1261,8 @@ sl_partition_close(struct sl_partition *p)
 	rte_free(p->done);
 	sl_repl_close(p->repl);
 	rte_free(p->chanwait);
-	rte_free(p->ptab);
+	if (!p->ptab_shared)
+		rte_free(p->ptab);	/* else the store's mapping */
 	sl_pstore_close(p->store);
 	sl_memlog_close(p->log);
 	if (!p->log_mapped)

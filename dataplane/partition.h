@@ -158,14 +158,6 @@ sl_partition_set_coord(struct sl_partition *p, struct sl_coord_part *cp);
 struct sl_pstore *
 sl_partition_store(const struct sl_partition *p);
 
-/** Save the producer table in the store's directory (file "producers", read and removed
- * by the next sl_partition_open), for a clean stop: call it on a detached partition whose
- * store the persistence lcore no longer writes, just before sl_partition_close; not when
- * the topic is deleted. 0 (also without a store) or a negative errno (logged; the next
- * start then has an empty table). Control thread. */
-int
-sl_partition_ptab_save(struct sl_partition *p);
-
 /** Free a detached partition (and its store). Control thread. NULL is a no-op. */
 void
 sl_partition_close(struct sl_partition *p);

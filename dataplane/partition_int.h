@@ -94,6 +94,7 @@ struct sl_partition {
 	/* the producer table: (producer, seq) of the log's recent publishes, on every
 	 * replica (ptab.h); fixed size, allocated at open */
 	struct sl_ptab *ptab;
+	uint8_t ptab_shared;	/* ptab is the store's file mapping (memory durability) */
 };
 
 /* partition.c, for the replication adapter */

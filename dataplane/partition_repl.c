@@ -149,8 +149,8 @@ r_append(void *arg, const struct sl_crec *c, const void *msgs)
 	/* the idempotency state follows the log: the next leader knows the retry */
 	sl_ptab_note(p->ptab, c->producer, c->pseq, rec.id, c->msg_num, rec.offset);
 	if (p->store != NULL)
-		sl_persist_submit(p->persist, p->conf.worker, p->store, rec.id, c->msg_num,
-				  rec.offset, c->epoch);
+		sl_persist_submit_tag(p->persist, p->conf.worker, p->store, rec.id, c->msg_num,
+				      rec.offset, c->epoch, c->producer, c->pseq);
 	p->msgs_in += c->msg_num;
 	return 0;
 }
@@ -202,7 +202,10 @@ disk_crec(struct sl_partition *p, uint64_t id, struct sl_crec *c, void *buf, uin
 				*c = *d;
 				if (buf != NULL)
 					memcpy(buf, rr->buf + off, d->msg_size);
-				sl_ptab_find_id(p->ptab, c->log_id, &c->producer, &c->pseq);
+				/* the record's tag from disk, else the table's */
+				if (c->producer == 0)
+					sl_ptab_find_id(p->ptab, c->log_id, &c->producer,
+							&c->pseq);
 				return 0;
 			}
 			off += rr->crecs[i].msg_size;

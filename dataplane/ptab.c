@@ -5,6 +5,7 @@
  * SL_PTAB_SEQS publishes, in log order.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ptab.h"
@@ -170,150 +171,50 @@ sl_ptab_count(const struct sl_ptab *t)
 	return n;
 }
 
-/* crc32c, bitwise (a snapshot is written at a checkpoint, never per packet) */
-static uint32_t
-crc32c(uint32_t crc, const uint8_t *b, size_t len)
+/* Calling context: the owner (or before the owner starts: the partition's open). */
+void
+sl_ptab_rebuild(struct sl_ptab *t, const struct sl_crec *recs, uint32_t n, int cut)
 {
-	int k;
+	struct sl_ptab_prod *p;
+	uint64_t lo;
+	uint32_t i, k;
 
-	while (len-- > 0) {
-		crc ^= *b++;
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1)));
-	}
-	return crc;
-}
-
-static uint32_t
-snap_crc(const uint8_t *b, size_t len)
-{
-	uint32_t crc = crc32c(~0u, b, 20);
-
-	return ~crc32c(crc, b + SL_PTAB_SNAP_HDR, len - SL_PTAB_SNAP_HDR);
-}
-
-static void
-put_le(uint8_t *b, uint64_t v, int n)
-{
-	int i;
-
+	sl_ptab_init(t);
 	for (i = 0; i < n; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+		sl_ptab_note(t, recs[i].producer, recs[i].pseq, recs[i].log_id, recs[i].msg_num,
+			     recs[i].msg_offset);
+	t->evictions = 0;
+	if (!cut)
+		return;
+	/* older records were not read: a seq below every one held may be among them */
+	for (i = 0; i < SL_PTAB_PRODUCERS; i++) {
+		p = &t->p[i];
+		if (p->producer == 0 || p->n == 0)
+			continue;
+		lo = UINT64_MAX;
+		for (k = 0; k < p->n; k++)
+			if (ent_at(p, k)->seq < lo)
+				lo = ent_at(p, k)->seq;
+		if (lo - 1 > p->floor)
+			p->floor = lo - 1;
+	}
 }
 
-static uint64_t
-get_le(const uint8_t *b, int n)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = n; i-- > 0;)
-		v = (v << 8) | b[i];
-	return v;
-}
-
-/* Calling context: the owner (a checkpoint). */
+/* Calling context: any thread, on a table no one changes. */
 int
-sl_ptab_snap_encode(const struct sl_ptab *t, uint64_t log_end, void *buf, size_t len)
+sl_ptab_valid(const struct sl_ptab *t)
 {
-	const struct sl_ptab_prod *order[SL_PTAB_PRODUCERS], *p;
-	uint8_t *b = buf;
-	size_t off = SL_PTAB_SNAP_HDR;
-	uint32_t i, j, n = 0, k;
+	const struct sl_ptab_prod *p;
+	uint32_t i, k;
 
 	for (i = 0; i < SL_PTAB_PRODUCERS; i++) {
 		p = &t->p[i];
-		if (p->producer == 0)
-			continue;
-		for (j = n; j > 0 && order[j - 1]->used > p->used; j--)
-			order[j] = order[j - 1];	/* least recently written first */
-		order[j] = p;
-		n++;
+		if (p->n > SL_PTAB_SEQS || p->head >= SL_PTAB_SEQS ||
+		    (p->producer == 0 && p->n != 0))
+			return 0;
+		for (k = 1; k < p->n; k++)
+			if (ent_at(p, k)->id <= ent_at(p, k - 1)->id)
+				return 0;
 	}
-	for (i = 0; i < n; i++)
-		off += SL_PTAB_SNAP_PROD + (size_t)order[i]->n * SL_PTAB_SNAP_ENT;
-	if (off > len)
-		return -ENOSPC;
-	memset(b, 0, off);
-	put_le(b, SL_PTAB_SNAP_MAGIC, 4);
-	put_le(b + 4, SL_PTAB_SNAP_VERSION, 2);
-	put_le(b + 6, n, 2);
-	put_le(b + 8, log_end, 8);
-	put_le(b + 16, off, 4);
-	off = SL_PTAB_SNAP_HDR;
-	for (i = 0; i < n; i++) {
-		p = order[i];
-		put_le(b + off, p->producer, 8);
-		put_le(b + off + 8, p->floor, 8);
-		put_le(b + off + 16, p->n, 4);
-		off += SL_PTAB_SNAP_PROD;
-		for (k = 0; k < p->n; k++, off += SL_PTAB_SNAP_ENT) {
-			put_le(b + off, ent_at(p, k)->seq, 8);
-			put_le(b + off + 8, ent_at(p, k)->id, 8);
-			put_le(b + off + 16, ent_at(p, k)->offset, 8);
-			put_le(b + off + 24, ent_at(p, k)->count, 4);
-		}
-	}
-	put_le(b + 20, snap_crc(b, off), 4);
-	return (int)off;
-}
-
-/* Calling context: the owner, or before it starts (recovery). */
-int
-sl_ptab_snap_decode(struct sl_ptab *t, const void *buf, size_t len, uint64_t *log_end)
-{
-	const uint8_t *b = buf;
-	struct sl_ptab_prod *p;
-	struct sl_ptab_ent *e;
-	size_t off = SL_PTAB_SNAP_HDR;
-	uint32_t i, j, n, k;
-	int rc = -EBADMSG;
-
-	sl_ptab_init(t);
-	if (len < SL_PTAB_SNAP_HDR)
-		return -EBADMSG;
-	if (get_le(b, 4) != SL_PTAB_SNAP_MAGIC || get_le(b + 4, 2) != SL_PTAB_SNAP_VERSION)
-		return -EPROTO;
-	n = (uint32_t)get_le(b + 6, 2);
-	if (get_le(b + 16, 4) != len || len > SL_PTAB_SNAP_MAX || n > SL_PTAB_PRODUCERS ||
-	    get_le(b + 20, 4) != snap_crc(b, len))
-		return -EBADMSG;
-	for (i = 0; i < n; i++) {
-		p = &t->p[i];
-		if (len - off < SL_PTAB_SNAP_PROD)
-			goto out;
-		p->producer = get_le(b + off, 8);
-		p->floor = get_le(b + off + 8, 8);
-		p->n = (uint32_t)get_le(b + off + 16, 4);
-		off += SL_PTAB_SNAP_PROD;
-		if (p->producer == 0 || p->n > SL_PTAB_SEQS ||
-		    len - off < (size_t)p->n * SL_PTAB_SNAP_ENT)
-			goto out;
-		for (j = 0; j < i; j++)
-			if (t->p[j].producer == p->producer)
-				goto out;
-		for (k = 0; k < p->n; k++, off += SL_PTAB_SNAP_ENT) {
-			e = &p->e[k];
-			e->seq = get_le(b + off, 8);
-			e->id = get_le(b + off + 8, 8);
-			e->offset = get_le(b + off + 16, 8);
-			e->count = (uint32_t)get_le(b + off + 24, 4);
-			/* seqs need not be in order (a lower seq above floor is NEW) */
-			if (e->seq == 0 || (k > 0 && e->id <= p->e[k - 1].id))
-				goto out;
-			if (e->seq > p->max_seq)
-				p->max_seq = e->seq;
-		}
-		if (p->n == 0 && p->floor == 0)
-			goto out;
-		p->used = ++t->tick;
-	}
-	if (off != len)
-		goto out;
-	*log_end = get_le(b + 8, 8);
-	rc = 0;
-out:
-	if (rc != 0)
-		sl_ptab_init(t);
-	return rc;
+	return 1;
 }

@@ -21,30 +21,20 @@
  * At most SL_PTAB_PRODUCERS producers per partition: a new one takes the free entry or
  * the least recently written one (counted in `evictions`; a retry of an evicted
  * producer's publish is then not recognised). Memory is fixed at open: a hostile client
- * cannot grow it. Kept across a clean stop only: the broker saves the snapshot below
- * (sl_ptab_snap_encode) as the file "producers" of the partition's directory when it
- * closes, and the next sl_partition_open loads it (sl_ptab_snap_decode, then drops the
- * tags beyond the disk log's end) and removes it. After a crash the table starts empty
- * and learns the tags of the records the node fetches from the leader.
- *
- * Snapshot format, version 1 (all integers little-endian):
- *   offset size
- *      0    4 magic "SLPT" (0x54504c53)
- *      4    2 version (1)
- *      6    2 producers n (<= SL_PTAB_PRODUCERS)
- *      8    8 log id covered: the table holds every tag of ids <= this
- *     16    4 total length in bytes (header included)
- *     20    4 crc32c (Castagnoli, reflected, init and final xor ~0) of every byte of the
- *             snapshot except these 4
- *     24      n producers, least recently written first, each:
- *        0  8 producer id (!= 0)
- *        8  8 floor
- *       16  4 entries k (<= SL_PTAB_SEQS)
- *       20  4 zero
- *       24    k entries in log order (first id strictly increasing, seq != 0), 32 bytes:
- *             seq 8, first id 8, queue offset 8, count 4, zero 4
- * A snapshot that is short, long, of another magic or version, or whose crc or content
- * does not check, is refused whole (the table is left empty).
+ * cannot grow it. Kept across restarts by the log itself: every commit record on disk
+ * keeps its tag (storage/disklog.h, version 3 segments), and sl_partition_open rebuilds
+ * the table from the newest SL_PTAB_SCAN commit records of the disk log
+ * (sl_ptab_rebuild), after a crash (SIGKILL, machine crash) as after a clean stop. The
+ * rebuilt table is the one the live table would be after noting those records in order,
+ * with one difference when the log holds more (the read stopped at SL_PTAB_SCAN): each
+ * producer held gets floor >= its lowest held seq - 1, so that a seq below what it holds
+ * answers OLD (outcome unknown) rather than NEW. A producer whose newest publish is more
+ * than SL_PTAB_SCAN records back from the log's end at open is not known (as an evicted
+ * one): a retry of it is written again. Replicas keep the tags they receive the same
+ * way, so any node rebuilds the same table from the same log. With `memory` durability
+ * and a data directory the table itself lives in a shared file mapping
+ * (storage/persist.h sl_pstore_ptab_mem), so that after a kill the tags of the records
+ * replayed from the memory log file (which keeps none) are found in it.
  *
  * Owner: the partition's worker lcore. No allocation, no lock. A check or a note is
  * O(SL_PTAB_PRODUCERS) to find the producer and O(1) for a seq above all it holds;
@@ -56,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crec.h"
+
 #define SL_PTAB_PRODUCERS 16	/* producers per partition */
 #define SL_PTAB_SEQS 128	/* publishes remembered per producer and partition:
 				 * at least any session window (< SL_IDEM_WINDOW,
@@ -63,13 +55,11 @@
 				 * can be retried after a failover or a busy answer
 				 * even if it all goes to one partition */
 
-#define SL_PTAB_SNAP_MAGIC 0x54504c53u	/* "SLPT" */
-#define SL_PTAB_SNAP_VERSION 1
-#define SL_PTAB_SNAP_HDR 24
-#define SL_PTAB_SNAP_PROD 24
-#define SL_PTAB_SNAP_ENT 32
-#define SL_PTAB_SNAP_MAX (SL_PTAB_SNAP_HDR + SL_PTAB_PRODUCERS * \
-			  (SL_PTAB_SNAP_PROD + SL_PTAB_SEQS * SL_PTAB_SNAP_ENT))
+#define SL_PTAB_SCAN (2 * SL_PTAB_PRODUCERS * SL_PTAB_SEQS)	/* commit records read back
+				 * at open to rebuild the table (4,096: 320 KiB of commit
+				 * log at 80 bytes each, one pass): twice what a full table
+				 * holds, so a table of busy producers comes back whole
+				 * even with as many untagged publishes between theirs */
 
 enum sl_ptab_verdict {
 	SL_PTAB_NEW = 0,	/* not written: write it, then sl_ptab_note() */
@@ -131,15 +121,20 @@ sl_ptab_find_id(const struct sl_ptab *t, uint64_t id, uint64_t *producer, uint64
 uint32_t
 sl_ptab_count(const struct sl_ptab *t);
 
-/** Write the table as a snapshot covering the log up to id log_end into buf (len bytes,
- * SL_PTAB_SNAP_MAX always suffices). Returns the snapshot's length, or -ENOSPC. Owner. */
-int
-sl_ptab_snap_encode(const struct sl_ptab *t, uint64_t log_end, void *buf, size_t len);
+/**
+ * Rebuild t from the newest n commit records of the partition's log, oldest first
+ * (recs[i].producer 0: untagged), as the table described above: emptied, each tagged
+ * record noted in order (id log_id, msg_num messages at msg_offset), then, when cut (the
+ * log holds older records that were not read), every producer's floor raised to below its
+ * lowest held seq. The counters start at 0. Owner (or before the owner starts).
+ */
+void
+sl_ptab_rebuild(struct sl_ptab *t, const struct sl_crec *recs, uint32_t n, int cut);
 
-/** Load a snapshot into t (emptied first). 0 with *log_end, or -EBADMSG (torn, corrupt,
- * inconsistent) or -EPROTO (another magic or version): t is then left empty. The counters
- * (evictions, dups, old) start at 0. Owner (or before the owner starts). */
+/** 1 when t is shaped as a table this module made (counts and ring positions in range,
+ * each producer's ids in log order), else 0: a table read back from a file that a
+ * process was killed while changing is checked before use. Any thread. */
 int
-sl_ptab_snap_decode(struct sl_ptab *t, const void *buf, size_t len, uint64_t *log_end);
+sl_ptab_valid(const struct sl_ptab *t);
 
 #endif /* SL_PTAB_H */

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * disklog: one topic partition's log on disk (see disklog.h for the format).
+ * disklog: one topic partition's log on disk (see disklog.h for the whole format).
+ *
+ * Commit record of a version 3 segment (the only one this build creates), 80 bytes,
+ * little-endian: 0..55 the sl_crec body (dataplane/base/crec.h: log_id 8, epoch 8,
+ * last_msg_log_id 8, msg_offset 8, msg_cnt 8, timestamp_ns 8, msg_size 4, msg_num 4),
+ * 56 producer 8, 64 seq 8 (the producer tag; 0 0: none), 72 magic "CLOG" 4, 76 crc32c of
+ * 0..75 4. Of a version 1 or 2 segment (earlier builds), 64 bytes: the body, magic at 56,
+ * crc32c of 0..59 at 60. seg.rlen is the segment's record size, from its .clog header.
  *
  * State: a table of segments, oldest first; the last one is active (appended to). For
  * each, the appender knows the .msg size, the number of commit records (nrec, so the
- * .clog size is 64 + 64 * nrec), its last id and its first and newest timestamps.
+ * .clog size is 64 + rlen * nrec), its last id and its first and newest timestamps.
  *
  * Concurrency: the appender is the only thread that changes anything. The table (array,
  * count, file descriptors) changes only under dl->lock; readers hold dl->lock for the
@@ -56,7 +63,8 @@ RTE_LOG_REGISTER_SUFFIX(sl_disklog_logtype, disklog, INFO);
 	rte_log(RTE_LOG_##level, sl_disklog_logtype, "disklog: " fmt "\n", ##__VA_ARGS__)
 
 #define HDR SL_DISKLOG_HDR_LEN
-#define CREC SL_DISKLOG_CREC_LEN
+#define CREC SL_DISKLOG_CREC_LEN		/* commit record of a version 1 or 2 segment */
+#define CREC_TAG SL_DISKLOG_CREC_TAG_LEN	/* of a version 3 segment: with its tag */
 #define MHDR SL_DISKLOG_MREC_HDR
 #define MREC_MAGIC 0xA5u	/* the last message of its commit record */
 #define MREC_MAGIC_MORE 0xA4u	/* more messages of the same commit record follow */
@@ -88,11 +96,13 @@ struct seg {
 	uint64_t end_id;	/* last id, base_id - 1 when empty (appender) */
 	uint64_t first_ts;	/* timestamp of the first commit record (valid if nrec) */
 	uint64_t last_ts;	/* newest message timestamp (appender, retention) */
+	uint32_t rlen;		/* immutable: commit record size, CREC or CREC_TAG (version) */
 	int msg_fd;
 	int clog_fd;
 	uint8_t dirty;		/* written since the last sync */
 	uint8_t fresh;		/* created since the last sync */
 	uint8_t clog_dirty;	/* .clog written since its last fdatasync */
+	uint8_t tag_dirty;	/* a tagged record written to the .clog since then */
 };
 
 struct sl_disklog {
@@ -173,14 +183,14 @@ neg_errno(void)
 
 /* File header. */
 static void
-hdr_encode_lost(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
-		uint32_t partition, uint32_t count, uint64_t lost_from)
+hdr_encode_v(uint8_t *p, const char magic[8], uint32_t version, uint64_t base_off,
+	     uint64_t base_id, uint32_t partition, uint32_t count, uint64_t lost_from)
 {
 	memset(p, 0, HDR);
 	memcpy(p, magic, 8);
-	/* version 2 only for a segment that starts after a lost range: every other file
-	 * stays byte for byte what version 1 wrote */
-	sl_bytes_put_le32(p + 8, lost_from != 0 ? SL_DISKLOG_VERSION_GAP : SL_DISKLOG_VERSION);
+	/* segments (.msg, .clog) this build writes: version 3 (80-byte commit records, with
+	 * or without a lost range); the checkpoint, id mark and channels files: version 1 */
+	sl_bytes_put_le32(p + 8, version);
 	sl_bytes_put_le64(p + 48, lost_from);
 	sl_bytes_put_le32(p + 12, HDR);
 	sl_bytes_put_le64(p + 16, base_off);
@@ -195,7 +205,7 @@ static void
 hdr_encode(uint8_t *p, const char magic[8], uint64_t base_off, uint64_t base_id,
 	   uint32_t partition, uint32_t count)
 {
-	hdr_encode_lost(p, magic, base_off, base_id, partition, count, 0);
+	hdr_encode_v(p, magic, SL_DISKLOG_VERSION, base_off, base_id, partition, count, 0);
 }
 
 enum { HDR_OK = 0, HDR_TORN = 1, HDR_FOREIGN = 2 };
@@ -215,29 +225,42 @@ hdr_check(const uint8_t *p, const char magic[8])
 		return HDR_FOREIGN;
 	if (sl_bytes_get_le32(p + 60) != crc32c(p, 60))
 		return HDR_TORN;
-	if ((sl_bytes_get_le32(p + 8) != SL_DISKLOG_VERSION &&
-	     sl_bytes_get_le32(p + 8) != SL_DISKLOG_VERSION_GAP) ||
+	if (sl_bytes_get_le32(p + 8) < SL_DISKLOG_VERSION ||
+	    sl_bytes_get_le32(p + 8) > SL_DISKLOG_VERSION_TAG ||
 	    sl_bytes_get_le32(p + 12) != HDR)
 		return HDR_FOREIGN;
 	return HDR_OK;
 }
 
-/* Commit record. */
+/* Commit record of rlen bytes (CREC: versions 1 and 2, no tag; CREC_TAG: version 3, the
+ * producer tag at 56). */
 static void
-crec_encode(uint8_t *p, const struct sl_crec *c)
+crec_encode(uint8_t *p, const struct sl_crec *c, uint32_t rlen)
 {
 	sl_crec_encode(p, c);
-	sl_bytes_put_le32(p + SL_CREC_LEN, CREC_MAGIC);
-	sl_bytes_put_le32(p + 60, crc32c(p, 60));
+	if (rlen == CREC_TAG) {
+		sl_bytes_put_le64(p + SL_CREC_LEN, c->producer);
+		sl_bytes_put_le64(p + SL_CREC_LEN + 8, c->producer != 0 ? c->pseq : 0);
+	}
+	sl_bytes_put_le32(p + rlen - 8, CREC_MAGIC);
+	sl_bytes_put_le32(p + rlen - 4, crc32c(p, rlen - 4));
 }
 
-/* Decode and check CRC, magic and the record's own consistency. Returns 0 or -EBADMSG. */
+/* Decode and check CRC, magic and the record's own consistency (a tag: both producer and
+ * seq 0, or both not). Returns 0 or -EBADMSG. */
 static int
-crec_decode(const uint8_t *p, struct sl_crec *c)
+crec_decode(const uint8_t *p, struct sl_crec *c, uint32_t rlen)
 {
-	if (sl_bytes_get_le32(p + SL_CREC_LEN) != CREC_MAGIC || sl_bytes_get_le32(p + 60) != crc32c(p, 60))
+	if (sl_bytes_get_le32(p + rlen - 8) != CREC_MAGIC ||
+	    sl_bytes_get_le32(p + rlen - 4) != crc32c(p, rlen - 4))
 		return -EBADMSG;
 	sl_crec_decode(p, c);
+	if (rlen == CREC_TAG) {
+		c->producer = sl_bytes_get_le64(p + SL_CREC_LEN);
+		c->pseq = sl_bytes_get_le64(p + SL_CREC_LEN + 8);
+		if ((c->producer == 0) != (c->pseq == 0))
+			return -EBADMSG;
+	}
 	return sl_crec_check(c, MHDR);
 }
 
@@ -378,16 +401,16 @@ set_error(struct sl_disklog *dl, int rc)
 static inline uint64_t
 seg_bytes_on_disk(const struct seg *s)
 {
-	return s->msg_size + HDR + s->nrec * CREC;
+	return s->msg_size + HDR + s->nrec * s->rlen;
 }
 
 static int
 read_crec(const struct sl_disklog *dl, const struct seg *s, uint64_t i, struct sl_crec *c)
 {
-	uint8_t b[CREC];
-	int rc = read_exact(dl, s->clog_fd, b, CREC, HDR + CREC * i);
+	uint8_t b[CREC_TAG];
+	int rc = read_exact(dl, s->clog_fd, b, s->rlen, HDR + s->rlen * i);
 
-	return rc != 0 ? rc : crec_decode(b, c);
+	return rc != 0 ? rc : crec_decode(b, c, s->rlen);
 }
 
 static void
@@ -449,7 +472,8 @@ create_seg_files(struct sl_disklog *dl, struct seg *s)
 	s->msg_fd = dl->ops->open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (s->msg_fd < 0)
 		return neg_errno();
-	hdr_encode_lost(h, MAGIC_MSG, s->base_offset, s->base_id, dl->partition, 0, s->lost_from);
+	hdr_encode_v(h, MAGIC_MSG, SL_DISKLOG_VERSION_TAG, s->base_offset, s->base_id,
+		     dl->partition, 0, s->lost_from);
 	rc = write_all(dl, s->msg_fd, h, HDR, 0);
 	if (rc != 0)
 		goto fail;
@@ -459,8 +483,8 @@ create_seg_files(struct sl_disklog *dl, struct seg *s)
 		rc = neg_errno();
 		goto fail;
 	}
-	hdr_encode_lost(h, MAGIC_CLOG, s->base_offset, s->base_id, dl->partition, 0,
-			s->lost_from);
+	hdr_encode_v(h, MAGIC_CLOG, SL_DISKLOG_VERSION_TAG, s->base_offset, s->base_id,
+		     dl->partition, 0, s->lost_from);
 	rc = write_all(dl, s->clog_fd, h, HDR, 0);
 	if (rc != 0)
 		goto fail;
@@ -498,6 +522,7 @@ seg_create(struct sl_disklog *dl, struct seg *s, uint64_t off, uint64_t id, uint
 	s->base_offset = off;
 	s->base_id = id;
 	s->lost_from = lost;
+	s->rlen = CREC_TAG;
 	s->msg_size = HDR;
 	s->end_id = id - 1;
 	rc = create_seg_files(dl, s);
@@ -546,7 +571,8 @@ seg_flagged(const struct seg *s)
 }
 
 /* fdatasync the .clog of every segment of the written suffix that needs it (all: also the
- * active segment's, else only closed or new segments'). Appender. */
+ * active segment's, else only closed or new segments' and one that holds a producer tag
+ * written since its last sync: a tag is as durable as its message). Appender. */
 static int
 sync_clogs(struct sl_disklog *dl, int all)
 {
@@ -557,11 +583,12 @@ sync_clogs(struct sl_disklog *dl, int all)
 		i--;
 	for (; i < dl->nseg; i++) {
 		s = &dl->segs[i];
-		if (!s->clog_dirty || !(all || s->fresh || i + 1 < dl->nseg))
+		if (!s->clog_dirty || !(all || s->fresh || s->tag_dirty || i + 1 < dl->nseg))
 			continue;
 		if (dl->ops->fdatasync(s->clog_fd) != 0)
 			return neg_errno();
 		s->clog_dirty = 0;
+		s->tag_dirty = 0;
 	}
 	return 0;
 }
@@ -858,7 +885,7 @@ struct scan {
 static int
 verify_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 {
-	uint64_t n = (sc->clog_fsize - HDR) / CREC, r, id = s->base_id, off = s->base_offset;
+	uint64_t n = (sc->clog_fsize - HDR) / s->rlen, r, id = s->base_id, off = s->base_offset;
 	uint64_t got = 0, ts = 0;
 	struct sl_crec c;
 	ssize_t rd;
@@ -872,16 +899,17 @@ verify_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 		if (r == got) {
 			uint64_t want = RTE_MIN((uint64_t)SCAN_RECS, n - r);
 
-			rd = read_full(dl, s->clog_fd, sc->cbuf, want * CREC, HDR + r * CREC);
+			rd = read_full(dl, s->clog_fd, sc->cbuf, want * s->rlen, HDR + r * s->rlen);
 			if (rd < 0)
 				return (int)rd;
-			got = r + (uint64_t)rd / CREC;
+			got = r + (uint64_t)rd / s->rlen;
 			if (got == r) {
 				rc = V_TORN;
 				break;
 			}
 		}
-		if (crec_decode(sc->cbuf + (r % SCAN_RECS) * CREC, &c) != 0 || c.log_id != id ||
+		if (crec_decode(sc->cbuf + (r % SCAN_RECS) * s->rlen, &c, s->rlen) != 0 ||
+		    c.log_id != id ||
 		    c.msg_offset != off) {
 			rc = V_BAD;
 			break;
@@ -903,7 +931,7 @@ verify_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 	s->nrec = r;
 	s->end_id = id - 1;
 	s->msg_size = HDR + off - s->base_offset;
-	if (rc == V_OK && sc->clog_fsize != HDR + n * CREC)
+	if (rc == V_OK && sc->clog_fsize != HDR + n * s->rlen)
 		rc = V_TORN;		/* a partial commit record */
 	return rc;
 }
@@ -915,7 +943,7 @@ flush_rebuilt(const struct sl_disklog *dl, const struct seg *s, const struct sca
 {
 	if (k == 0)
 		return 0;
-	return write_all(dl, s->clog_fd, sc->cbuf, (size_t)k * CREC, HDR + nrec * CREC);
+	return write_all(dl, s->clog_fd, sc->cbuf, (size_t)k * s->rlen, HDR + nrec * s->rlen);
 }
 
 /*
@@ -967,11 +995,11 @@ rebuild_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc, uint64_
 		};
 		if (!cut) {
 			/* drop the .clog's torn or corrupt tail before appending to it */
-			if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + nrec * CREC)) != 0)
+			if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + nrec * s->rlen)) != 0)
 				return neg_errno();
 			cut = 1;
 		}
-		crec_encode(sc->cbuf + (size_t)k * CREC, &c);
+		crec_encode(sc->cbuf + (size_t)k * s->rlen, &c, s->rlen);
 		if (++k == SCAN_RECS) {
 			rc = flush_rebuilt(dl, s, sc, nrec, k);
 			if (rc != 0)
@@ -1010,9 +1038,9 @@ quick_load(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
 	struct sl_crec c;
 	uint64_t n, ts = 0;
 
-	if (sc->clog_fsize < HDR + CREC || (sc->clog_fsize - HDR) % CREC != 0)
+	if (sc->clog_fsize < HDR + s->rlen || (sc->clog_fsize - HDR) % s->rlen != 0)
 		return -1;
-	n = (sc->clog_fsize - HDR) / CREC;
+	n = (sc->clog_fsize - HDR) / s->rlen;
 	if (read_crec(dl, s, 0, &c) != 0 || c.log_id != s->base_id ||
 	    c.msg_offset != s->base_offset)
 		return -1;
@@ -1114,6 +1142,14 @@ file_size(int fd, uint64_t *size)
 	return 0;
 }
 
+/* Version 1: no lost range; 2: a lost range; 3: either. */
+static inline int
+lost_fits(uint32_t version, uint64_t lost_from)
+{
+	return version == SL_DISKLOG_VERSION_TAG ||
+	       (lost_from != 0) == (version == SL_DISKLOG_VERSION_GAP);
+}
+
 /*
  * Open a listed segment. Returns HDR_OK (s filled, both files open), HDR_TORN (a lone
  * file or a torn header: only acceptable at the ends of the table), or a negative errno
@@ -1165,8 +1201,12 @@ open_seg(const struct sl_disklog *dl, const struct seg_ent *e, struct seg *s,
 	s->base_id = sl_bytes_get_le64(hm + 24);
 	s->lost_from = sl_bytes_get_le64(hm + 48);
 	if (s->lost_from != sl_bytes_get_le64(hc + 48) || s->lost_from >= s->base_id ||
-	    (s->lost_from != 0) != (sl_bytes_get_le32(hm + 8) == SL_DISKLOG_VERSION_GAP))
+	    !lost_fits(sl_bytes_get_le32(hm + 8), s->lost_from) ||
+	    !lost_fits(sl_bytes_get_le32(hc + 8), s->lost_from))
 		return -EBADMSG;
+	/* the .clog's version says its record size (the two files of a segment this build
+	 * made again in place may differ in version for a crash in between, both empty) */
+	s->rlen = sl_bytes_get_le32(hc + 8) == SL_DISKLOG_VERSION_TAG ? CREC_TAG : CREC;
 	s->end_id = s->base_id - 1;
 	s->msg_size = HDR;
 	return HDR_OK;
@@ -1293,7 +1333,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	dl->segs = calloc(nent ? nent : 1, sizeof(*dl->segs));
 	msz = calloc(nent ? nent : 1, sizeof(*msz));
 	csz = calloc(nent ? nent : 1, sizeof(*csz));
-	sc.cbuf = malloc(SCAN_RECS * CREC);
+	sc.cbuf = malloc(SCAN_RECS * CREC_TAG);
 	sc.rb.buf = malloc(SCAN_BUF);
 	rc = -ENOMEM;
 	if (dl->segs == NULL || msz == NULL || csz == NULL || sc.cbuf == NULL ||
@@ -1373,7 +1413,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 			why = rc;
 		if (s->msg_size < msz[i]) {
 			/* message records past the intact commit log: rebuild its records */
-			uint64_t cend = HDR + s->nrec * CREC;
+			uint64_t cend = HDR + s->nrec * s->rlen;
 
 			rc = rebuild_seg(dl, s, &sc, &nrb);
 			if (rc < 0)
@@ -1381,26 +1421,26 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 			if (nrb > 0) {
 				rebuilt += nrb;
 				cut_clog += csz[i] - cend;
-				csz[i] = HDR + s->nrec * CREC;
+				csz[i] = HDR + s->nrec * s->rlen;
 				changed = 1;
 			}
 			if (rc == V_OK && msz[i] == s->msg_size)
 				continue;	/* the whole segment is committed now */
 		}
-		if (rc == V_OK && msz[i] == s->msg_size && csz[i] == HDR + s->nrec * CREC)
+		if (rc == V_OK && msz[i] == s->msg_size && csz[i] == HDR + s->nrec * s->rlen)
 			continue;
 		why = rc != V_OK ? rc : why != V_OK ? why : V_TORN;	/* or orphan bytes */
 		if (s->nrec == 0 && i > 0) {
 			keep = i;		/* nothing intact: removed below */
 			break;
 		}
-		if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + s->nrec * CREC)) != 0 ||
+		if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + s->nrec * s->rlen)) != 0 ||
 		    dl->ops->ftruncate(s->msg_fd, (off_t)s->msg_size) != 0) {
 			rc = neg_errno();
 			goto out;
 		}
 		cut_msg += msz[i] - s->msg_size;
-		cut_clog += csz[i] - (HDR + s->nrec * CREC);
+		cut_clog += csz[i] - (HDR + s->nrec * s->rlen);
 		s->dirty = 1;
 		changed = 1;
 		keep = i + 1;
@@ -1430,6 +1470,20 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 		changed = 1;
 	}
 	s = &dl->segs[dl->nseg - 1];
+	if (s->nrec == 0 && s->rlen != CREC_TAG) {
+		/* an empty last segment of version 1 or 2: made again in place as version 3
+		 * (same name, base and lost range), so that the next records keep their tags */
+		struct seg ns;
+
+		close_seg(dl, s);
+		rc = seg_create(dl, &ns, s->base_offset, s->base_id, s->lost_from);
+		if (rc != 0) {
+			dl->nseg--;	/* its files are gone (create_seg_files) */
+			goto out;
+		}
+		*s = ns;
+		changed = 1;
+	}
 	dl->first_id = dl->segs[0].base_id;
 	dl->end_id = s->end_id;
 	dl->end_offset = s->base_offset + s->msg_size - HDR;
@@ -1491,6 +1545,24 @@ out:
 	return rc;
 }
 
+/* The producer table snapshot of earlier builds ("producers", written at a clean stop):
+ * the commit records hold the tags now, so it is not read, only removed (best effort: one
+ * that comes back after a crash is removed again). */
+static void
+drop_old_files(const struct sl_disklog *dl)
+{
+	static const char *const old[] = {"producers", "producers.tmp"};
+	char path[PATH_MAX];
+	uint32_t i;
+
+	for (i = 0; i < RTE_DIM(old); i++) {
+		file_path(dl, path, old[i]);
+		if (dl->ops->unlink(path) == 0)
+			DL_LOG(INFO, "%s: removed %s (an earlier build's producer table: the "
+			       "commit log keeps the tags now)", dl->dir, old[i]);
+	}
+}
+
 /* Calling context: control thread. */
 struct sl_disklog *
 sl_disklog_open(const struct sl_disklog_conf *conf, struct sl_disklog_recovery *rep)
@@ -1519,7 +1591,7 @@ sl_disklog_open(const struct sl_disklog_conf *conf, struct sl_disklog_recovery *
 	dl->dirfd = -1;
 	pthread_mutex_init(&dl->lock, NULL);
 	dl->dir = strdup(conf->dir);
-	dl->cbuf = malloc(CBUF_RECS * CREC);
+	dl->cbuf = malloc(CBUF_RECS * CREC_TAG);
 	rc = -ENOMEM;
 	if (dl->dir == NULL || dl->cbuf == NULL)
 		goto fail;
@@ -1534,6 +1606,7 @@ sl_disklog_open(const struct sl_disklog_conf *conf, struct sl_disklog_recovery *
 	rc = recover(dl, rep);
 	if (rc != 0)
 		goto fail;
+	drop_old_files(dl);
 	return dl;
 fail:
 	if (rc != -EBADMSG)
@@ -1605,6 +1678,7 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 	const uint8_t *p = msgs;
 	uint64_t id = dl->end_id + 1, off = dl->end_offset, pos = 0, ts;
 	uint32_t i, j, k;
+	uint8_t tagged = 0;
 	struct seg *s;
 	int rc;
 
@@ -1620,7 +1694,7 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		if (c->log_id != id || c->msg_offset != off || c->last_msg_log_id < c->log_id ||
 		    c->msg_cnt != c->last_msg_log_id ||
 		    c->msg_num != c->last_msg_log_id - c->log_id + 1 ||
-		    check_msgs(p + pos, c, &ts) != 0)
+		    (c->producer != 0 && c->pseq == 0) || check_msgs(p + pos, c, &ts) != 0)
 			return -EINVAL;
 		id = c->last_msg_log_id + 1;
 		off += c->msg_size;
@@ -1630,7 +1704,9 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		uint64_t data, mbytes = 0;
 
 		s = &dl->segs[dl->nseg - 1];
-		if (s->nrec > 0 && s->msg_size - HDR >= dl->seg_bytes) {
+		/* roll past segment_bytes, and off a segment of an older version (records
+		 * without their tag) once it holds a record */
+		if (s->nrec > 0 && (s->msg_size - HDR >= dl->seg_bytes || s->rlen != CREC_TAG)) {
 			rc = add_segment(dl, crecs[i].msg_offset, crecs[i].log_id);
 			if (rc != 0)
 				return set_error(dl, rc);
@@ -1638,10 +1714,13 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		}
 		data = s->msg_size - HDR;
 		ts = s->last_ts;
+		tagged = 0;
 		for (j = i, k = 0; j < ncrec && k < CBUF_RECS; j++, k++) {
 			if (j > i && data + mbytes >= dl->seg_bytes)
 				break;		/* roll before record j */
-			crec_encode(dl->cbuf + (size_t)k * CREC, &crecs[j]);
+			crec_encode(dl->cbuf + (size_t)k * s->rlen, &crecs[j], s->rlen);
+			if (crecs[j].producer != 0 && s->rlen == CREC_TAG)
+				tagged = 1;
 			ts = RTE_MAX(ts, crecs[j].timestamp_ns);
 			mbytes += crecs[j].msg_size;
 		}
@@ -1650,8 +1729,8 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		STR(dl->writes, LDR(dl->writes) + 2);
 		rc = write_all(dl, s->msg_fd, p, mbytes, s->msg_size);
 		if (rc == 0)
-			rc = write_all(dl, s->clog_fd, dl->cbuf, (size_t)k * CREC,
-				       HDR + s->nrec * CREC);
+			rc = write_all(dl, s->clog_fd, dl->cbuf, (size_t)k * s->rlen,
+				       HDR + s->nrec * s->rlen);
 		if (rc != 0)
 			return set_error(dl, rc);
 		if (s->nrec == 0)
@@ -1660,9 +1739,10 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		s->end_id = crecs[j - 1].last_msg_log_id;
 		s->dirty = 1;
 		s->clog_dirty = 1;
+		s->tag_dirty |= tagged;
 		ST(s->msg_size, s->msg_size + mbytes);
 		ST(s->nrec, s->nrec + k);
-		STR(dl->bytes, LDR(dl->bytes) + mbytes + (uint64_t)k * CREC);
+		STR(dl->bytes, LDR(dl->bytes) + mbytes + (uint64_t)k * s->rlen);
 		ST(dl->end_offset, crecs[j - 1].msg_offset + crecs[j - 1].msg_size);
 		ST(dl->end_id, s->end_id);
 		p += mbytes;
@@ -1722,13 +1802,13 @@ cut_to(struct sl_disklog *dl, uint64_t end_id)
 		msg_size = HDR + c.msg_offset + c.msg_size - s->base_offset;
 	}
 	pthread_mutex_lock(&dl->lock);
-	if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + nrec * CREC)) != 0 ||
+	if (dl->ops->ftruncate(s->clog_fd, (off_t)(HDR + nrec * s->rlen)) != 0 ||
 	    dl->ops->ftruncate(s->msg_fd, (off_t)msg_size) != 0) {
 		rc = neg_errno();
 		pthread_mutex_unlock(&dl->lock);
 		return rc;
 	}
-	STR(dl->bytes, LDR(dl->bytes) - seg_bytes_on_disk(s) + msg_size + HDR + nrec * CREC);
+	STR(dl->bytes, LDR(dl->bytes) - seg_bytes_on_disk(s) + msg_size + HDR + nrec * s->rlen);
 	ST(s->msg_size, msg_size);
 	ST(s->nrec, nrec);
 	s->end_id = end_id;
@@ -2601,46 +2681,45 @@ sl_disklog_chan_load(struct sl_disklog *dl, struct sl_disklog_chan *c, uint32_t 
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* Producer table snapshot                                                            */
+/* Producer tags                                                                      */
 
-/* Calling context: control thread, the appender stopped or detached. */
+/* Calling context: the control thread, before the log has an appender or readers. */
 int
-sl_disklog_ptab_save(struct sl_disklog *dl, const void *buf, size_t len)
+sl_disklog_tail(struct sl_disklog *dl, struct sl_crec *out, uint32_t max)
 {
+	uint64_t left = max, r, want, k;
+	const struct seg *s;
+	uint32_t i;
+	int rc;
+
+	if (max > 0 && out == NULL)
+		return -EINVAL;
+	if (max > INT32_MAX)
+		return -EINVAL;
 	if (dl->error != 0)
 		return dl->error;
-	if (buf == NULL || len == 0)
-		return -EINVAL;
-	return write_file_atomic(dl, "producers", buf, len);
-}
+	/* newest segment first, each read from its last record back: out is filled from
+	 * its end, then moved to its start */
+	for (i = dl->nseg; i > 0 && left > 0; i--) {
+		s = &dl->segs[i - 1];
+		want = RTE_MIN(s->nrec, left);
+		r = s->nrec - want;	/* the first record of s wanted */
+		for (k = 0; k < want; k += CBUF_RECS) {
+			uint64_t n = RTE_MIN((uint64_t)CBUF_RECS, want - k), j;
 
-/* Calling context: control thread, at start. */
-int
-sl_disklog_ptab_take(struct sl_disklog *dl, void *buf, size_t len)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	int fd, rc;
-
-	if (buf == NULL || len == 0 || len > INT_MAX)
-		return -EINVAL;
-	file_path(dl, path, "producers");
-	fd = dl->ops->open(path, O_RDONLY, 0);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : neg_errno();
-	if (dl->ops->fstat(fd, &st) != 0)
-		rc = neg_errno();
-	else if (st.st_size <= 0 || (uint64_t)st.st_size > len)
-		rc = -EFBIG;
-	else
-		rc = read_exact(dl, fd, buf, (size_t)st.st_size, 0);
-	if (rc == 0)
-		rc = (int)st.st_size;
-	dl->ops->close(fd);
-	/* never read twice: a crash after this start must not bring back a stale table */
-	if (dl->ops->unlink(path) != 0 || dl->ops->fsync(dl->dirfd) != 0)
-		rc = neg_errno();
-	return rc;
+			rc = read_exact(dl, s->clog_fd, dl->cbuf, (size_t)(n * s->rlen),
+					HDR + (r + k) * s->rlen);
+			for (j = 0; rc == 0 && j < n; j++)
+				rc = crec_decode(dl->cbuf + j * s->rlen,
+						 &out[left - want + k + j], s->rlen);
+			if (rc != 0)
+				return rc;
+		}
+		left -= want;
+	}
+	if (left > 0)
+		memmove(out, out + left, (size_t)(max - left) * sizeof(*out));
+	return (int)(max - left);
 }
 
 /* Calling context: any thread. */

@@ -15,20 +15,24 @@
  *   00000000000000000000.clog  commit log of that segment (its index)
  *   checkpoint                 last durable position (tmp + rename)
  *   channels                   channel consume positions (tmp + rename)
- *   producers                  producer table snapshot, clean stop only (dataplane/ptab.h;
- *                              read and removed at the next start)
+ * (A file "producers" of an earlier build, its producer table snapshot, is removed at open
+ * unread: the commit records keep the producer tags now.)
  * All integers little-endian. Every file starts with a 64-byte header:
  *   off size field
  *     0    8 magic      "SLMSGLOG" (.msg), "SLCOMLOG" (.clog), "SLCHECKP", "SLCHANPS"
- *     8    4 version    1; 2 for the .msg and .clog of a segment after a lost range
+ *     8    4 version    .msg/.clog: 3 (this build writes only it: 80-byte commit records
+ *                       with the producer tag); 1 and 2 (earlier builds, still read, not
+ *                       appended to, see below): 64-byte commit records, 2 for a
+ *                       segment after a lost range. Other files: 1
  *    12    4 hdr_len    64
  *    16    8 base_offset  (msg/clog: queue offset of the segment's first record)
  *    24    8 base_id      (msg/clog: id of the segment's first message)
  *    32    8 created_ns   wall clock
  *    40    4 partition
  *    44    4 count        (channels: entries; else 0)
- *    48    8 lost_from  (version 2 .msg/.clog: ids lost_from..base_id-1 are a lost
- *                       range, see below; every other file and version: 0)
+ *    48    8 lost_from  (version 2 and 3 .msg/.clog: ids lost_from..base_id-1 are a lost
+ *                       range, see below, 0 for none in version 3; every other file and
+ *                       version: 0)
  *    56    4 reserved 0
  *    60    4 crc32c of bytes 0..59
  * Message record (the in-memory log's record with a CRC in its reserved word, so a
@@ -44,7 +48,7 @@
  * The record at queue offset o of a segment with base b sits at file position 64 + o - b.
  * The markers delimit the commit records in the message log itself, so recovery can
  * rebuild a commit record that did not reach the disk.
- * Commit record (one per PUB or MPUB, fixed 64 bytes, record i at 64 + 64 * i):
+ * Commit record (one per PUB or MPUB), version 3: fixed 80 bytes, record i at 64 + 80 * i:
  *     0    8 log_id          id of the first message
  *     8    8 epoch           write epoch of the leader that wrote it
  *    16    8 last_msg_log_id id of the last message (== log_id for PUB)
@@ -53,12 +57,27 @@
  *    40    8 timestamp_ns    of the first message
  *    48    4 msg_size        bytes of message records
  *    52    4 msg_num         messages in this record
- *    56    4 magic           0x474F4C43 ("CLOG")
- *    60    4 crc32c of bytes 0..59
+ *    56    8 producer        the publish's producer id (dataplane/ptab.h), 0: none
+ *    64    8 seq             its sequence number (0 iff producer is 0)
+ *    72    4 magic           0x474F4C43 ("CLOG")
+ *    76    4 crc32c of bytes 0..75
+ * Versions 1 and 2: fixed 64 bytes, record i at 64 + 64 * i: bytes 0..55 as above, then
+ * magic at 56 and crc32c of bytes 0..59 at 60 (no tag). A build reads both; it appends
+ * to a version 1/2 segment only while it is empty of records (then it makes it again in
+ * place, at open, as version 3) or never: the first write to a non-empty one rolls to a
+ * new version 3 segment. A build that knows only versions 1 and 2 refuses a version 3
+ * segment (a foreign header: EBADMSG, the partition not opened): downgrade by copying
+ * the messages out, not by opening the directory with it.
+ * The tag is what a retry of the publish is recognised by (dataplane/ptab.h): the
+ * partition rebuilds its producer table from the newest commit records at open
+ * (sl_disklog_tail). A commit record rebuilt by recovery from the message log has no tag
+ * (0 0); so that only unacknowledged ones can be, sl_disklog_sync also fdatasyncs the
+ * active commit log when a record with a tag was written to it since its last sync.
  * A commit record and its messages never span two segments. The commit log is an index
  * of the message log, synced lazily (as Kafka's index files): sl_disklog_sync fdatasyncs
  * the message logs; the active segment's commit log is fdatasync'ed by the checkpoint,
- * truncate, resume and open, and a segment's at its first sync after it was closed. At
+ * truncate, resume and open, by a sync after a tagged record, and a segment's at its
+ * first sync after it was closed. At
  * open, the message records after the last intact commit record are scanned: each
  * complete run of intact records (CRC ok, ids consecutive, ending at a 0xA5 record) gets
  * its commit record rebuilt (epoch: the previous record's, 0 if none) and appended to the
@@ -113,8 +132,10 @@
 
 #define SL_DISKLOG_VERSION 1
 #define SL_DISKLOG_VERSION_GAP 2	/* .msg/.clog header of a segment after a lost range */
+#define SL_DISKLOG_VERSION_TAG 3	/* .msg/.clog header of a segment this build writes */
 #define SL_DISKLOG_HDR_LEN 64
-#define SL_DISKLOG_CREC_LEN 64
+#define SL_DISKLOG_CREC_LEN 64		/* commit record of a version 1 or 2 segment */
+#define SL_DISKLOG_CREC_TAG_LEN 80	/* of a version 3 segment: with the producer tag */
 #define SL_DISKLOG_MREC_HDR 32
 #define SL_DISKLOG_MREC_SIZE(len) (SL_DISKLOG_MREC_HDR + (((uint64_t)(len) + 7) & ~(uint64_t)7))
 #define SL_DISKLOG_CHAN_NAME_MAX 64
@@ -242,7 +263,9 @@ sl_disklog_encode_msg(void *dst, uint64_t id, uint64_t ts_ns, uint64_t trace_id,
  * records of all of them back to back (sum of msg_size bytes), in order; each crec's
  * log_id must be end_id + 1 and msg_offset the end offset at that point, and its records'
  * ids, sizes and markers must match it (else -EINVAL, not sticky; CRCs are not
- * rechecked). The segment rolls between records once it passes segment_bytes.
+ * rechecked). Each crec's producer tag (producer, pseq: pseq not 0 when producer is not,
+ * else -EINVAL) is kept with it (not in a version 1/2 segment). The segment rolls
+ * between records once it passes segment_bytes, and off a version 1/2 segment.
  * Returns 0 or the (sticky) negative errno. Calling context: the appender only.
  */
 int
@@ -380,19 +403,17 @@ sl_disklog_chan_save(struct sl_disklog *dl, const struct sl_disklog_chan *c, uin
 int
 sl_disklog_chan_load(struct sl_disklog *dl, struct sl_disklog_chan *c, uint32_t max);
 
-/** Save a producer table snapshot (dataplane/ptab.h, opaque here) as the file "producers"
- * (tmp + fsync + rename + directory fsync). 0 or a negative errno. Control thread, at a
- * clean close, the appender stopped or detached. */
+/**
+ * The newest commit records of the log, at most max, oldest first, into out, with their
+ * producer tags (crec.producer, pseq; 0 0 for a record of a version 1 or 2 segment or one
+ * recovery rebuilt). Reads only those: at most max * 80 bytes of the newest commit log
+ * files, backwards from the end. Returns how many (fewer than max: every retained
+ * record), -EINVAL, a read error, or -EBADMSG (a record that does not check).
+ * Calling context: the control thread, before the log has an appender or readers (the
+ * partition's open).
+ */
 int
-sl_disklog_ptab_save(struct sl_disklog *dl, const void *buf, size_t len);
-
-/** Read the file "producers" into buf (len bytes) and remove it (the directory fsynced),
- * so that it is read at most once: after a crash of the run that follows, none is found.
- * Returns its length, 0 when there is none, or a negative errno (-EFBIG: longer than
- * len; an unlink or directory fsync failure: the caller must not use what was read).
- * Control thread, at start. */
-int
-sl_disklog_ptab_take(struct sl_disklog *dl, void *buf, size_t len);
+sl_disklog_tail(struct sl_disklog *dl, struct sl_crec *out, uint32_t max);
 
 /** Counters and positions. Appender, or any thread (values may be a little stale). */
 void

@@ -2,12 +2,16 @@
  * Copyright (c) 2026 The sluice authors
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <hugetlbfs.h> /* needs size_t first */
 
@@ -21,6 +25,7 @@
 #include <rte_ring_elem.h>
 #include <urcu-qsbr.h>
 
+#include "bytes.h"
 #include "err.h"
 #include "persist.h"
 
@@ -43,9 +48,10 @@ extern volatile int sl_broker_quit;
 #define NOSTORE_IDLE_US 10000u
 
 /*
- * What a worker hands over: 40 bytes by value in the ring, taken in order. n is the
+ * What a worker hands over: 56 bytes by value in the ring, taken in order. n is the
  * message count of an append (PUB/MPUB: ids first_id .. first_id + n - 1 at queue offset
- * `offset`, commit record epoch `epoch`), or one of two markers:
+ * `offset`, commit record epoch `epoch` and producer tag (producer, pseq), kept in the
+ * commit record), or one of two markers:
  *   n == 0 (DESC_TRUNCATE): every id >= first_id goes (a replication rollback or a
  *          divergent tail); offset and epoch unused;
  *   n == UINT32_MAX (DESC_RESET): the whole log goes and restarts empty at id first_id,
@@ -59,9 +65,11 @@ struct desc {
 	uint32_t n;
 	uint32_t gen;
 	uint64_t epoch;			/* write epoch of the commit record */
+	uint64_t producer;		/* its producer tag (0 0: none) */
+	uint64_t pseq;
 };
 
-_Static_assert(sizeof(struct desc) == 40, "the descriptor is 40 bytes");
+_Static_assert(sizeof(struct desc) == 56, "the descriptor is 56 bytes");
 
 #define DESC_TRUNCATE 0u
 #define DESC_RESET UINT32_MAX
@@ -418,6 +426,9 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	ps->pol = *pol;
 	ps->partition = partition;
 	snprintf(ps->topic, sizeof(ps->topic), "%s", topic);
+	ps->dir = strdup(dir);
+	if (ps->dir == NULL)
+		goto fail;
 	ps->dl = sl_disklog_open(&dc, &ps->rec);
 	if (ps->dl == NULL) {
 		err = errno;
@@ -480,6 +491,78 @@ sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint)
 	return m;
 }
 
+/* ---- the producer table's file (memory durability) ---- */
+
+#define PT_FILE "producers.shm"
+#define PT_HDR 4096u
+#define PT_VERSION 1u
+#define PT_BOOT 37		/* the boot id's 36 characters and a NUL */
+static const char PT_MAGIC[8] = {'S', 'L', 'P', 'R', 'O', 'D', 'S', 'H'};
+
+/* This boot's id as text (/proc/sys/kernel/random/boot_id), all zero when unknown. */
+static void
+boot_text(char *out)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	memset(out, 0, PT_BOOT);
+	if (f == NULL)
+		return;
+	if (fread(out, 1, PT_BOOT - 1, f) != PT_BOOT - 1)
+		memset(out, 0, PT_BOOT);
+	fclose(f);
+}
+
+/* Calling context: control thread, at the partition's open. */
+void *
+sl_pstore_ptab_mem(struct sl_pstore *ps, size_t len, void *prev, int *had)
+{
+	char path[PATH_MAX], boot[PT_BOOT];
+	uint8_t h[64];
+	uint8_t *m;
+	int fd = -1, err;
+
+	*had = 0;
+	if (ps == NULL || ps->dir == NULL || ps->pol.durability != SL_PERSIST_MEMORY ||
+	    len == 0 || len > (64u << 20) || prev == NULL || ps->pt_map != NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%s", ps->dir, PT_FILE);
+	boot_text(boot);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	/* what a process of this boot left: trusted (a kill keeps the page cache) */
+	if (pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && memcmp(h, PT_MAGIC, 8) == 0 &&
+	    sl_bytes_get_le32(h + 8) == PT_VERSION && sl_bytes_get_le64(h + 16) == len &&
+	    boot[0] != 0 && memcmp(h + 24, boot, PT_BOOT) == 0 &&
+	    pread(fd, prev, len, PT_HDR) == (ssize_t)len)
+		*had = 1;
+	if (ftruncate(fd, (off_t)(PT_HDR + len)) != 0)
+		goto fail;
+	m = mmap(NULL, PT_HDR + len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		goto fail;
+	close(fd);
+	memset(m, 0, PT_HDR + len);	/* every page faulted in for writing now */
+	memcpy(m, PT_MAGIC, 8);
+	sl_bytes_put_le32(m + 8, PT_VERSION);
+	sl_bytes_put_le64(m + 16, len);
+	memcpy(m + 24, boot, PT_BOOT);
+	ps->pt_map = m;
+	ps->pt_len = PT_HDR + len;
+	return m + PT_HDR;
+fail:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	PLOG(ERR, "%s/%u: the producer table file %s: %s\n", ps->topic, ps->partition, path,
+	     strerror(err));
+	rte_errno = err;
+	return NULL;
+}
+
 void
 sl_pstore_close(struct sl_pstore *ps)
 {
@@ -500,6 +583,9 @@ sl_pstore_close(struct sl_pstore *ps)
 			sl_disklog_mark(ps->dl, end + 1);
 	}
 	sl_memfile_close(ps->mf);
+	if (ps->pt_map != NULL)
+		munmap(ps->pt_map, ps->pt_len);
+	free(ps->dir);
 	if (ps->dl != NULL)
 		sl_disklog_close(ps->dl);
 	rte_free(ps->fetch.buf);
@@ -732,6 +818,8 @@ take_desc(struct sl_persist *p, const struct desc *d)
 	c->msg_cnt = c->last_msg_log_id;
 	c->msg_size = size;
 	c->msg_num = d->n;
+	c->producer = d->producer;
+	c->pseq = d->producer != 0 ? d->pseq : 0;
 	p->run_used += size;
 	p->run_ncrec++;
 	p->run_msgs += d->n;
@@ -1364,8 +1452,9 @@ sl_persist_reset(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 }
 
 int
-sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
-		  uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch)
+sl_persist_submit_tag(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		      uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch,
+		      uint64_t producer, uint64_t pseq)
 {
 	struct desc d = {
 		.ps = ps,
@@ -1374,9 +1463,18 @@ sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 		.n = n,
 		.gen = __atomic_load_n(&ps->gen, __ATOMIC_ACQUIRE),
 		.epoch = epoch,
+		.producer = pseq != 0 ? producer : 0,
+		.pseq = producer != 0 ? pseq : 0,
 	};
 
 	return rte_ring_sp_enqueue_elem(p->rings[source], &d, sizeof(d)) == 0 ? 0 : -ENOBUFS;
+}
+
+int
+sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		  uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch)
+{
+	return sl_persist_submit_tag(p, source, ps, first_id, n, offset, epoch, 0, 0);
 }
 
 uint32_t

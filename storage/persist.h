@@ -6,7 +6,8 @@
  * Every partition of a node with a data directory has a store (struct sl_pstore): its
  * disk log (storage/disklog.h) and the positions the persistence lcore publishes back to
  * the partition's worker. The worker appends a PUB or MPUB to its in-memory log and hands
- * the persistence lcore a 40-byte descriptor (partition, first id, count, offset, epoch)
+ * the persistence lcore a 56-byte descriptor (partition, first id, count, offset, epoch,
+ * producer tag)
  * through its own single-producer/single-consumer ring (sl_persist_submit). The
  * persistence lcore copies the records out of the in-memory log into a hugepage buffer
  * (libhugetlbfs; normal pages with a warning when there are none), encodes them with
@@ -164,6 +165,9 @@ struct sl_pstore {
 					 * to the disk log at open */
 	uint64_t lost_from;		/* a lost range recorded at open: ids lost_from.. */
 	uint64_t lost_to;		/* ..lost_to (0: none), see sl_pstore_open */
+	char *dir;			/* the partition's directory */
+	void *pt_map;			/* the producer table file's mapping, or NULL */
+	size_t pt_len;
 
 	/* persistence lcore -> worker (release / acquire) */
 	uint64_t written_id __rte_cache_aligned;
@@ -379,6 +383,25 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 void *
 sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint);
 
+/**
+ * The memory for a `memory`-durability partition's producer table (len bytes, zeroed,
+ * every page faulted in): a shared mapping of the file <dir>/producers.shm, so that the
+ * table outlives a kill of the process as the in-memory log does (storage/memfile.h):
+ * the tags of the records the last process left in the memory log file, which
+ * sl_pstore_open wrote to the disk log without them (the memory log keeps no tag), are
+ * looked up there. When the file holds a table of the same length written during this
+ * boot (so not torn by a machine crash), it is copied into prev (len bytes) first and
+ * *had is set to 1, else 0: a table a process was killed while changing, to be checked
+ * before use. File format (version 1): a 4096-byte first page, the header: magic
+ * "SLPRODSH" 8, version u32 1, reserved u32 0, len u64 (little-endian), 24: the boot id
+ * (/proc/sys/kernel/random/boot_id, 36 characters and a NUL), zero to 4096; then the
+ * table (dataplane/ptab.h struct sl_ptab, host byte order). The region is unmapped by
+ * sl_pstore_close. NULL with rte_errno (EINVAL: not a memory-durability store, or mapped
+ * already). Control thread, at the partition's open.
+ */
+void *
+sl_pstore_ptab_mem(struct sl_pstore *ps, size_t len, void *prev, int *had);
+
 /** Close a store that is detached from the persistence lcore. Control thread. */
 void
 sl_pstore_close(struct sl_pstore *ps);
@@ -406,6 +429,17 @@ sl_persist_resume(struct sl_pstore *ps);
 int
 sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
 		  uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch);
+
+/**
+ * sl_persist_submit for one PUB/MPUB (one commit record) with its producer tag (producer,
+ * pseq; dataplane/ptab.h), which its commit record keeps on disk (storage/disklog.h) so
+ * that the producer table can be rebuilt at the next open; a tag with a zero half is
+ * none. Same calling context and results.
+ */
+int
+sl_persist_submit_tag(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
+		      uint64_t first_id, uint32_t n, uint64_t offset, uint64_t epoch,
+		      uint64_t producer, uint64_t pseq);
 
 /**
  * Hand the persistence lcore a truncation, in order with the appends: every id > end_id

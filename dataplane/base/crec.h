@@ -21,8 +21,10 @@
  *       48    4 msg_size         bytes of the encoded message records (8-byte multiple)
  *       52    4 msg_num          messages in the record (= last - first + 1)
  *
- * On disk the record is 64 bytes: these 56, then u32 magic "CLOG" (0x474F4C43) and a u32
- * CRC32C of bytes 0..59 (storage/disklog.c, docs/storage.md). In a replication datagram
+ * On disk the record is 80 bytes: these 56, the record's producer tag (u64 producer id,
+ * u64 seq), then u32 magic "CLOG" (0x474F4C43) and a u32 CRC32C of bytes 0..75 (segment
+ * version 3; 64 bytes without the tag in the version 1 and 2 segments of earlier builds:
+ * storage/disklog.h, docs/storage.md). In a replication datagram
  * the 56 bytes are followed by the record's producer tag (u64 producer id, u64 seq; with
  * the datagram flag F_PTAG) and msg_size bytes of message records (repl.c).
  */
@@ -43,8 +45,8 @@ struct sl_crec {
 	uint32_t msg_size;
 	uint32_t msg_num;
 	/* Not in the 56 bytes: the record's producer tag (ptab.h), 0 0 = none. Replication
-	 * carries it after the crec (repl.c, flag F_PTAG); the disk log does not keep it.
-	 * sl_crec_decode sets both to 0. */
+	 * carries it after the crec (repl.c, flag F_PTAG), the disk log after it in its
+	 * commit record. sl_crec_decode sets both to 0. */
 	uint64_t producer;
 	uint64_t pseq;
 };

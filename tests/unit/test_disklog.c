@@ -29,6 +29,7 @@
 
 
 #define RS(len) SL_DISKLOG_MREC_SIZE(len)
+#define CR SL_DISKLOG_CREC_TAG_LEN	/* a commit record of this build */
 #define AADD(x, v) __atomic_fetch_add(&(x), (v), __ATOMIC_RELAXED)
 #define ALD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define MAXID 20000
@@ -36,6 +37,7 @@
 #define DLEN 256			/* directory path buffers */
 
 static uint64_t w_epoch = 7;		/* the epoch app() writes */
+static uint64_t w_producer;		/* and its records' producer tag (seq: log_id) */
 
 /* ---- fault injection ---- */
 
@@ -199,6 +201,8 @@ app(struct sl_disklog *dl, uint32_t nrec, const uint32_t *per, uint32_t nper)
 		c->last_msg_log_id = id - 1;
 		c->msg_cnt = id - 1;
 		c->msg_num = n;
+		c->producer = w_producer;
+		c->pseq = w_producer != 0 ? c->log_id : 0;
 	}
 	rc = sl_disklog_write(dl, wbuf, crecs, nrec);
 	if (rc == 0) {
@@ -578,7 +582,7 @@ test_torn_tail(void)
 		}
 		model_cut(prev);
 		QCHECK(rep.end_id == prev && rep.end_offset == m_end_off &&
-		       rep.truncated_msg_bytes == L && rep.truncated_commit_bytes == 64 &&
+		       rep.truncated_msg_bytes == L && rep.truncated_commit_bytes == CR &&
 		       strncmp(rep.what, "torn tail", 9) == 0,
 		       "msg cut at %" PRIu64 ": end %" PRIu64 " cut %" PRIu64 "/%" PRIu64 " (%s)",
 		       L, rep.end_id, rep.truncated_msg_bytes, rep.truncated_commit_bytes,
@@ -598,10 +602,10 @@ test_torn_tail(void)
 
 	/* Cut the commit log at every length of the last commit record: its messages are
 	 * whole, so the record is rebuilt from them (the commit log is synced lazily). */
-	for (L = 0; L < 64; L++) {
+	for (L = 0; L < CR; L++) {
 		copy_dir(gold, dir);
 		seg_file(cf, dir, base, "clog");
-		if (truncate(cf, csz - 64 + (off_t)L) != 0)
+		if (truncate(cf, csz - CR + (off_t)L) != 0)
 			bad++;
 		dl = opn(dir, 4096, NULL, &rep);
 		if (dl == NULL) {
@@ -623,7 +627,7 @@ test_torn_tail(void)
 		sl_disklog_close(dl);
 	}
 	CHECK(bad == 0 && n_fail == fails,
-	      "commit log cut at each of 64 lengths: the last record rebuilt, appends continue");
+	      "commit log cut at each of its lengths: the last record rebuilt, appends continue");
 
 	/* Garbage in the last record: its message data, a message header, the commit record. */
 	{
@@ -635,7 +639,7 @@ test_torn_tail(void)
 		} g[] = {
 			{0, 40, "message data"}, {0, 0, "message magic"}, {0, 9, "message id"},
 			{0, 4, "message crc"}, {1, 0, "commit record id"}, {1, 48, "msg_size"},
-			{1, 62, "commit record crc"}, {0, UINT64_MAX, "last message's id"},
+			{1, CR - 2, "commit record crc"}, {0, UINT64_MAX, "last message's id"},
 			{0, 3, "first message's marker"},
 		};
 		uint32_t i;
@@ -647,7 +651,7 @@ test_torn_tail(void)
 			seg_file(mf, dir, base, "msg");
 			seg_file(cf, dir, base, "clog");
 			if (g[i].clog)
-				poke(cf, csz - 64 + (off_t)g[i].at, 0x21);
+				poke(cf, csz - CR + (off_t)g[i].at, 0x21);
 			else {
 				at = g[i].at;
 				if (g[i].at == UINT64_MAX)
@@ -659,7 +663,7 @@ test_torn_tail(void)
 				model_cut(full_end_id);
 				CHECK(dl != NULL && rep.end_id == full_end_id &&
 				      rep.end_offset == full_end_off &&
-				      rep.truncated_commit_bytes == 64 &&
+				      rep.truncated_commit_bytes == CR &&
 				      rep.truncated_msg_bytes == 0 &&
 				      rep.rebuilt_commit_records == 1,
 				      "garbage in the %s: rebuilt from the messages (%s)",
@@ -668,7 +672,7 @@ test_torn_tail(void)
 				model_cut(prev);
 				CHECK(dl != NULL && rep.end_id == prev &&
 				      rep.end_offset == m_end_off &&
-				      rep.truncated_commit_bytes == 64 &&
+				      rep.truncated_commit_bytes == CR &&
 				      rep.truncated_msg_bytes == mbytes &&
 				      rep.rebuilt_commit_records == 0,
 				      "garbage in the %s: cut (%s)", g[i].what, rep.what);
@@ -886,8 +890,8 @@ test_rebuild(void)
 	seg_file(cf[1], gold, b[nb - 1], "clog");
 	wl[0] = slurp(cf[0], want[0], sizeof(want[0]));
 	wl[1] = slurp(cf[1], want[1], sizeof(want[1]));
-	nprev = (uint64_t)(wl[0] - 64) / 64;
-	nlast = (uint64_t)(wl[1] - 64) / 64;
+	nprev = (uint64_t)(wl[0] - 64) / CR;
+	nlast = (uint64_t)(wl[1] - 64) / CR;
 	CHECK(rc == 0 && nb >= 3 && nprev >= 2 && nlast >= 3,
 	      "rebuild: %u segments, %" PRIu64 " and %" PRIu64 " records in the last two", nb,
 	      nprev, nlast);
@@ -902,11 +906,11 @@ test_rebuild(void)
 		seg_file(cf[1], dir, b[nb - 1], "clog");
 		if (k == 0) {
 			/* the last segment's commit log: 2 records and a torn third */
-			rc = truncate(cf[1], 64 + 2 * 64 + 13);
+			rc = truncate(cf[1], 64 + 2 * CR + 13);
 		} else {
 			/* both: the last one's to its header, the previous one's to 1 record */
 			rc = truncate(cf[1], 64);
-			rc |= truncate(cf[0], 64 + 64);
+			rc |= truncate(cf[0], 64 + CR);
 		}
 		model_cut(end_id);
 		dl = opn(dir, 4096, NULL, &rep);
@@ -987,7 +991,7 @@ test_torn_mpub(void)
 		model_cut(5);
 		CHECK(rc == 0 && dl != NULL && rep.end_id == 5 && rep.end_offset == m_end_off &&
 		      rep.rebuilt_commit_records == 3 && rep.truncated_msg_bytes == cut &&
-		      rep.truncated_commit_bytes == 0 && fsize(cf) == 64 + 3 * 64 &&
+		      rep.truncated_commit_bytes == 0 && fsize(cf) == 64 + 3 * CR &&
 		      fsize(mf) == (off_t)(64 + m_end_off),
 		      "torn mpub %u: the MPUB cut entirely, 3 records rebuilt (%s)", k, rep.what);
 		if (dl == NULL)
@@ -2050,6 +2054,168 @@ test_lost_range(void)
 		sl_disklog_close(dl);
 }
 
+/*
+ * Producer tags: every commit record keeps its (producer, seq) (version 3 segments, 80-byte
+ * records), so that a partition reopened after a crash (no clean stop: the log closed
+ * without a checkpoint) rebuilds its producer table from sl_disklog_tail, which reads only
+ * the newest records, across segments, oldest first.
+ */
+static void
+test_tags(void)
+{
+	static struct sl_crec t[64];
+	static const uint32_t per[] = {1, 3, 2};
+	uint64_t segb[64];
+	char dir[DLEN], cf[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint8_t h[64];
+	int rc, n, ok, i;
+
+	sub(dir, "tags");
+	model_reset();
+	dl = opn(dir, 2048, NULL, &rep);
+	if (dl == NULL) {
+		CHECK(0, "tags: open");
+		return;
+	}
+	rc = 0;
+	for (i = 0; i < 12; i++) {
+		w_producer = i % 3 == 2 ? 0 : 0xabc0 + (uint64_t)(i % 2);	/* some untagged */
+		rc |= app(dl, 1, &per[i % 3], 1);
+	}
+	w_producer = 0;
+	rc |= sl_disklog_sync(dl);
+	sl_disklog_close(dl);		/* no checkpoint: as a kill */
+	seg_file(cf, dir, 0, "clog");
+	CHECK(rc == 0 && slurp(cf, h, sizeof(h)) == 64 && h[8] == SL_DISKLOG_VERSION_TAG &&
+		      bases(dir, segb, 64) > 1,
+	      "12 records, some tagged, over several segments: version %u headers", h[8]);
+	dl = opn(dir, 2048, NULL, &rep);
+	n = dl != NULL ? sl_disklog_tail(dl, t, 64) : -1;
+	ok = n == 12;
+	for (i = 0; ok && i < n; i++) {
+		uint64_t want = i % 3 == 2 ? 0 : 0xabc0 + (uint64_t)(i % 2);
+
+		ok = t[i].producer == want && t[i].pseq == (want != 0 ? t[i].log_id : 0) &&
+		     (i == 0 || t[i].log_id == t[i - 1].last_msg_log_id + 1) &&
+		     t[i].msg_num == per[i % 3];
+	}
+	CHECK(dl != NULL && ok && t[0].log_id == 1 && t[11].last_msg_log_id == m_end_id,
+	      "reopened after a crash: all 12 records back with their tags, oldest first (%d)",
+	      n);
+	n = dl != NULL ? sl_disklog_tail(dl, t, 5) : -1;
+	/* records 7..11: record 7 starts after 2 cycles of 1 + 3 + 2 messages and one of 1 */
+	CHECK(n == 5 && t[0].log_id == 14 && t[4].producer == 0 && t[3].producer == 0xabc0 &&
+		      t[2].producer == 0xabc1 && t[2].pseq == t[2].log_id &&
+		      t[4].last_msg_log_id == m_end_id,
+	      "the newest 5 only (%d, first id %" PRIu64 ")", n, n > 0 ? t[0].log_id : 0);
+	CHECK(dl != NULL && sl_disklog_tail(dl, t, 0) == 0 &&
+		      sl_disklog_tail(dl, NULL, 3) == -EINVAL, "tail of 0: 0; no buffer: -EINVAL");
+	if (dl != NULL) {
+		w_producer = 0x77;
+		rc = app1(dl, 1, 1);
+		w_producer = 0;
+		n = sl_disklog_tail(dl, t, 1);
+		CHECK(rc == 0 && n == 1 && t[0].producer == 0x77 && t[0].pseq == m_end_id,
+		      "a tagged append after the reopen reads back");
+		sl_disklog_close(dl);
+	}
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * A segment of an earlier build (version 1: 64-byte commit records, no tag), forged from
+ * one this build wrote: it opens and reads, its records have no tag, and the first
+ * append rolls to a new version-3 segment whose tags read back, also after a reopen.
+ */
+static void
+test_tags_v1(void)
+{
+	static uint8_t b[64 + 16 * 80], o[64 + 16 * 64];
+	static struct sl_crec t[16];
+	char dir[DLEN], cf[PATH_MAX], mf[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t segb[8];
+	ssize_t len;
+	uint32_t i, nrec;
+	int rc, n, fd;
+
+	sub(dir, "tags-v1");
+	model_reset();
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	if (dl == NULL) {
+		CHECK(0, "tags v1: open");
+		return;
+	}
+	rc = app1(dl, 5, 2);
+	rc |= sl_disklog_sync(dl);
+	sl_disklog_close(dl);
+	seg_file(cf, dir, 0, "clog");
+	seg_file(mf, dir, 0, "msg");
+	len = slurp(cf, b, sizeof(b));
+	nrec = (uint32_t)((len - 64) / 80);
+	CHECK(rc == 0 && len == 64 + 5 * 80 && nrec == 5, "tags v1: 5 records written");
+	/* the headers as version 1, each 80-byte record as its 64-byte ancestor */
+	memcpy(o, b, 64);
+	o[8] = 1;
+	put32(o + 60, crc_ref(o, 60));
+	for (i = 0; i < nrec; i++) {
+		memcpy(o + 64 + 64 * i, b + 64 + 80 * i, 56);
+		put32(o + 64 + 64 * i + 56, 0x474F4C43u);
+		put32(o + 64 + 64 * i + 60, crc_ref(o + 64 + 64 * i, 60));
+	}
+	fd = open(cf, O_WRONLY | O_TRUNC);
+	rc = fd >= 0 && write(fd, o, 64 + 64 * nrec) == (ssize_t)(64 + 64 * nrec) ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	fd = open(mf, O_RDWR);
+	if (fd < 0 || pread(fd, o, 64, 0) != 64)
+		rc = -1;
+	o[8] = 1;
+	put32(o + 60, crc_ref(o, 60));
+	if (fd < 0 || pwrite(fd, o, 64, 0) != 64)
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	n = dl != NULL ? sl_disklog_tail(dl, t, 16) : -1;
+	CHECK(rc == 0 && dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == 10 &&
+		      verify(dl, 1, 10) == 0 && n == 5 && t[4].producer == 0 &&
+		      t[4].last_msg_log_id == 10,
+	      "a version-1 segment (64-byte records) opens clean and reads: ids 1..10 (%s)",
+	      dl != NULL ? rep.what : "not opened");
+	if (dl == NULL)
+		return;
+	w_producer = 0x99;
+	rc = app1(dl, 2, 1);
+	w_producer = 0;
+	rc |= sl_disklog_sync(dl);
+	n = sl_disklog_tail(dl, t, 16);
+	CHECK(rc == 0 && bases(dir, segb, 8) == 2 && n == 7 && t[5].producer == 0x99 &&
+		      t[5].pseq == 11 && t[6].pseq == 12 && t[4].producer == 0,
+	      "the first append after it rolls to a version-3 segment: tags kept (%d)", n);
+	sl_disklog_close(dl);
+	seg_file(cf, dir, segb[1], "clog");
+	len = slurp(cf, b, 64);
+	dl = opn(dir, 1 << 20, NULL, &rep);
+	n = dl != NULL ? sl_disklog_tail(dl, t, 16) : -1;
+	CHECK(len == 64 && b[8] == SL_DISKLOG_VERSION_TAG && dl != NULL && rep.end_id == 12 &&
+		      verify(dl, 1, 12) == 0 && n == 7 && t[6].producer == 0x99,
+	      "reopened: both versions read, the new one's tags back (%d)", n);
+	if (dl != NULL)
+		sl_disklog_close(dl);
+}
+
 int
 main(void)
 {
@@ -2078,6 +2244,8 @@ main(void)
 	test_reset_faults();
 	test_concurrent();
 	test_lost_range();
+	test_tags();
+	test_tags_v1();
 	rm_rf(tmpdir);
 	return check_report();
 }

@@ -20,6 +20,7 @@
 #include <rte_eal.h>
 #include <rte_malloc.h>
 
+#include "broker.h"
 #include "err.h"
 #include "partition.h"
 #include "persist.h"
@@ -286,10 +287,6 @@ test_producer(void)
 	sl_partition_close(p);
 }
 
-/* A partition stopped cleanly (its producer table saved, then closed) and reopened from
- * its data directory still knows its producers: a retried (producer, seq) gets the
- * original answer and nothing is written twice. The snapshot is read once: the start
- * after a crash of that run (no clean stop) has an empty table again. */
 static int
 rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -299,24 +296,64 @@ rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* Publish (producer 0xfeed, seq) with n messages; the answer in *res. */
+static int
+pub_seq(struct sl_partition *p, uint64_t seq, uint32_t n, struct sl_partition_res *res)
+{
+	struct sl_wire_pub pub;
+
+	make_pub(&pub, n > 1, n, 1);
+	pub.producer = 0xfeed;
+	pub.pseq = seq;
+	memset(res, 0, sizeof(*res));
+	return sl_partition_publish(p, &pub, n > 1, 1000, 0, seq, res);
+}
+
+/* Retry seqs 7 (ids 1..2) and 8 (id 3) on a reopened partition: the original answers,
+ * nothing written. */
+static void
+check_retries(struct sl_partition *p, const char *when)
+{
+	struct sl_partition_res res, res2;
+	struct sl_part_info info;
+	int rc, rc2;
+
+	rc = pub_seq(p, 7, 2, &res);
+	rc2 = pub_seq(p, 8, 1, &res2);
+	sl_partition_info(p, &info);
+	CHECK(rc == 0 && res.id == 1 && res.count == 2 && rc2 == 0 && res2.id == 3 &&
+		      info.end_id == 3 && info.producers == 1 && info.producer_dups == 2,
+	      "%s: seqs 7 and 8 again get their original ids (%" PRIu64 ", %" PRIu64
+	      "), nothing written (end %" PRIu64 ")", when, res.id, res2.id, info.end_id);
+}
+
+/* A partition that stops without any save (a crash: SIGKILL, or a machine crash once its
+ * records are on disk) and is reopened from its data directory still knows its
+ * producers: a retried (producer, seq) gets the original answer and nothing is written
+ * twice. Memory durability: (1) the records are still only in the memory log file (the
+ * persistence lcore never ran): the store writes them to the disk log without their tags,
+ * the table kept in the store's file gives them back; (2) the records were written to
+ * the disk log with their tags, the memory log and table files are gone: the table is
+ * rebuilt from the commit records alone. An earlier build's "producers" file is removed
+ * unread. */
 static void
 test_producer_restart(void)
 {
 	struct sl_persist_policy mem = {.durability = SL_PERSIST_MEMORY};
 	struct sl_persist_conf pcf = {.nsources = 1, .socket_id = SOCKET_ID_ANY,
-				      .buf_bytes = 1 << 20};
+				      .buf_bytes = 1 << 20, .adaptive_idle = 1,
+				      .idle_max_us = 100};
 	struct sl_partition_conf extra = {0};
-	char tmp[] = "/tmp/sl-test-part-ptab-XXXXXX", dir[64];
+	char tmp[] = "/tmp/sl-test-part-ptab-XXXXXX", dir[64], dir2[64];
 	struct sl_partition_res res;
 	struct sl_part_info info;
-	struct sl_wire_pub pub;
 	struct sl_partition *p;
 	char path[96];
-	int rc, round;
+	int rc, round, i;
 	FILE *f;
 
 	/* the persistence lcore is not started: the memory log file carries the records
-	 * from one open to the next, as after a stop with memory durability */
+	 * from one open to the next, as after a kill with memory durability */
 	extra.persist = sl_persist_open(&pcf);
 	if (extra.persist == NULL || mkdtemp(tmp) == NULL) {
 		CHECK(0, "persistence and a data directory for the restart test");
@@ -329,61 +366,75 @@ test_producer_restart(void)
 	if (extra.store == NULL)
 		goto out;
 	p = open_part_conf(1 << 20, &extra);
-	make_pub(&pub, 1, 2, 1);
-	pub.producer = 0xfeed;
-	pub.pseq = 7;
-	memset(&res, 0, sizeof(res));
-	rc = sl_partition_publish(p, &pub, 1, 1000, 0, 1, &res);
+	rc = pub_seq(p, 7, 2, &res);
 	CHECK(rc == 0 && res.id == 1 && res.count == 2, "(producer, seq 7) MPUB of 2: ids 1..2");
-	make_pub(&pub, 0, 1, 3);
-	pub.producer = 0xfeed;
-	pub.pseq = 8;
-	rc = sl_partition_publish(p, &pub, 0, 1000, 0, 2, &res);
+	rc = pub_seq(p, 8, 1, &res);
 	CHECK(rc == 0 && res.id == 3, "(producer, seq 8) written: id 3");
-	CHECK(sl_partition_ptab_save(p) == 0, "producer table saved at the clean stop");
-	sl_partition_close(p);
+	sl_partition_close(p);		/* no save of any kind: as a kill */
 	for (round = 0; round < 2; round++) {
 		extra.store = sl_pstore_open(dir, "t", 0, &mem, 0);
 		CHECK(extra.store != NULL, "store reopened");
 		if (extra.store == NULL)
 			goto out;
 		p = open_part_conf(1 << 20, &extra);
-		make_pub(&pub, 1, 2, 1);
-		pub.producer = 0xfeed;
-		pub.pseq = 7;
-		memset(&res, 0, sizeof(res));
-		rc = sl_partition_publish(p, &pub, 1, 1000, 0, 3, &res);
-		sl_partition_info(p, &info);
-		if (round == 0)
-			CHECK(rc == 0 && res.id == 1 && res.count == 2 && info.end_id == 3 &&
-				      info.producers == 1 && info.producer_dups == 1,
-			      "after a clean restart seq 7 again: the original answer (id %" PRIu64
-			      "), nothing written (end %" PRIu64 ")", res.id, info.end_id);
-		else
-			CHECK(rc == 0 && res.id == 4 && info.end_id == 5 && info.producer_dups == 0,
-			      "a start after a crash (no clean stop): the table is empty again, "
-			      "seq 7 is written anew (id %" PRIu64 ")", res.id);
-		/* round 0 ends as a crash does: no save */
+		check_retries(p, round == 0 ? "after a kill (records replayed from the memory log "
+					      "file)" : "after a second kill");
 		sl_partition_close(p);
 	}
-	/* a torn or foreign file: ignored (logged), the table empty, the file removed */
-	snprintf(path, sizeof(path), "%s/producers", dir);
+
+	/* (2) the persistence lcore writes the records, tags and all */
+	pcf.lcore = rte_get_next_lcore(-1, 1, 0);
+	if (pcf.lcore >= RTE_MAX_LCORE) {
+		printf("# one lcore only: the disk-tag restart is not tested\n");
+		goto out;
+	}
+	sl_persist_close(extra.persist);
+	extra.persist = sl_persist_open(&pcf);
+	snprintf(dir2, sizeof(dir2), "%s/t/1", tmp);
+	extra.store = sl_pstore_open(dir2, "t", 1, &mem, 0);
+	if (extra.persist == NULL || extra.store == NULL ||
+	    sl_persist_start(extra.persist) != 0) {
+		CHECK(0, "a started persistence lcore and a store in %s", dir2);
+		goto out;
+	}
+	p = open_part_conf(1 << 20, &extra);
+	rc = sl_persist_attach(extra.persist, extra.store);
+	CHECK(rc == 0 && pub_seq(p, 7, 2, &res) == 0 && res.id == 1 &&
+		      pub_seq(p, 8, 1, &res) == 0 && res.id == 3,
+	      "seqs 7 (ids 1..2) and 8 (id 3) with the persistence lcore running");
+	for (i = 0; i < 2000 && sl_pstore_written_id(extra.store) < 3; i++)
+		usleep(1000);
+	CHECK(sl_pstore_written_id(extra.store) == 3, "written to the disk log");
+	sl_persist_detach(extra.persist, extra.store);
+	sl_partition_close(p);
+	/* nothing but the disk log: no memory log file, no table file; and a stale
+	 * snapshot of an earlier build */
+	snprintf(path, sizeof(path), "%s/memlog", dir2);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/producers.shm", dir2);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/producers", dir2);
 	f = fopen(path, "w");
 	if (f != NULL) {
-		fputs("SLPT torn", f);
+		fputs("SLPT stale", f);
 		fclose(f);
 	}
-	extra.store = sl_pstore_open(dir, "t", 0, &mem, 0);
-	CHECK(f != NULL && extra.store != NULL, "store reopened over a torn snapshot");
+	extra.store = sl_pstore_open(dir2, "t", 1, &mem, 0);
+	CHECK(extra.store != NULL && f != NULL, "store reopened from its disk log alone");
 	if (extra.store == NULL)
 		goto out;
+	CHECK(access(path, F_OK) != 0, "an earlier build's producers file: removed unread");
 	p = open_part_conf(1 << 20, &extra);
+	check_retries(p, "rebuilt from the commit records' tags");
+	rc = pub_seq(p, 9, 1, &res);
 	sl_partition_info(p, &info);
-	CHECK(info.producers == 0 && access(path, F_OK) != 0,
-	      "a torn snapshot: not fatal, the table starts empty, the file is removed");
+	CHECK(rc == 0 && res.id == 4 && info.end_id == 4, "seq 9: new, written at id 4");
 	sl_partition_close(p);
 out:
+	/* a started persistence lcore runs until the broker's quit flag */
+	__atomic_store_n(&sl_broker_quit, 1, __ATOMIC_RELEASE);
 	sl_persist_close(extra.persist);
+	__atomic_store_n(&sl_broker_quit, 0, __ATOMIC_RELEASE);
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 

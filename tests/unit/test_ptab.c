@@ -133,83 +133,78 @@ test_bounded(void)
 }
 
 static struct sl_ptab tab2;
-static uint8_t snap[SL_PTAB_SNAP_MAX], snap2[SL_PTAB_SNAP_MAX];
+static struct sl_crec recs[4 * SL_PTAB_SEQS];
 
-/* A node restarted from its data directory reloads its producer table from a snapshot:
- * the retry of a publish it already holds is answered, not written twice. A torn,
- * corrupt or foreign snapshot is refused whole, never half loaded. */
+/* A tagged commit record as the disk log gives it back. */
+static struct sl_crec
+rec(uint64_t id, uint32_t n, uint64_t off, uint64_t producer, uint64_t seq)
+{
+	return (struct sl_crec){.log_id = id, .last_msg_log_id = id + n - 1, .msg_offset = off,
+				.msg_num = n, .producer = producer, .pseq = seq};
+}
+
+/* A node restarted from its data directory rebuilds its producer table from the tags of
+ * the log's newest commit records: the same table the live one was after writing them,
+ * and, when older records were not read, seqs below what it holds answer OLD, not NEW. */
 static void
-test_snapshot(void)
+test_rebuild(void)
 {
 	const struct sl_ptab_ent *hit;
-	const uint64_t last = SL_PTAB_SEQS + 37;
-	uint64_t end = 0, s;
-	int len, len2, bad;
-	size_t i;
+	uint32_t n = 0, i;
+	uint64_t s, id = 1000;
 
 	sl_ptab_init(&tab);
-	/* seqs 1..37 forgotten by the end: floor 37, whatever SL_PTAB_SEQS */
-	for (s = 1; s <= SL_PTAB_SEQS + 36; s++)
-		sl_ptab_note(&tab, 0xabc, s, 1000 + 2 * s, 2, 64 * s);
-	sl_ptab_note(&tab, 0xdef, 7, 5000, 1, 9000);
-	sl_ptab_note(&tab, 0xabc, last, 5001, 1, 9064);	/* 0xabc most recent */
-	len = sl_ptab_snap_encode(&tab, 5001, snap, sizeof(snap));
-	CHECK(len == SL_PTAB_SNAP_HDR + 2 * SL_PTAB_SNAP_PROD +
-			     (SL_PTAB_SEQS + 1) * SL_PTAB_SNAP_ENT,
-	      "snapshot of 2 producers, %d entries: %d bytes", SL_PTAB_SEQS + 1, len);
-	CHECK(sl_ptab_snap_encode(&tab, 5001, snap2, (size_t)len - 1) == -ENOSPC,
-	      "a buffer one byte short: -ENOSPC");
-	CHECK(memcmp(snap, "SLPT", 4) == 0 && snap[4] == 1 && snap[5] == 0,
-	      "magic SLPT, version 1, at the top");
-
-	CHECK(sl_ptab_snap_decode(&tab2, snap, (size_t)len, &end) == 0 && end == 5001,
-	      "the snapshot loads, covering the log to id 5001");
+	for (s = 1; s <= SL_PTAB_SEQS + 36; s++) {
+		recs[n] = rec(id, 2, 64 * id, 0xabc, s);
+		sl_ptab_note(&tab, 0xabc, s, id, 2, 64 * id);
+		id += 2;
+		n++;
+		recs[n++] = rec(id, 1, 64 * id, 0, 0);	/* an untagged publish */
+		id++;
+	}
+	recs[n++] = rec(id, 1, 64 * id, 0xdef, 7);
+	sl_ptab_note(&tab, 0xdef, 7, id, 1, 64 * id);
+	id++;
+	sl_ptab_rebuild(&tab2, recs, n, 0);
 	CHECK(sl_ptab_count(&tab2) == 2, "both producers back");
-	CHECK(sl_ptab_check(&tab2, 0xabc, 50, &hit) == SL_PTAB_DUP && hit->id == 1100 &&
-		      hit->count == 2 && hit->offset == 3200,
+	CHECK(sl_ptab_check(&tab2, 0xabc, 50, &hit) == SL_PTAB_DUP && hit->id == 1000 + 49 * 3 &&
+		      hit->count == 2 && hit->offset == 64 * hit->id,
 	      "a retry of seq 50 after the restart: DUP with the original id");
-	CHECK(sl_ptab_check(&tab2, 0xdef, 7, &hit) == SL_PTAB_DUP && hit->id == 5000,
+	CHECK(sl_ptab_check(&tab2, 0xdef, 7, &hit) == SL_PTAB_DUP && hit->id == id - 1,
 	      "the other producer's retry: DUP");
-	CHECK(sl_ptab_check(&tab2, 0xabc, 36, &hit) == SL_PTAB_OLD, "the floor survives: OLD");
-	CHECK(sl_ptab_check(&tab2, 0xabc, last + 1, &hit) == SL_PTAB_NEW, "the next seq: NEW");
-	len2 = sl_ptab_snap_encode(&tab2, 5001, snap2, sizeof(snap2));
-	CHECK(len2 == len && memcmp(snap, snap2, (size_t)len) == 0,
-	      "reloaded and written again: the same bytes (LRU order kept)");
-	/* LRU kept: 14 new producers and one more evict 0xdef (the older), not 0xabc */
+	CHECK(sl_ptab_check(&tab2, 0xabc, 36, &hit) == SL_PTAB_OLD,
+	      "seqs the live table forgot (the ring's floor): OLD");
+	CHECK(sl_ptab_check(&tab2, 0xabc, SL_PTAB_SEQS + 37, &hit) == SL_PTAB_NEW,
+	      "the next seq: NEW");
+	CHECK(memcmp(tab.p, tab2.p, sizeof(tab.p)) == 0,
+	      "the rebuilt table is the live one, entry for entry");
+	/* LRU kept: 14 new producers and one more evict 0xabc (older), not 0xdef */
 	for (s = 1; s <= 15; s++)
 		sl_ptab_note(&tab2, 0x100 + s, 1, 6000 + s, 1, 0);
-	CHECK(sl_ptab_check(&tab2, 0xabc, last, &hit) == SL_PTAB_DUP &&
-		      sl_ptab_check(&tab2, 0xdef, 7, &hit) == SL_PTAB_NEW,
-	      "the reloaded LRU order: the least recently written producer goes first");
+	CHECK(sl_ptab_check(&tab2, 0xdef, 7, &hit) == SL_PTAB_DUP &&
+		      sl_ptab_check(&tab2, 0xabc, 60, &hit) == SL_PTAB_NEW,
+	      "the rebuilt LRU order: the least recently written producer goes first");
 
-	for (i = 0, bad = 0; i < (size_t)len; i++)
-		if (sl_ptab_snap_decode(&tab2, snap, i, &end) == 0 || sl_ptab_count(&tab2) != 0)
-			bad++;
-	CHECK(bad == 0, "every torn snapshot (0..%d bytes) refused, the table left empty",
-	      len - 1);
-	for (i = 0, bad = 0; i < (size_t)len; i++) {
-		snap[i] ^= 0x10;
-		if (sl_ptab_snap_decode(&tab2, snap, (size_t)len, &end) == 0 ||
-		    sl_ptab_count(&tab2) != 0)
-			bad++;
-		snap[i] ^= 0x10;
-	}
-	CHECK(bad == 0, "a flipped bit anywhere: refused, the table left empty");
-	memcpy(snap2, snap, (size_t)len);
-	memcpy(snap2, "SLDL", 4);
-	CHECK(sl_ptab_snap_decode(&tab2, snap2, (size_t)len, &end) == -EPROTO,
-	      "a foreign file (another magic): -EPROTO");
-	memcpy(snap2, snap, (size_t)len);
-	snap2[4] = 2;
-	CHECK(sl_ptab_snap_decode(&tab2, snap2, (size_t)len, &end) == -EPROTO,
-	      "a later version: -EPROTO");
-	CHECK(sl_ptab_snap_decode(&tab2, snap, (size_t)len, &end) == 0,
-	      "the intact snapshot still loads");
-
-	sl_ptab_init(&tab);
-	len = sl_ptab_snap_encode(&tab, 0, snap, sizeof(snap));
-	CHECK(len == SL_PTAB_SNAP_HDR && sl_ptab_snap_decode(&tab2, snap, (size_t)len, &end) == 0 &&
-		      end == 0 && sl_ptab_count(&tab2) == 0, "an empty table round-trips");
+	/* the read stopped before the log's start: the window holds seqs 101..110 of
+	 * 0xabc; 90 (older, maybe written before the window) cannot be told */
+	n = 0;
+	for (s = 101; s <= 110; s++)
+		recs[n++] = rec(5000 + s, 1, 0, 0xabc, s);
+	sl_ptab_rebuild(&tab2, recs, n, 1);
+	CHECK(sl_ptab_check(&tab2, 0xabc, 105, &hit) == SL_PTAB_DUP && hit->id == 5105,
+	      "cut window: a held seq is DUP");
+	CHECK(sl_ptab_check(&tab2, 0xabc, 90, &hit) == SL_PTAB_OLD,
+	      "cut window: a seq below the window is OLD (not written twice)");
+	CHECK(sl_ptab_check(&tab2, 0xabc, 111, &hit) == SL_PTAB_NEW, "cut window: next is NEW");
+	sl_ptab_rebuild(&tab2, recs, n, 0);
+	CHECK(sl_ptab_check(&tab2, 0xabc, 90, &hit) == SL_PTAB_NEW,
+	      "the whole log read: a seq it never held is NEW");
+	for (i = 0; i < n; i++)
+		recs[i].producer = recs[i].pseq = 0;
+	sl_ptab_rebuild(&tab2, recs, n, 1);
+	CHECK(sl_ptab_count(&tab2) == 0, "untagged records: an empty table");
+	sl_ptab_rebuild(&tab2, NULL, 0, 0);
+	CHECK(sl_ptab_count(&tab2) == 0 && tab2.evictions == 0, "an empty log: an empty table");
 }
 
 int
@@ -219,6 +214,6 @@ main(void)
 	test_window();
 	test_truncate();
 	test_bounded();
-	test_snapshot();
+	test_rebuild();
 	return check_report();
 }
