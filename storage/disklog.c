@@ -102,7 +102,6 @@ struct seg {
 	uint8_t dirty;		/* written since the last sync */
 	uint8_t fresh;		/* created since the last sync */
 	uint8_t clog_dirty;	/* .clog written since its last fdatasync */
-	uint8_t tag_dirty;	/* a tagged record written to the .clog since then */
 };
 
 struct sl_disklog {
@@ -571,8 +570,7 @@ seg_flagged(const struct seg *s)
 }
 
 /* fdatasync the .clog of every segment of the written suffix that needs it (all: also the
- * active segment's, else only closed or new segments' and one that holds a producer tag
- * written since its last sync: a tag is as durable as its message). Appender. */
+ * active segment's, else only closed or new segments'). Appender. */
 static int
 sync_clogs(struct sl_disklog *dl, int all)
 {
@@ -583,12 +581,11 @@ sync_clogs(struct sl_disklog *dl, int all)
 		i--;
 	for (; i < dl->nseg; i++) {
 		s = &dl->segs[i];
-		if (!s->clog_dirty || !(all || s->fresh || s->tag_dirty || i + 1 < dl->nseg))
+		if (!s->clog_dirty || !(all || s->fresh || i + 1 < dl->nseg))
 			continue;
 		if (dl->ops->fdatasync(s->clog_fd) != 0)
 			return neg_errno();
 		s->clog_dirty = 0;
-		s->tag_dirty = 0;
 	}
 	return 0;
 }
@@ -1678,7 +1675,6 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 	const uint8_t *p = msgs;
 	uint64_t id = dl->end_id + 1, off = dl->end_offset, pos = 0, ts;
 	uint32_t i, j, k;
-	uint8_t tagged = 0;
 	struct seg *s;
 	int rc;
 
@@ -1714,13 +1710,10 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		}
 		data = s->msg_size - HDR;
 		ts = s->last_ts;
-		tagged = 0;
 		for (j = i, k = 0; j < ncrec && k < CBUF_RECS; j++, k++) {
 			if (j > i && data + mbytes >= dl->seg_bytes)
 				break;		/* roll before record j */
 			crec_encode(dl->cbuf + (size_t)k * s->rlen, &crecs[j], s->rlen);
-			if (crecs[j].producer != 0 && s->rlen == CREC_TAG)
-				tagged = 1;
 			ts = RTE_MAX(ts, crecs[j].timestamp_ns);
 			mbytes += crecs[j].msg_size;
 		}
@@ -1739,7 +1732,6 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		s->end_id = crecs[j - 1].last_msg_log_id;
 		s->dirty = 1;
 		s->clog_dirty = 1;
-		s->tag_dirty |= tagged;
 		ST(s->msg_size, s->msg_size + mbytes);
 		ST(s->nrec, s->nrec + k);
 		STR(dl->bytes, LDR(dl->bytes) + mbytes + (uint64_t)k * s->rlen);

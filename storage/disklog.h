@@ -71,12 +71,15 @@
  * The tag is what a retry of the publish is recognised by (dataplane/ptab.h): the
  * partition rebuilds its producer table from the newest commit records at open
  * (sl_disklog_tail). A commit record rebuilt by recovery from the message log has no tag
- * (0 0); so that only unacknowledged ones can be, sl_disklog_sync also fdatasyncs the
- * active commit log when a record with a tag was written to it since its last sync.
+ * (0 0): after a machine crash, the tags of the records written after the active commit
+ * log's last fdatasync (the checkpoint's, at most about a second old) may be lost, never
+ * after a process kill (the page cache keeps them). No client retries that late (a
+ * request times out in seconds, a machine restarts in minutes), so the commit log stays
+ * synced lazily: one fdatasync per sync, as before tags.
  * A commit record and its messages never span two segments. The commit log is an index
  * of the message log, synced lazily (as Kafka's index files): sl_disklog_sync fdatasyncs
  * the message logs; the active segment's commit log is fdatasync'ed by the checkpoint,
- * truncate, resume and open, by a sync after a tagged record, and a segment's at its
+ * truncate, resume and open, and a segment's at its
  * first sync after it was closed. At
  * open, the message records after the last intact commit record are scanned: each
  * complete run of intact records (CRC ok, ids consecutive, ending at a 0xA5 record) gets
