@@ -126,38 +126,30 @@ sl_broker_node_add(struct sl_broker *b, uint32_t id, uint32_t ip, uint16_t port)
 	return 0;
 }
 
-/* Free hugepage bytes of the kernel's default size (HugePages_Free x Hugepagesize). */
+/* The kernel's MemAvailable, in bytes (0 when unknown). */
 static uint64_t
-kernel_free_hugepages(void)
+mem_available(void)
 {
-	unsigned long long n = 0, kb = 0, v;
+	unsigned long long kb = 0, v;
 	char line[128];
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (f == NULL)
 		return 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
-			n = v;
-		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
 			kb = v;
-	}
 	fclose(f);
-	return (uint64_t)(n * kb * 1024);
+	return (uint64_t)kb * 1024;
 }
 
-/* SL_BROKER_LOG_BUDGET_AUTO: 3/4 of what DPDK can still allocate on the broker's socket. */
+/* SL_BROKER_LOG_BUDGET_AUTO: 3/4 of the memory the kernel has available once the broker is
+ * open (logs and partition tables are ordinary memory, not DPDK's hugepage heap). */
 static uint64_t
-auto_log_budget(int socket_id)
+auto_log_budget(void)
 {
-	struct rte_malloc_socket_stats ms;
-	uint64_t avail = 0;
+	uint64_t avail = mem_available() / 4 * 3;
 
-	if (rte_malloc_get_socket_stats(socket_id < 0 ? 0 : socket_id, &ms) == 0)
-		avail = ms.heap_freesz_bytes;
-	if (rte_eal_has_hugepages())
-		avail += kernel_free_hugepages();
-	avail = avail / 4 * 3;
 	return avail != 0 ? avail : 1;	/* 0 would mean no budget */
 }
 
@@ -254,7 +246,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	}
 	if (conf->log_budget == SL_BROKER_LOG_BUDGET_AUTO) {
 		/* what the broker itself needs is allocated by now: the rest is for logs */
-		b->conf.log_budget = auto_log_budget(conf->socket_id);
+		b->conf.log_budget = auto_log_budget();
 		sl_coord_set_budget(b->coord, b->conf.log_budget);
 	}
 	b->auth = conf->auth;
@@ -499,11 +491,42 @@ auto_create(struct sl_broker *b, struct sl_wautocreate *a)
 	}
 }
 
+struct grow_walk {
+	struct sl_broker *b;
+	uint32_t grew;
+};
+
+/* Every partition of a topic: its memory grown ahead of need, within the budget. */
+static int
+grow_topic_cb(void *arg, struct sl_topic *t)
+{
+	struct grow_walk *gw = arg;
+	uint16_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		struct sl_partition *p = t->parts[i].state;
+		int64_t n;
+
+		if (p == NULL)
+			continue;
+		n = sl_partition_grow(p, sl_coord_mem_room(gw->b->coord));
+		if (n > 0) {
+			sl_coord_topic_grew(gw->b->coord, t, (uint64_t)n);
+			gw->grew++;
+		}
+	}
+	return 0;
+}
+
 int
 sl_broker_tick(struct sl_broker *b)
 {
 	int n = (int)sl_session_expire(b->sessions, rte_get_tsc_cycles());
+	struct grow_walk gw = {.b = b};
 	void *obj;
+
+	sl_coord_foreach(b->coord, grow_topic_cb, &gw);
+	n += (int)gw.grew;
 
 	while (rte_ring_sc_dequeue(b->autocreate, &obj) == 0) {
 		auto_create(b, obj);
@@ -652,7 +675,8 @@ detach_direct(struct sl_worker *w, const struct sl_partition *p)
 uint64_t
 sl_broker_topic_mem(const struct sl_broker *b, uint16_t nparts)
 {
-	return (uint64_t)nparts * b->conf.log_bytes;
+	(void)b;
+	return (uint64_t)nparts * SL_PARTITION_OPEN_MEM;	/* grown later, on demand */
 }
 
 /* Create a topic: a new one (load 0: its directory in the data directory is made here and,

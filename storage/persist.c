@@ -271,7 +271,8 @@ mem_replay(struct sl_pstore *ps, const char *dir, int *trusted)
 		return -errno;
 	memset(&lc, 0, sizeof(lc));
 	*trusted = 0;
-	if (!sl_memfile_prev(ps->mf, (const void **)&lc.mem, &lc.mem_len, &lc.avg_msg_hint))
+	if (!sl_memfile_prev(ps->mf, (const void **)&lc.mem, &lc.mem_len, &lc.avg_msg_hint,
+			     &lc.idx_base))
 		return 0;
 	*trusted = 1;
 	r = calloc(1, sizeof(*r));
@@ -462,6 +463,26 @@ sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint)
 		     ps->topic, ps->partition, len, sl_strerror(rte_errno));
 	}
 	return m;
+}
+
+uint64_t *
+sl_pstore_log_base(struct sl_pstore *ps)
+{
+	return ps->mf != NULL ? sl_memfile_base(ps->mf) : NULL;
+}
+
+int
+sl_pstore_log_prepare(struct sl_pstore *ps, uint64_t off, uint64_t len)
+{
+	int rc = ps->mf != NULL ? sl_memfile_prepare(ps->mf, off, len) : -EINVAL;
+
+	if (rc != 0 && !ps->grow_err_logged) {
+		ps->grow_err_logged = 1;
+		PLOG(ERR, "%s/%u: cannot grow the memory log file by %" PRIu64 " bytes: %s "
+		     "(the log stays at its size: publishes beyond it are refused full)\n",
+		     ps->topic, ps->partition, len, sl_strerror(-rc));
+	}
+	return rc;
 }
 
 void
