@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -696,6 +697,27 @@ create_topic_arg(struct sl_broker *b, const char *arg, const struct sl_persist_p
 	return rc;
 }
 
+/* Every partition with a data directory keeps files open (disk log segments, index,
+ * memory log file): raise the soft limit on descriptors to the hard limit, so that a node
+ * holds thousands of partitions. The new soft limit, logged. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = old;
+	}
+	MLOG(INFO, "file descriptors: up to %llu (RLIMIT_NOFILE, raised to its hard limit)",
+	     (unsigned long long)rl.rlim_cur);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -728,6 +750,7 @@ main(int argc, char **argv)
 	opts_default(&o);
 	if (parse_args(&o, argc, argv) != 0)
 		goto out;
+	raise_nofile();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -930,7 +953,9 @@ main(int argc, char **argv)
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
 		rcu_thread_offline();
 		/* the control socket and the membership backend's watch, whichever first */
-		sl_membership_wait(mship, sl_ctl_fd(ctl), 50);
+		/* 10 ms: the tick also grows partitions' memory ahead of need (a log that
+		 * outran its ready part answers full until then) */
+		sl_membership_wait(mship, sl_ctl_fd(ctl), 10);
 		sl_ctl_poll(ctl, 0);
 		rcu_thread_online();
 		sl_broker_tick(b);

@@ -690,7 +690,8 @@ topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flag
 	void *states[SL_COORD_MAX_PARTS];
 	struct sl_topic *t = NULL;
 	struct sl_pstore *st = NULL;
-	uint16_t i, attached = 0, stored = 0;
+	uint8_t att[SL_COORD_MAX_PARTS] = {0};	/* attached to its worker */
+	uint16_t i, wi, stored = 0;
 	int rc, made_dir = 0;
 
 	if (sl_name_check_str(name) != 0)
@@ -763,25 +764,45 @@ topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flag
 	t->mem = sl_broker_topic_mem(b, nparts);
 	for (i = 0; i < nparts; i++)
 		sl_partition_set_coord(states[i], &t->parts[i]);
-	/* hand every partition to its worker before the topic becomes visible */
-	for (attached = 0; attached < nparts; attached++) {
-		struct sl_wcmd *c = cmd_new(SL_WCMD_ATTACH, states[attached]);
+	/* hand every partition to its worker before the topic becomes visible: one command
+	 * per worker with all of its partitions (a round trip each would cost a worker's
+	 * idle sleep per partition) */
+	for (wi = 0; wi < SL_BROKER_MAX_WORKERS; wi++) {
+		struct sl_partition **mine;
+		struct sl_worker *w = b->workers[wi];
+		struct sl_wcmd *c;
+		uint32_t k = 0;
 
+		for (i = 0; i < nparts; i++)
+			k += owners[i] == wi;
+		if (k == 0)
+			continue;
+		/* the list lives with the command (a wedged worker keeps both) */
+		c = calloc(1, sizeof(*c) + k * sizeof(*mine));
 		if (c == NULL) {
 			rc = -ENOMEM;
 			goto fail;
 		}
-		rc = run_cmd_free(b, owners[attached], c);
+		mine = (struct sl_partition **)(void *)(c + 1);
+		for (i = 0, k = 0; i < nparts; i++)
+			if (owners[i] == wi)
+				mine[k++] = states[i];
+		c->op = SL_WCMD_ATTACH;
+		c->parts = mine;
+		c->nparts = k;
+		rc = run_cmd(b, wi, c);
 		if (rc == -EAGAIN) {
 			/* workers not running yet: attach directly */
-			struct sl_worker *w = b->workers[owners[attached]];
-
-			rc = w->nparts < SL_WORKER_MAX_PARTS ? 0 : -SL_E_LIMIT;
-			if (rc == 0)
-				w->parts[w->nparts++] = states[attached];
+			rc = k <= SL_WORKER_MAX_PARTS - w->nparts ? 0 : -SL_E_LIMIT;
+			for (i = 0; rc == 0 && i < k; i++)
+				w->parts[w->nparts++] = mine[i];
 		}
+		if (rc != -ETIMEDOUT)
+			free(c);
 		if (rc != 0)
 			goto fail;
+		for (i = 0; i < nparts; i++)
+			att[i] |= owners[i] == wi;
 	}
 	rc = sl_coord_topic_add(b->coord, t);
 	if (rc != 0)
@@ -789,10 +810,14 @@ topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flag
 	BLOG(INFO, "topic %s created with %u partitions", name, nparts);
 	return 0;
 fail:
-	for (i = 0; i < attached; i++) {
-		struct sl_wcmd *c = cmd_new(SL_WCMD_DETACH, states[i]);
+	for (i = 0; i < nparts; i++) {
+		struct sl_wcmd *c;
+		int r;
 
-		int r = c != NULL ? run_cmd_free(b, owners[i], c) : -ENOMEM;
+		if (!att[i])
+			continue;
+		c = cmd_new(SL_WCMD_DETACH, states[i]);
+		r = c != NULL ? run_cmd_free(b, owners[i], c) : -ENOMEM;
 
 		if (r == -EAGAIN)
 			detach_direct(b->workers[owners[i]], states[i]);
@@ -1110,6 +1135,47 @@ sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const cha
 		return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
 	return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, SL_OFF_COUNT, id - 1,
 			next_id);
+}
+
+int
+sl_broker_topic_infos(struct sl_broker *b, struct sl_topic *t, struct sl_part_info *infos,
+		      uint8_t *ok)
+{
+	uint16_t wi, i;
+	int n = 0;
+
+	memset(ok, 0, t->nparts);
+	for (wi = 0; wi < SL_BROKER_MAX_WORKERS; wi++) {
+		struct sl_wcmd *c;
+		uint32_t k = 0;
+
+		for (i = 0; i < t->nparts; i++)
+			k += t->parts[i].owner == wi && t->parts[i].state != NULL;
+		if (k == 0)
+			continue;
+		/* the lists live with the command (a wedged worker keeps them) */
+		c = calloc(1, sizeof(*c) + k * (sizeof(*c->parts) + sizeof(*c->infos)));
+		if (c == NULL)
+			return -ENOMEM;
+		c->op = SL_WCMD_PART_INFO;
+		c->infos = (struct sl_part_info *)(void *)(c + 1);
+		c->parts = (struct sl_partition **)(void *)(c->infos + k);
+		for (i = 0, k = 0; i < t->nparts; i++)
+			if (t->parts[i].owner == wi && t->parts[i].state != NULL)
+				c->parts[k++] = t->parts[i].state;
+		c->nparts = k;
+		if (run_cmd(b, wi, c) == -ETIMEDOUT)
+			continue;	/* leaked with the command */
+		for (i = 0, k = 0; i < t->nparts; i++) {
+			if (t->parts[i].owner != wi || t->parts[i].state == NULL)
+				continue;
+			infos[i] = c->infos[k++];
+			ok[i] = 1;
+			n++;
+		}
+		free(c);
+	}
+	return n;
 }
 
 int

@@ -196,6 +196,7 @@ struct sl_part_info {
 	uint64_t end_offset;
 	uint64_t log_used;
 	uint64_t log_capacity;
+	uint64_t mem_resident;		/* bytes of memory it holds (sl_partition_resident) */
 	uint64_t log_msgs;		/* messages in memory */
 	uint64_t log_slots;		/* most messages memory holds (its index) */
 	uint64_t pubs;
@@ -250,6 +251,13 @@ sl_broker_close(struct sl_broker *b);
  * Returns the number of things done. Control thread. */
 int
 sl_broker_tick(struct sl_broker *b);
+
+/** Every partition's info of topic t (as sl_broker_part_info), with one command per worker
+ * rather than one per partition: infos[i] is partition i's when ok[i] (arrays of
+ * t->nparts). The number filled, or -ENOMEM. Control thread. */
+int
+sl_broker_topic_infos(struct sl_broker *b, struct sl_topic *t, struct sl_part_info *infos,
+		      uint8_t *ok);
 
 struct sl_wviewreq;
 

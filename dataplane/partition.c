@@ -1010,6 +1010,7 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->end_offset = sl_memlog_end_offset(p->log);
 	info->log_used = sl_memlog_used(p->log);
 	info->log_capacity = sl_memlog_capacity(p->log);
+	info->mem_resident = sl_partition_resident(p);
 	info->log_msgs = sl_memlog_count(p->log);
 	info->log_slots = sl_memlog_slots(p->log);
 	info->pubs = p->pubs;
@@ -1026,10 +1027,14 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->cache_trims = p->cache_trims;
 	info->sub_chans_refused = p->sub_chans_refused;
 	info->sub_chans_expired = p->sub_chans_expired;
-	info->producers = sl_ptab_count(p->ptab);
-	info->producer_dups = p->ptab->dups;
-	info->producer_old = p->ptab->old;
-	info->producer_evictions = p->ptab->evictions;
+	/* a table no publish and no restart filled is empty: reading it would make its
+	 * pages resident (lazy_zalloc) */
+	if (p->ptab_restored || sl_memlog_end_id(p->log) != p->open_end_id) {
+		info->producers = sl_ptab_count(p->ptab);
+		info->producer_dups = p->ptab->dups;
+		info->producer_old = p->ptab->old;
+		info->producer_evictions = p->ptab->evictions;
+	}
 	if (p->repl != NULL) {
 		info->repl = 1;
 		info->in_sync = (uint8_t)sl_repl_in_sync(p->repl);
@@ -1269,8 +1274,10 @@ ptab_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 		return;
 	}
 	n = sl_disklog_ptab_take(p->store->dl, buf, SL_PTAB_SNAP_MAX);
-	if (n > 0)
+	if (n > 0) {
+		p->ptab_restored = 1;
 		n = sl_ptab_snap_decode(p->ptab, buf, (size_t)n, &covered);
+	}
 	free(buf);
 	if (n < 0) {
 		sl_ptab_init(p->ptab);

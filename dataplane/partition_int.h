@@ -43,7 +43,8 @@ struct sl_partition {
 	int log_mapped;
 	struct sl_pstore *store_mapped;	/* log_mapped: the store whose file it is */
 	uint64_t grow_refused;		/* growth steps refused by the memory budget */
-	int tables_ready;		/* ptab, pend, done populated (grow_tables) */
+	int tables_ready;
+	int ptab_restored;		/* the table was read from a snapshot at open */		/* ptab, pend, done populated (grow_tables) */
 	uint64_t open_end_id;		/* the log's end at open: it took a publish since
 					 * when its end differs */
 	uint32_t nchans;
