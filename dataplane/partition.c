@@ -1416,8 +1416,8 @@ sl_partition_close(struct sl_partition *p)
 	sl_repl_close(p->repl);
 	rte_free(p->chanwait);
 	lazy_free(p->ptab, sizeof(*p->ptab));
+	sl_pstore_close(p->store);	/* reads the log's end (its id mark) */
 	sl_memlog_close(p->log);
-	sl_pstore_close(p->store);
 	if (!p->log_mapped)
 		lazy_free(p->log_mem, p->conf.log_bytes);	/* a mapped one goes with its store */
 	rte_free(p);
