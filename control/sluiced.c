@@ -141,9 +141,9 @@ usage(const char *prog)
 	       "                         publishing (default 64, 0 = no limit of its own)\n"
 	       "  --max-topics N         most topics this node holds (default %d); a creation\n"
 	       "                         past it is refused (SL_E_CAPACITY)\n"
-	       "  --log-budget-mb N|auto memory all in-memory partition logs may take, MiB\n"
-	       "                         (partitions x --log-mb; 0 = no budget). Default auto:\n"
-	       "                         3/4 of the memory DPDK can still allocate at start\n"
+	       "  --log-budget-mb N|auto memory all partitions may hold, MiB: 24 KiB each when\n"
+	       "                         created, then what their logs grow to (0 = no budget).\n"
+	       "                         Default auto: 3/4 of the kernel's MemAvailable at start\n"
 	       "  --topic NAME[:N[:D]]   create topic NAME with N partitions and durability D\n"
 	       "                         (memory|disk) at start, unless the data directory\n"
 	       "                         already holds it\n"
@@ -889,10 +889,11 @@ main(int argc, char **argv)
 			MLOG(INFO, "room for %u topic(s), no memory budget (--log-budget-mb 0)",
 			     maxt);
 		else
-			MLOG(INFO, "room for %u topic(s), in-memory logs within %s%" PRIu64
-				   " MiB (%" PRIu64 " partition(s) of --log-mb %" PRIu64 ")",
+			MLOG(INFO, "room for %u topic(s), partitions' memory within %s%" PRIu64
+				   " MiB (%" PRIu64 " partition(s) of --log-mb %" PRIu64 " full, "
+				   "%" PRIu64 " idle)",
 			     maxt, o.log_budget_mb == UINT64_MAX ? "auto " : "", budget >> 20,
-			     budget / bc.log_bytes, o.log_mb);
+			     budget / bc.log_bytes, o.log_mb, budget / SL_PARTITION_OPEN_MEM);
 	}
 	/* topics before traffic: the saved ones (recovering their logs), then --topic */
 	ret = sl_broker_topics_load(b, &skipped);
