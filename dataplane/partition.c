@@ -837,9 +837,12 @@ sl_partition_deliver(struct sl_partition *p, uint64_t now_ns, sl_partition_emit_
 {
 	/* consumers see only what a crash would not take back: durable (disk durability)
 	 * and committed by the ISR (replication) */
-	uint64_t end = RTE_MIN(sl_memlog_end_id(p->log), ack_end(p));
+	uint64_t end;
 	uint32_t c, done = 0;
 
+	if (p->nchans == 0)
+		return 0;	/* every loop, for each of thousands of idle partitions */
+	end = RTE_MIN(sl_memlog_end_id(p->log), ack_end(p));
 	for (c = 0; c < p->nchans; c++) {
 		struct sl_channel *ch = p->chans[c];
 		struct sl_channel_delivery d;
