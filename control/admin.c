@@ -349,6 +349,7 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "end_offset", in->end_offset);
 	sl_json_u64(out, "log_used_bytes", in->log_used);
 	sl_json_u64(out, "log_capacity_bytes", in->log_capacity);
+	sl_json_u64(out, "mem_resident_bytes", in->mem_resident);
 	sl_json_u64(out, "log_messages", in->log_msgs);
 	sl_json_u64(out, "log_index_slots", in->log_slots);
 	sl_json_u64(out, "publishes", in->pubs);
@@ -1220,8 +1221,16 @@ static int
 snap_cb(void *arg, struct sl_topic *t)
 {
 	struct snap_walk *sw = arg;
+	struct sl_part_info *infos = malloc(sizeof(*infos) * t->nparts);
+	uint8_t *ok = malloc(t->nparts);
 	uint16_t p;
 
+	/* one worker command per topic and worker (thousands of partitions) */
+	if (adm.nbuilding >= SNAP_MAX || infos == NULL || ok == NULL || sl_broker_topic_infos(sw->b, t, infos, ok) < 0) {
+		free(infos);
+		free(ok);
+		return 0;
+	}
 	for (p = 0; p < t->nparts && adm.nbuilding < SNAP_MAX; p++) {
 		struct snap_part *sp = &adm.building[adm.nbuilding];
 
@@ -1233,9 +1242,13 @@ snap_cb(void *arg, struct sl_topic *t)
 		sp->leader = m != NULL ? m->leader : 0;
 		sp->nreplicas = m != NULL ? m->nreplicas : 0;
 		sp->nisr = m != NULL ? m->nisr : 0;
-		if (sl_broker_part_info(sw->b, sp->topic, p, &sp->info) == 0)
+		if (ok[p]) {
+			sp->info = infos[p];
 			adm.nbuilding++;
+		}
 	}
+	free(infos);
+	free(ok);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -149,9 +150,9 @@ usage(const char *prog)
 	       "                         publishing (default 64, 0 = no limit of its own)\n"
 	       "  --max-topics N         most topics this node holds (default %d); a creation\n"
 	       "                         past it is refused (SL_E_CAPACITY)\n"
-	       "  --log-budget-mb N|auto memory all in-memory partition logs may take, MiB\n"
-	       "                         (partitions x --log-mb; 0 = no budget). Default auto:\n"
-	       "                         3/4 of the memory DPDK can still allocate at start\n"
+	       "  --log-budget-mb N|auto memory all partitions may hold, MiB: 24 KiB each when\n"
+	       "                         created, then what their logs grow to (0 = no budget).\n"
+	       "                         Default auto: 3/4 of the kernel's MemAvailable at start\n"
 	       "  --topic NAME[:N[:D]]   create topic NAME with N partitions and durability D\n"
 	       "                         (memory|disk) at start, unless the data directory\n"
 	       "                         already holds it\n"
@@ -714,6 +715,27 @@ create_topic_arg(struct sl_broker *b, const char *arg, const struct sl_persist_p
 	return rc;
 }
 
+/* Every partition with a data directory keeps files open (disk log segments, index,
+ * memory log file): raise the soft limit on descriptors to the hard limit, so that a node
+ * holds thousands of partitions. The new soft limit, logged. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = old;
+	}
+	MLOG(INFO, "file descriptors: up to %llu (RLIMIT_NOFILE, raised to its hard limit)",
+	     (unsigned long long)rl.rlim_cur);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -746,6 +768,7 @@ main(int argc, char **argv)
 	opts_default(&o);
 	if (parse_args(&o, argc, argv) != 0)
 		goto out;
+	raise_nofile();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -886,10 +909,11 @@ main(int argc, char **argv)
 			MLOG(INFO, "room for %u topic(s), no memory budget (--log-budget-mb 0)",
 			     maxt);
 		else
-			MLOG(INFO, "room for %u topic(s), in-memory logs within %s%" PRIu64
-				   " MiB (%" PRIu64 " partition(s) of --log-mb %" PRIu64 ")",
+			MLOG(INFO, "room for %u topic(s), partitions' memory within %s%" PRIu64
+				   " MiB (%" PRIu64 " partition(s) of --log-mb %" PRIu64 " full, "
+				   "%" PRIu64 " idle)",
 			     maxt, o.log_budget_mb == UINT64_MAX ? "auto " : "", budget >> 20,
-			     budget / bc.log_bytes, o.log_mb);
+			     budget / bc.log_bytes, o.log_mb, budget / SL_PARTITION_OPEN_MEM);
 	}
 	/* topics before traffic: the saved ones (recovering their logs), then --topic */
 	ret = sl_broker_topics_load(b, &skipped);
@@ -950,7 +974,9 @@ main(int argc, char **argv)
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
 		rcu_thread_offline();
 		/* the control socket and the membership backend's watch, whichever first */
-		sl_membership_wait(mship, sl_ctl_fd(ctl), 50);
+		/* 10 ms: the tick also grows partitions' memory ahead of need (a log that
+		 * outran its ready part answers full until then) */
+		sl_membership_wait(mship, sl_ctl_fd(ctl), 10);
 		sl_ctl_poll(ctl, 0);
 		rcu_thread_online();
 		sl_broker_tick(b);

@@ -126,38 +126,30 @@ sl_broker_node_add(struct sl_broker *b, uint32_t id, uint32_t ip, uint16_t port)
 	return 0;
 }
 
-/* Free hugepage bytes of the kernel's default size (HugePages_Free x Hugepagesize). */
+/* The kernel's MemAvailable, in bytes (0 when unknown). */
 static uint64_t
-kernel_free_hugepages(void)
+mem_available(void)
 {
-	unsigned long long n = 0, kb = 0, v;
+	unsigned long long kb = 0, v;
 	char line[128];
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (f == NULL)
 		return 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
-			n = v;
-		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
 			kb = v;
-	}
 	fclose(f);
-	return (uint64_t)(n * kb * 1024);
+	return (uint64_t)kb * 1024;
 }
 
-/* SL_BROKER_LOG_BUDGET_AUTO: 3/4 of what DPDK can still allocate on the broker's socket. */
+/* SL_BROKER_LOG_BUDGET_AUTO: 3/4 of the memory the kernel has available once the broker is
+ * open (logs and partition tables are ordinary memory, not DPDK's hugepage heap). */
 static uint64_t
-auto_log_budget(int socket_id)
+auto_log_budget(void)
 {
-	struct rte_malloc_socket_stats ms;
-	uint64_t avail = 0;
+	uint64_t avail = mem_available() / 4 * 3;
 
-	if (rte_malloc_get_socket_stats(socket_id < 0 ? 0 : socket_id, &ms) == 0)
-		avail = ms.heap_freesz_bytes;
-	if (rte_eal_has_hugepages())
-		avail += kernel_free_hugepages();
-	avail = avail / 4 * 3;
 	return avail != 0 ? avail : 1;	/* 0 would mean no budget */
 }
 
@@ -254,7 +246,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 	}
 	if (conf->log_budget == SL_BROKER_LOG_BUDGET_AUTO) {
 		/* what the broker itself needs is allocated by now: the rest is for logs */
-		b->conf.log_budget = auto_log_budget(conf->socket_id);
+		b->conf.log_budget = auto_log_budget();
 		sl_coord_set_budget(b->coord, b->conf.log_budget);
 	}
 	b->auth = conf->auth;
@@ -496,11 +488,42 @@ auto_create(struct sl_broker *b, struct sl_wautocreate *a)
 	}
 }
 
+struct grow_walk {
+	struct sl_broker *b;
+	uint32_t grew;
+};
+
+/* Every partition of a topic: its memory grown ahead of need, within the budget. */
+static int
+grow_topic_cb(void *arg, struct sl_topic *t)
+{
+	struct grow_walk *gw = arg;
+	uint16_t i;
+
+	for (i = 0; i < t->nparts; i++) {
+		struct sl_partition *p = t->parts[i].state;
+		int64_t n;
+
+		if (p == NULL)
+			continue;
+		n = sl_partition_grow(p, sl_coord_mem_room(gw->b->coord));
+		if (n > 0) {
+			sl_coord_topic_grew(gw->b->coord, t, (uint64_t)n);
+			gw->grew++;
+		}
+	}
+	return 0;
+}
+
 int
 sl_broker_tick(struct sl_broker *b)
 {
 	int n = (int)sl_session_expire(b->sessions, rte_get_tsc_cycles());
+	struct grow_walk gw = {.b = b};
 	void *obj;
+
+	sl_coord_foreach(b->coord, grow_topic_cb, &gw);
+	n += (int)gw.grew;
 
 	while (rte_ring_sc_dequeue(b->autocreate, &obj) == 0) {
 		auto_create(b, obj);
@@ -649,7 +672,8 @@ detach_direct(struct sl_worker *w, const struct sl_partition *p)
 uint64_t
 sl_broker_topic_mem(const struct sl_broker *b, uint16_t nparts)
 {
-	return (uint64_t)nparts * b->conf.log_bytes;
+	(void)b;
+	return (uint64_t)nparts * SL_PARTITION_OPEN_MEM;	/* grown later, on demand */
 }
 
 /* Create a topic: a new one (load 0: its directory in the data directory is made here and,
@@ -663,7 +687,8 @@ topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flag
 	void *states[SL_COORD_MAX_PARTS];
 	struct sl_topic *t = NULL;
 	struct sl_pstore *st = NULL;
-	uint16_t i, attached = 0, stored = 0;
+	uint8_t att[SL_COORD_MAX_PARTS] = {0};	/* attached to its worker */
+	uint16_t i, wi, stored = 0;
 	int rc, made_dir = 0;
 
 	if (sl_name_check_str(name) != 0)
@@ -736,25 +761,45 @@ topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flag
 	t->mem = sl_broker_topic_mem(b, nparts);
 	for (i = 0; i < nparts; i++)
 		sl_partition_set_coord(states[i], &t->parts[i]);
-	/* hand every partition to its worker before the topic becomes visible */
-	for (attached = 0; attached < nparts; attached++) {
-		struct sl_wcmd *c = cmd_new(SL_WCMD_ATTACH, states[attached]);
+	/* hand every partition to its worker before the topic becomes visible: one command
+	 * per worker with all of its partitions (a round trip each would cost a worker's
+	 * idle sleep per partition) */
+	for (wi = 0; wi < SL_BROKER_MAX_WORKERS; wi++) {
+		struct sl_partition **mine;
+		struct sl_worker *w = b->workers[wi];
+		struct sl_wcmd *c;
+		uint32_t k = 0;
 
+		for (i = 0; i < nparts; i++)
+			k += owners[i] == wi;
+		if (k == 0)
+			continue;
+		/* the list lives with the command (a wedged worker keeps both) */
+		c = calloc(1, sizeof(*c) + k * sizeof(*mine));
 		if (c == NULL) {
 			rc = -ENOMEM;
 			goto fail;
 		}
-		rc = run_cmd_free(b, owners[attached], c);
+		mine = (struct sl_partition **)(void *)(c + 1);
+		for (i = 0, k = 0; i < nparts; i++)
+			if (owners[i] == wi)
+				mine[k++] = states[i];
+		c->op = SL_WCMD_ATTACH;
+		c->parts = mine;
+		c->nparts = k;
+		rc = run_cmd(b, wi, c);
 		if (rc == -EAGAIN) {
 			/* workers not running yet: attach directly */
-			struct sl_worker *w = b->workers[owners[attached]];
-
-			rc = w->nparts < SL_WORKER_MAX_PARTS ? 0 : -SL_E_LIMIT;
-			if (rc == 0)
-				w->parts[w->nparts++] = states[attached];
+			rc = k <= SL_WORKER_MAX_PARTS - w->nparts ? 0 : -SL_E_LIMIT;
+			for (i = 0; rc == 0 && i < k; i++)
+				w->parts[w->nparts++] = mine[i];
 		}
+		if (rc != -ETIMEDOUT)
+			free(c);
 		if (rc != 0)
 			goto fail;
+		for (i = 0; i < nparts; i++)
+			att[i] |= owners[i] == wi;
 	}
 	rc = sl_coord_topic_add(b->coord, t);
 	if (rc != 0)
@@ -762,10 +807,14 @@ topic_make(struct sl_broker *b, const char *name, uint16_t nparts, uint32_t flag
 	BLOG(INFO, "topic %s created with %u partitions", name, nparts);
 	return 0;
 fail:
-	for (i = 0; i < attached; i++) {
-		struct sl_wcmd *c = cmd_new(SL_WCMD_DETACH, states[i]);
+	for (i = 0; i < nparts; i++) {
+		struct sl_wcmd *c;
+		int r;
 
-		int r = c != NULL ? run_cmd_free(b, owners[i], c) : -ENOMEM;
+		if (!att[i])
+			continue;
+		c = cmd_new(SL_WCMD_DETACH, states[i]);
+		r = c != NULL ? run_cmd_free(b, owners[i], c) : -ENOMEM;
 
 		if (r == -EAGAIN)
 			detach_direct(b->workers[owners[i]], states[i]);
@@ -1083,6 +1132,47 @@ sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const cha
 		return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, kind, value, next_id);
 	return chan_cmd(b, topic, part, SL_WCMD_CHAN_RESET, chan, 0, SL_OFF_COUNT, id - 1,
 			next_id);
+}
+
+int
+sl_broker_topic_infos(struct sl_broker *b, struct sl_topic *t, struct sl_part_info *infos,
+		      uint8_t *ok)
+{
+	uint16_t wi, i;
+	int n = 0;
+
+	memset(ok, 0, t->nparts);
+	for (wi = 0; wi < SL_BROKER_MAX_WORKERS; wi++) {
+		struct sl_wcmd *c;
+		uint32_t k = 0;
+
+		for (i = 0; i < t->nparts; i++)
+			k += t->parts[i].owner == wi && t->parts[i].state != NULL;
+		if (k == 0)
+			continue;
+		/* the lists live with the command (a wedged worker keeps them) */
+		c = calloc(1, sizeof(*c) + k * (sizeof(*c->parts) + sizeof(*c->infos)));
+		if (c == NULL)
+			return -ENOMEM;
+		c->op = SL_WCMD_PART_INFO;
+		c->infos = (struct sl_part_info *)(void *)(c + 1);
+		c->parts = (struct sl_partition **)(void *)(c->infos + k);
+		for (i = 0, k = 0; i < t->nparts; i++)
+			if (t->parts[i].owner == wi && t->parts[i].state != NULL)
+				c->parts[k++] = t->parts[i].state;
+		c->nparts = k;
+		if (run_cmd(b, wi, c) == -ETIMEDOUT)
+			continue;	/* leaked with the command */
+		for (i = 0, k = 0; i < t->nparts; i++) {
+			if (t->parts[i].owner != wi || t->parts[i].state == NULL)
+				continue;
+			infos[i] = c->infos[k++];
+			ok[i] = 1;
+			n++;
+		}
+		free(c);
+	}
+	return n;
 }
 
 int

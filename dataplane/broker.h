@@ -36,8 +36,7 @@
 #define SL_BROKER_MAX_CHANNELS 32	/* per partition */
 #define SL_BROKER_MAX_NODES 64
 #define SL_BROKER_MAX_KEYS 2		/* cluster keys at once (rotation) */
-/* log_budget: 3/4 of the memory DPDK can still allocate once the broker is open (its heap's
- * free bytes, plus the kernel's free hugepages it may map when it uses hugepages) */
+/* log_budget: 3/4 of the kernel's MemAvailable once the broker is open */
 #define SL_BROKER_LOG_BUDGET_AUTO UINT64_MAX
 
 /* A cluster node (for replica traffic). */
@@ -99,9 +98,12 @@ struct sl_broker_conf {
 	/* room for topics, checked before any creation (auto, control socket, --topic,
 	 * cluster file, data directory at start): refused with SL_E_CAPACITY */
 	uint32_t max_topics;		/* 0 = SL_COORD_MAX_TOPICS_DEFAULT */
-	uint64_t log_budget;		/* bytes the partitions' in-memory logs may take in
-					 * all (nparts x log_bytes per topic); 0 = no budget,
-					 * SL_BROKER_LOG_BUDGET_AUTO: sl_broker_open sets it */
+	uint64_t log_budget;		/* bytes the partitions' memory may take in all:
+					 * SL_PARTITION_OPEN_MEM each when opened, then what
+					 * their logs and tables grow by (sl_partition_grow
+					 * grows nothing beyond it: appends answer full);
+					 * 0 = no budget, SL_BROKER_LOG_BUDGET_AUTO:
+					 * sl_broker_open sets it */
 	uint16_t max_parts_per_topic;
 	uint32_t auto_topics_per_src;	/* topics one client address may create by publishing
 					 * (auto_create): SL_E_LIMIT beyond; 0 = no limit */
@@ -199,6 +201,7 @@ struct sl_part_info {
 	uint64_t end_offset;
 	uint64_t log_used;
 	uint64_t log_capacity;
+	uint64_t mem_resident;		/* bytes of memory it holds (sl_partition_resident) */
 	uint64_t log_msgs;		/* messages in memory */
 	uint64_t log_slots;		/* most messages memory holds (its index) */
 	uint64_t pubs;
@@ -253,6 +256,13 @@ sl_broker_close(struct sl_broker *b);
  * Returns the number of things done. Control thread. */
 int
 sl_broker_tick(struct sl_broker *b);
+
+/** Every partition's info of topic t (as sl_broker_part_info), with one command per worker
+ * rather than one per partition: infos[i] is partition i's when ok[i] (arrays of
+ * t->nparts). The number filled, or -ENOMEM. Control thread. */
+int
+sl_broker_topic_infos(struct sl_broker *b, struct sl_topic *t, struct sl_part_info *infos,
+		      uint8_t *ok);
 
 struct sl_wviewreq;
 

@@ -109,6 +109,23 @@ sl_coord_set_budget(struct sl_coord *c, uint64_t mem_budget)
 	c->mem_budget = mem_budget;
 }
 
+uint64_t
+sl_coord_mem_room(const struct sl_coord *c)
+{
+	uint64_t used = sl_coord_mem_used(c);
+
+	if (c->mem_budget == 0)
+		return UINT64_MAX;
+	return used < c->mem_budget ? c->mem_budget - used : 0;
+}
+
+void
+sl_coord_topic_grew(struct sl_coord *c, struct sl_topic *t, uint64_t mem)
+{
+	t->mem += mem;
+	__atomic_add_fetch(&c->mem_used, mem, __ATOMIC_RELAXED);
+}
+
 int
 sl_coord_room(const struct sl_coord *c, uint64_t mem)
 {

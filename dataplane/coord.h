@@ -152,6 +152,15 @@ sl_coord_topic_free(struct sl_topic *t);
 int
 sl_coord_part_set_meta(struct sl_coord_part *p, const struct sl_part_meta *m);
 
+/** Bytes the memory budget has left (UINT64_MAX: no budget). Control thread. */
+uint64_t
+sl_coord_mem_room(const struct sl_coord *c);
+
+/** A published topic's partitions grew by mem bytes (counted in t->mem and the budget's
+ * use, given back when the topic is deleted). Control thread. */
+void
+sl_coord_topic_grew(struct sl_coord *c, struct sl_topic *t, uint64_t mem);
+
 /** Visit every topic (RCU read side). Stops when fn returns non-zero. */
 void
 sl_coord_foreach(struct sl_coord *c, int (*fn)(void *arg, struct sl_topic *t), void *arg);

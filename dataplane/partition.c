@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
@@ -837,9 +838,12 @@ sl_partition_deliver(struct sl_partition *p, uint64_t now_ns, sl_partition_emit_
 {
 	/* consumers see only what a crash would not take back: durable (disk durability)
 	 * and committed by the ISR (replication) */
-	uint64_t end = RTE_MIN(sl_memlog_end_id(p->log), ack_end(p));
+	uint64_t end;
 	uint32_t c, done = 0;
 
+	if (p->nchans == 0)
+		return 0;	/* every loop, for each of thousands of idle partitions */
+	end = RTE_MIN(sl_memlog_end_id(p->log), ack_end(p));
 	for (c = 0; c < p->nchans; c++) {
 		struct sl_channel *ch = p->chans[c];
 		struct sl_channel_delivery d;
@@ -1010,6 +1014,7 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->end_offset = sl_memlog_end_offset(p->log);
 	info->log_used = sl_memlog_used(p->log);
 	info->log_capacity = sl_memlog_capacity(p->log);
+	info->mem_resident = sl_partition_resident(p);
 	info->log_msgs = sl_memlog_count(p->log);
 	info->log_slots = sl_memlog_slots(p->log);
 	info->pubs = p->pubs;
@@ -1026,10 +1031,14 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->cache_trims = p->cache_trims;
 	info->sub_chans_refused = p->sub_chans_refused;
 	info->sub_chans_expired = p->sub_chans_expired;
-	info->producers = sl_ptab_count(p->ptab);
-	info->producer_dups = p->ptab->dups;
-	info->producer_old = p->ptab->old;
-	info->producer_evictions = p->ptab->evictions;
+	/* a table no publish and no restart filled is empty: reading it would make its
+	 * pages resident (lazy_zalloc) */
+	if (p->ptab_restored || sl_memlog_end_id(p->log) != p->open_end_id) {
+		info->producers = sl_ptab_count(p->ptab);
+		info->producer_dups = p->ptab->dups;
+		info->producer_old = p->ptab->old;
+		info->producer_evictions = p->ptab->evictions;
+	}
 	if (p->repl != NULL) {
 		info->repl = 1;
 		info->in_sync = (uint8_t)sl_repl_in_sync(p->repl);
@@ -1081,17 +1090,150 @@ sl_partition_detach(struct sl_partition *p, void (*drop)(void *arg, uint64_t tok
 
 /* ---- life cycle (control thread) ---- */
 
+/*
+ * Tables that cost what they hold: an anonymous mapping reserved, not populated (zero
+ * pages, no swap reserved), so a partition that never uses its producer table or its
+ * held-request rings costs no memory for them. The control thread populates them when
+ * the partition first takes a publish (grow_tables), so the worker takes at most the
+ * faults of the pages it writes before that (a few, once per partition).
+ */
+static void *
+lazy_zalloc(size_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void
+lazy_free(void *m, size_t len)
+{
+	if (m != NULL)
+		munmap(m, len);
+}
+
+/* Take the write fault of every page of [m, m + len) now (control thread). */
+static void
+populate(void *m, size_t len)
+{
+	size_t o;
+
+	if (m == NULL || len == 0)
+		return;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(m, len, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	for (o = 0; o < len; o += 4096) {
+		volatile uint8_t *b = (uint8_t *)m + o;
+
+		*b = *b;
+	}
+}
+
+#define PEND_BYTES (sizeof(struct pend) * SL_PARTITION_PEND)
+#define DONE_BYTES (sizeof(struct sl_partition_done) * DONE_RING)
+
 /* The held-request queues of a partition whose answers wait (disk or replication). */
 int
 sl_partition_queues(struct sl_partition *p)
 {
 	if (p->pend == NULL)
-		p->pend = rte_zmalloc_socket("sl_pend", sizeof(*p->pend) * SL_PARTITION_PEND,
-					     RTE_CACHE_LINE_SIZE, p->conf.socket_id);
+		p->pend = lazy_zalloc(PEND_BYTES);
 	if (p->done == NULL)
-		p->done = rte_zmalloc_socket("sl_done", sizeof(*p->done) * DONE_RING,
-					     RTE_CACHE_LINE_SIZE, p->conf.socket_id);
+		p->done = lazy_zalloc(DONE_BYTES);
+	p->tables_ready = 0;
 	return p->pend != NULL && p->done != NULL ? 0 : -ENOMEM;
+}
+
+/* The log's memory: reserved for conf->log_bytes, grown by sl_partition_grow. */
+static void *
+log_reserve(const struct sl_partition_conf *conf)
+{
+	return lazy_zalloc(conf->log_bytes);
+}
+
+/* One growth step of the log (memlog.h, lazy logs): make its ranges writable. */
+static int
+grow_log(struct sl_partition *p)
+{
+	struct sl_memlog_grow g;
+	int rc = 0;
+
+	if (!sl_memlog_grow_plan(p->log, &g))
+		return 0;
+	if (p->log_mapped) {
+		rc = sl_pstore_log_prepare(p->store_mapped, g.idx_from, g.idx_to - g.idx_from);
+		if (rc == 0)
+			rc = sl_pstore_log_prepare(p->store_mapped, g.ring_from,
+						   g.ring_to - g.ring_from);
+	} else {
+		uintptr_t a = (uintptr_t)p->log_mem;
+		uintptr_t i0 = (a + g.idx_from) & ~(uintptr_t)4095;
+		uintptr_t r0 = (a + g.ring_from) & ~(uintptr_t)4095;
+
+		populate((void *)i0, a + g.idx_to - i0);
+		populate((void *)r0, a + g.ring_to - r0);
+	}
+	if (rc != 0)
+		return rc;
+	sl_memlog_grow_done(p->log, &g);
+	return 1;
+}
+
+/* Once the partition took a publish: populate its tables (see lazy_zalloc). */
+static void
+grow_tables(struct sl_partition *p)
+{
+	if (p->tables_ready || sl_memlog_end_id(p->log) == p->open_end_id)
+		return;
+	populate(p->ptab, sizeof(*p->ptab));
+	populate(p->pend, p->pend != NULL ? PEND_BYTES : 0);
+	populate(p->done, p->done != NULL ? DONE_BYTES : 0);
+	p->tables_ready = 1;
+}
+
+int64_t
+sl_partition_grow(struct sl_partition *p, uint64_t room)
+{
+	struct sl_memlog_grow g;
+	uint64_t tables = sizeof(*p->ptab) + (p->pend != NULL ? PEND_BYTES : 0) +
+			  (p->done != NULL ? DONE_BYTES : 0);
+	int64_t n = 0;
+	int rc;
+
+	if (p == NULL || p->log == NULL)
+		return 0;
+	if (sl_memlog_grow_plan(p->log, &g)) {
+		uint64_t step = g.idx_to - g.idx_from + g.ring_to - g.ring_from;
+
+		if (step > room) {
+			p->grow_refused++;	/* over the memory budget: appends stay full */
+		} else {
+			rc = grow_log(p);
+			if (rc < 0)
+				return rc;
+			n += (int64_t)step;
+			room -= step;
+		}
+	}
+	if (!p->tables_ready && sl_memlog_end_id(p->log) != p->open_end_id && tables <= room) {
+		grow_tables(p);
+		n += (int64_t)tables;
+	}
+	return n;
+}
+
+uint64_t
+sl_partition_resident(const struct sl_partition *p)
+{
+	uint64_t n = sizeof(*p) + sl_memlog_resident(p->log);
+
+	if (p->tables_ready)
+		n += sizeof(*p->ptab) + (p->pend != NULL ? PEND_BYTES : 0) +
+		     (p->done != NULL ? DONE_BYTES : 0);
+	return n;
 }
 
 /* Channel positions saved by the last run. */
@@ -1145,21 +1287,27 @@ ptab_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 		if (had && !sl_ptab_valid(prev))
 			had = 0;
 	}
-	n = recs != NULL ? sl_disklog_tail(p->store->dl, recs, SL_PTAB_SCAN) : -ENOMEM;
+	/* an empty log leaves the table untouched: its pages stay unpopulated (lazy_zalloc) */
+	n = ds->end_id == 0 || ds->end_id < ds->first_id ? 0 :
+	    recs != NULL ? sl_disklog_tail(p->store->dl, recs, SL_PTAB_SCAN) : -ENOMEM;
 	for (i = 0; had && i < n; i++)
 		if (recs[i].producer == 0)
 			sl_ptab_find_id(prev, recs[i].log_id, &recs[i].producer, &recs[i].pseq);
-	if (n >= 0)
+	if (n > 0) {
 		sl_ptab_rebuild(p->ptab, recs, (uint32_t)n, n == SL_PTAB_SCAN &&
 				recs[0].log_id > RTE_MAX(ds->first_id, 1u));
-	else
+		p->ptab_restored = 1;
+	} else if (n < 0) {
 		PLOG(ERR, "%s/%u: cannot read the commit log back (%s): the producer table "
 		     "starts empty", p->store->topic, p->conf.partid, sl_strerror(n));
-	if (shm != NULL) {
-		memcpy(shm, p->ptab, sizeof(*shm));
-		rte_free(p->ptab);
+	}
+	if (shm != NULL) {	/* zeroed and populated by the store: an empty table */
+		if (n > 0)
+			memcpy(shm, p->ptab, sizeof(*shm));
+		lazy_free(p->ptab, sizeof(*p->ptab));
 		p->ptab = shm;
 		p->ptab_shared = 1;
+		p->ptab_restored = 1;
 	}
 	free(recs);
 	free(prev);
@@ -1178,8 +1326,7 @@ sl_partition_open(const struct sl_partition_conf *conf)
 		goto fail;
 	p->conf = *conf;
 	p->conf.store = NULL;
-	p->ptab = rte_zmalloc_socket("sl_ptab", sizeof(*p->ptab), RTE_CACHE_LINE_SIZE,
-				     conf->socket_id);
+	p->ptab = lazy_zalloc(sizeof(*p->ptab));	/* all zero: sl_ptab_init's empty table */
 	if (p->ptab == NULL)
 		goto fail;
 	/* memory durability with a data directory: the log is a shared mapping of a file,
@@ -1189,14 +1336,18 @@ sl_partition_open(const struct sl_partition_conf *conf)
 	if (p->log_mapped)
 		p->log_mem = sl_pstore_log_mem(store, conf->log_bytes & ~(uint64_t)7, 64);
 	else
-		p->log_mem = rte_malloc_socket("sl_memlog", conf->log_bytes, 64,
-					       conf->socket_id);
+		p->log_mem = log_reserve(conf);
 	if (p->log_mem == NULL)
 		goto fail;
 	memset(&mc, 0, sizeof(mc));
 	mc.mem = p->log_mem;
-	mc.mem_len = p->log_mapped ? conf->log_bytes & ~(uint64_t)7 : conf->log_bytes;
+	mc.mem_len = conf->log_bytes & ~(uint64_t)7;
 	mc.avg_msg_hint = 64;
+	mc.lazy = 1;	/* grown by the control thread (sl_partition_grow) */
+	if (p->log_mapped) {
+		mc.base_out = sl_pstore_log_base(store);
+		p->store_mapped = store;
+	}
 	if (store != NULL) {
 		/* memory continues where the disk ends; older messages are read back */
 		sl_disklog_get_stats(store->dl, &ds);
@@ -1209,18 +1360,19 @@ sl_partition_open(const struct sl_partition_conf *conf)
 		/* a SET_OFFSET older than memory is looked up on disk and completed later,
 		 * whatever the durability: its completion needs the done ring */
 		if (p->done == NULL)
-			p->done = rte_zmalloc_socket("sl_done", sizeof(*p->done) * DONE_RING,
-						     RTE_CACHE_LINE_SIZE, conf->socket_id);
+			p->done = lazy_zalloc(DONE_BYTES);
 		if (p->done == NULL)
 			goto fail;
 	}
 	p->log = sl_memlog_open(&mc);
 	if (p->log == NULL)
 		goto fail;
-	/* the file holds the records of earlier runs: index none of them */
-	if (p->log_mapped)
-		sl_memlog_reset(p->log, mc.start_id, mc.start_offset);
+	/* the first prefixes of the log, ready before the worker has it (a mapped file was
+	 * made sparse by sl_pstore_log_mem: it holds no record of earlier runs) */
+	if (grow_log(p) < 0)
+		goto fail;
 	p->trimmed_to = sl_memlog_first_id(p->log);
+	p->open_end_id = sl_memlog_end_id(p->log);
 	p->log_base = RTE_MAX(ds.first_id, 1u);	/* retained, or reset, and maybe empty */
 	if (store == NULL)
 		return p;
@@ -1257,15 +1409,15 @@ sl_partition_close(struct sl_partition *p)
 		return;
 	for (c = 0; c < p->nchans; c++)
 		sl_channel_close(p->chans[c]);
-	rte_free(p->pend);
-	rte_free(p->done);
+	lazy_free(p->pend, PEND_BYTES);
+	lazy_free(p->done, DONE_BYTES);
 	sl_repl_close(p->repl);
 	rte_free(p->chanwait);
 	if (!p->ptab_shared)
-		rte_free(p->ptab);	/* else the store's mapping */
-	sl_pstore_close(p->store);
+		lazy_free(p->ptab, sizeof(*p->ptab));	/* else the store's mapping */
+	sl_pstore_close(p->store);	/* reads the log's end (its id mark) */
 	sl_memlog_close(p->log);
 	if (!p->log_mapped)
-		rte_free(p->log_mem);	/* a mapped one goes with its store */
+		lazy_free(p->log_mem, p->conf.log_bytes);	/* a mapped one goes with its store */
 	rte_free(p);
 }

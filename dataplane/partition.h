@@ -158,6 +158,28 @@ sl_partition_set_coord(struct sl_partition *p, struct sl_coord_part *cp);
 struct sl_pstore *
 sl_partition_store(const struct sl_partition *p);
 
+/* What a partition's memory is counted at when it is opened, against the memory budget:
+ * its structure and the first prefixes of its log (memlog.c GROW_*_MIN), rounded up. */
+#define SL_PARTITION_OPEN_MEM (24u * 1024)
+
+/**
+ * Grow the partition's memory ahead of need (its in-memory log is reserved for
+ * conf->log_bytes but only a prefix is ready, memlog.h "Lazy regions"): one growth step
+ * of the log when its ready prefixes are more than half in use or an append found them
+ * short (until then such appends are refused SL_E_FULL), and, once it took a publish, its
+ * tables populated; nothing that would take more than room bytes (the memory budget
+ * left). The bytes it made resident, or a negative errno (a memory log file that cannot
+ * grow: a full disk; the log stays as it is). Control thread, on an attached or detached
+ * partition: it only touches memory the worker does not use yet.
+ */
+int64_t
+sl_partition_grow(struct sl_partition *p, uint64_t room);
+
+/** Bytes of memory the partition holds (its structure, the ready part of its log, its
+ * tables once populated); racy. Any thread. */
+uint64_t
+sl_partition_resident(const struct sl_partition *p);
+
 /** Free a detached partition (and its store). Control thread. NULL is a no-op. */
 void
 sl_partition_close(struct sl_partition *p);

@@ -37,9 +37,17 @@ struct sl_partition {
 	struct sl_partition_conf conf;
 	struct sl_coord_part *cp;	/* coordinator entry (stable for the topic's life) */
 	struct sl_memlog *log;
-	void *log_mem;			/* rte_malloc'ed region behind log, or (log_mapped)
-					 * the store's shared file mapping (memfile.h) */
+	void *log_mem;			/* reserved anonymous region behind log, or
+					 * (log_mapped) the store's shared file mapping
+					 * (memfile.h); both grown by sl_partition_grow */
 	int log_mapped;
+	struct sl_pstore *store_mapped;	/* log_mapped: the store whose file it is */
+	uint64_t grow_refused;		/* growth steps refused by the memory budget */
+	int tables_ready;		/* ptab, pend, done populated (grow_tables) */
+	int ptab_restored;		/* the table holds what the log had at open (or is
+					 * the store's populated file mapping) */
+	uint64_t open_end_id;		/* the log's end at open: it took a publish since
+					 * when its end differs */
 	uint32_t nchans;
 	struct sl_channel *chans[SL_BROKER_MAX_CHANNELS];
 	uint64_t pubs;
@@ -92,7 +100,7 @@ struct sl_partition {
 	uint64_t epoch_of[SL_PARTITION_EPOCHS];	/* epoch history: epoch_of[i] starts */
 	uint64_t epoch_start[SL_PARTITION_EPOCHS];	/* at id epoch_start[i] */
 	/* the producer table: (producer, seq) of the log's recent publishes, on every
-	 * replica (ptab.h); fixed size, allocated at open */
+	 * replica (ptab.h); fixed size, reserved at open, populated at the first publish */
 	struct sl_ptab *ptab;
 	uint8_t ptab_shared;	/* ptab is the store's file mapping (memory durability) */
 };

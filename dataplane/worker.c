@@ -364,6 +364,13 @@ exec_cmd(struct sl_worker *w, struct sl_wcmd *cmd)
 
 	switch (cmd->op) {
 	case SL_WCMD_ATTACH:
+		if (p == NULL) {
+			if (cmd->nparts > SL_WORKER_MAX_PARTS - w->nparts)
+				return -SL_E_LIMIT;
+			for (i = 0; i < cmd->nparts; i++)
+				w->parts[w->nparts++] = cmd->parts[i];
+			return 0;
+		}
 		if (w->nparts >= SL_WORKER_MAX_PARTS)
 			return -SL_E_LIMIT;
 		w->parts[w->nparts++] = p;
@@ -384,6 +391,11 @@ exec_cmd(struct sl_worker *w, struct sl_wcmd *cmd)
 	case SL_WCMD_CHAN_RESET:
 		return sl_partition_chan_reset(p, cmd->chan, cmd->kind, cmd->value, &cmd->out_id);
 	case SL_WCMD_PART_INFO:
+		if (p == NULL) {
+			for (i = 0; i < cmd->nparts; i++)
+				sl_partition_info(cmd->parts[i], &cmd->infos[i]);
+			return 0;
+		}
 		sl_partition_info(p, cmd->info);
 		return 0;
 	}

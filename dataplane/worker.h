@@ -38,7 +38,7 @@
 #include "peer.h"
 #include "wire.h"
 
-#define SL_WORKER_MAX_PARTS 4096
+#define SL_WORKER_MAX_PARTS 16384	/* partitions one worker owns (10,000 per node and more) */
 #define SL_WORKER_BURST 32
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
@@ -91,6 +91,9 @@ enum sl_wcmd_op {
 struct sl_wcmd {
 	enum sl_wcmd_op op;
 	struct sl_partition *p;
+	struct sl_partition **parts;	/* ATTACH of many (p NULL): all or none; */
+	uint32_t nparts;		/* PART_INFO of many (p NULL): into infos[i] */
+	struct sl_part_info *infos;
 	char chan[SL_CHANNEL_NAME_MAX + 1];
 	int ordered;
 	uint8_t kind;

@@ -20,6 +20,7 @@
 #define HDR_LEN 64
 #define BOOT_LEN 12
 #define PAGE 4096u
+#define BASE_OFF 64		/* the region's index base (memlog.h), host byte order */
 
 struct sl_memfile {
 	const struct sl_sio_ops *ops;
@@ -31,6 +32,7 @@ struct sl_memfile {
 	int prev;			/* map is the last process's region, trusted */
 	uint64_t prev_len;
 	uint32_t prev_hint;
+	uint64_t prev_base;
 };
 
 /* CRC32C (Castagnoli, init and final xor ~0), as the disk log's files. */
@@ -115,6 +117,16 @@ hdr_trusted(const struct sl_memfile *mf, const uint8_t *h, uint64_t fsize, uint6
 	return 1;
 }
 
+/* The index base the region's writer published (0 in files of before it had one). */
+static uint64_t
+hdr_base(const uint8_t *h)
+{
+	uint64_t b;
+
+	memcpy(&b, h + BASE_OFF, sizeof(b));	/* host byte order, as the region */
+	return b;
+}
+
 static void
 unmap(struct sl_memfile *mf)
 {
@@ -173,6 +185,7 @@ sl_memfile_open(const struct sl_memfile_conf *conf)
 	mf->map = m;
 	mf->map_len = SL_MEMFILE_REGION_OFF + mf->prev_len;
 	mf->prev = 1;
+	mf->prev_base = hdr_base(mf->map);
 	return mf;
 fail:
 	sl_memfile_close(mf);
@@ -182,13 +195,15 @@ fail:
 
 /* Calling context: control thread. */
 int
-sl_memfile_prev(const struct sl_memfile *mf, const void **mem, uint64_t *len, uint32_t *hint)
+sl_memfile_prev(const struct sl_memfile *mf, const void **mem, uint64_t *len, uint32_t *hint,
+		uint64_t *base)
 {
 	if (!mf->prev)
 		return 0;
 	*mem = mf->map + SL_MEMFILE_REGION_OFF;
 	*len = mf->prev_len;
 	*hint = mf->prev_hint;
+	*base = mf->prev_base;
 	return 1;
 }
 
@@ -196,7 +211,7 @@ sl_memfile_prev(const struct sl_memfile *mf, const void **mem, uint64_t *len, ui
 void *
 sl_memfile_map(struct sl_memfile *mf, uint64_t len, uint32_t hint)
 {
-	uint64_t total = SL_MEMFILE_REGION_OFF + len, o;
+	uint64_t total = SL_MEMFILE_REGION_OFF + len;
 	struct timespec ts;
 	uint8_t *h;
 	void *m;
@@ -206,26 +221,20 @@ sl_memfile_map(struct sl_memfile *mf, uint64_t len, uint32_t hint)
 		return NULL;
 	}
 	unmap(mf);
-	if (mf->ops->ftruncate(mf->fd, (off_t)total) != 0)
+	/* drop the old region (its blocks go) and size the file sparse: the new region
+	 * reads as zeros, costs no disk block and no memory until sl_memfile_prepare */
+	if (mf->ops->ftruncate(mf->fd, SL_MEMFILE_REGION_OFF) != 0 ||
+	    mf->ops->ftruncate(mf->fd, (off_t)total) != 0)
 		return NULL;
-	/* blocks for every page now: a full disk is an error here, never a SIGBUS when a
-	 * page is first written */
-	errno = mf->ops->fallocate(mf->fd, 0, (off_t)total);
+	errno = mf->ops->fallocate(mf->fd, 0, SL_MEMFILE_REGION_OFF);
 	if (errno != 0)
 		return NULL;
-	m = mf->ops->mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+	m = mf->ops->mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
 			  mf->fd, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	mf->map = m;
 	mf->map_len = total;
-	/* MAP_POPULATE maps a shared file's pages for reading only: a write to each page
-	 * now takes the write fault here rather than on the data path */
-	for (o = 0; o < total; o += PAGE) {
-		volatile uint8_t *b = mf->map + o;
-
-		*b = *b;
-	}
 	h = mf->map;
 	memset(h, 0, SL_MEMFILE_REGION_OFF);
 	memcpy(h, MAGIC, 8);
@@ -240,6 +249,39 @@ sl_memfile_map(struct sl_memfile *mf, uint64_t len, uint32_t hint)
 	memcpy(h + 48, mf->boot, BOOT_LEN);
 	sl_bytes_put_le32(h + 60, crc32c(h, 60));
 	return mf->map + SL_MEMFILE_REGION_OFF;
+}
+
+/* Calling context: control thread. */
+uint64_t *
+sl_memfile_base(struct sl_memfile *mf)
+{
+	return mf->map != NULL && !mf->prev ? (uint64_t *)(void *)(mf->map + BASE_OFF) : NULL;
+}
+
+/* Calling context: control thread (the region's grower). */
+int
+sl_memfile_prepare(struct sl_memfile *mf, uint64_t off, uint64_t len)
+{
+	uint64_t from = SL_MEMFILE_REGION_OFF + off / PAGE * PAGE, to, o;
+	int err;
+
+	if (mf->map == NULL || mf->prev || off + len > mf->map_len - SL_MEMFILE_REGION_OFF)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	to = SL_MEMFILE_REGION_OFF + off + len;
+	/* blocks first: a full disk is an error here, never a SIGBUS when the worker
+	 * first writes the page */
+	err = mf->ops->fallocate(mf->fd, (off_t)from, (off_t)(to - from));
+	if (err != 0)
+		return -err;
+	/* then the write fault of each page, here rather than on the data path */
+	for (o = from; o < to; o += PAGE) {
+		volatile uint8_t *b = mf->map + o;
+
+		*b = *b;
+	}
+	return 0;
 }
 
 /* Calling context: control thread, once no lcore uses the region. */

@@ -26,6 +26,11 @@
 #define MIN_IDX_SLOTS 16
 #define DEFAULT_HINT 64
 #define IDX_NONE UINT64_MAX	/* index slot of no record (after a reset) */
+#define GROW_RING_MIN (16u * 1024)	/* a lazy log's first ring prefix */
+#define GROW_IDX_MIN 512u		/* and index prefix (slots: one 4 KiB page) */
+#define PAGE_SZ 4096u
+#define MIN_U64(a, b) ((a) < (b) ? (a) : (b))
+#define MAX_U64(a, b) ((a) > (b) ? (a) : (b))
 
 struct rec_hdr {
 	uint32_t magic_len;
@@ -42,7 +47,18 @@ struct sl_memlog {
 	uint8_t *ring;		/* record area, after the index */
 	uint64_t idx_slots;
 	uint64_t idx_mask;
-	uint64_t ring_size;	/* multiple of 8 */
+	uint64_t ring_size;	/* where the ring wraps: multiple of 8, <= ring_ready */
+	uint64_t ring_max;	/* the record area of the region */
+	uint64_t idx_base;	/* slot of id = (id - idx_base) & idx_mask */
+	uint64_t *base_out;	/* published idx_base (memory file header), or NULL */
+	uint64_t idx_hw;	/* slots written since open (a reset clears them) */
+	int lazy;
+	/* written by the grower (control thread), read by the owner (acquire) */
+	uint64_t ring_ready;	/* record area bytes ready */
+	uint64_t idx_ready;	/* index slots ready, from slot 0 */
+	/* written by the owner (relaxed) when an append found a prefix too short */
+	uint64_t want_ring;
+	uint64_t want_idx;
 
 	uint64_t first_id;	/* oldest retained (end_id + 1 when empty) */
 	uint64_t end_id;	/* last written (0 = never) */
@@ -71,14 +87,14 @@ idx_get(const struct sl_memlog *log, uint64_t id)
 {
 	uint64_t v;
 
-	memcpy(&v, &log->idx[id & log->idx_mask], sizeof(v));
+	memcpy(&v, &log->idx[(id - log->idx_base) & log->idx_mask], sizeof(v));
 	return v;
 }
 
 static inline void
 idx_set(struct sl_memlog *log, uint64_t id, uint64_t pos)
 {
-	memcpy(&log->idx[id & log->idx_mask], &pos, sizeof(pos));
+	memcpy(&log->idx[(id - log->idx_base) & log->idx_mask], &pos, sizeof(pos));
 }
 
 static inline void
@@ -157,6 +173,14 @@ fit(uint64_t ring_size, uint64_t head, uint64_t tail, int empty, uint64_t s, uin
 	return -1;
 }
 
+static void
+set_base(struct sl_memlog *log, uint64_t base)
+{
+	log->idx_base = base;
+	if (log->base_out != NULL)
+		memcpy(log->base_out, &base, sizeof(base));	/* before any record of it */
+}
+
 static int
 conf_ok(const struct sl_memlog_conf *conf)
 {
@@ -202,8 +226,14 @@ sl_memlog_open(const struct sl_memlog_conf *conf)
 	log->idx_slots = slots;
 	log->idx_mask = slots - 1;
 	log->ring = (uint8_t *)conf->mem + slots * sizeof(uint64_t);
-	log->ring_size = (conf->mem_len - slots * sizeof(uint64_t)) & ~(uint64_t)7;
+	log->ring_max = (conf->mem_len - slots * sizeof(uint64_t)) & ~(uint64_t)7;
+	log->lazy = conf->lazy;
+	log->ring_ready = log->lazy ? 0 : log->ring_max;
+	log->idx_ready = log->lazy ? 0 : slots;
+	log->ring_size = log->ring_ready;
+	log->base_out = conf->base_out;
 	log->first_id = conf->start_id != 0 ? conf->start_id : 1;
+	set_base(log, log->first_id);
 	log->end_id = log->first_id - 1;
 	log->end_offset = conf->start_offset;
 	log->last_ts = 0;
@@ -260,6 +290,30 @@ wrap_ring(struct sl_memlog *log)
 	log->cur_base = log->end_offset;
 }
 
+/*
+ * A lazy log before an append of n messages: move the base when the log is empty, take
+ * the ring prefix the grower made ready while the ring has not wrapped (the older lap of
+ * a wrapped ring ends at the old wrap point), and check that the index prefix holds ids
+ * up to end_id + n. 0, or -1 (and the prefix wanted, for the grower) when it does not.
+ */
+static int
+lazy_room(struct sl_memlog *log, uint32_t n)
+{
+	uint64_t rr = __atomic_load_n(&log->ring_ready, __ATOMIC_ACQUIRE);
+	uint64_t ir = __atomic_load_n(&log->idx_ready, __ATOMIC_ACQUIRE);
+	uint64_t need;
+
+	if (is_empty(log) && log->idx_base != log->end_id + 1)
+		set_base(log, log->end_id + 1);
+	if (rr > log->ring_size && !is_wrapped(log))
+		log->ring_size = rr;
+	need = log->end_id + n + 1 - log->idx_base;	/* slots up to the last new id */
+	if (ir >= log->idx_slots || need <= ir)
+		return 0;
+	__atomic_store_n(&log->want_idx, need, __ATOMIC_RELAXED);
+	return -1;
+}
+
 static int
 append_n(struct sl_memlog *log, uint32_t n, const void *const *datas, const uint32_t *lens,
 	 uint64_t ts_ns, uint64_t trace_id, struct sl_memlog_rec *first)
@@ -274,19 +328,27 @@ append_n(struct sl_memlog *log, uint32_t n, const void *const *datas, const uint
 
 	for (i = 0; i < n; i++) {
 		if (lens[i] > SL_MEMLOG_MAX_MSG ||
-		    SL_MEMLOG_REC_SIZE(lens[i]) > log->ring_size)
+		    SL_MEMLOG_REC_SIZE(lens[i]) > log->ring_max)
 			return -SL_E_TOO_BIG;
 		if (lens[i] > 0 && datas[i] == NULL)
 			return -EINVAL;
 	}
 	if (retained + n > log->idx_slots)
 		return -SL_E_FULL;
+	if (log->lazy && lazy_room(log, n) != 0)
+		return -SL_E_FULL;
 	/* Dry run: every record must fit before anything is written. */
 	for (i = 0; i < n; i++) {
 		uint64_t s = SL_MEMLOG_REC_SIZE(lens[i]);
 
-		if (fit(log->ring_size, log->head, tail, empty, s, &pos, &wrap) != 0)
+		/* a lazy ring grows up to ring_max before it wraps: a wrapped ring cannot
+		 * take a longer prefix until its older lap is gone */
+		if (fit(log->ring_size, log->head, tail, empty, s, &pos, &wrap) != 0 ||
+		    (wrap && log->ring_size < log->ring_max)) {
+			if (log->ring_size < log->ring_max)
+				__atomic_store_n(&log->want_ring, tail + s, __ATOMIC_RELAXED);
 			return -SL_E_FULL;
+		}
 		tail = pos + s;
 		empty = 0;
 	}
@@ -308,6 +370,8 @@ append_n(struct sl_memlog *log, uint32_t n, const void *const *datas, const uint
 		put_record(log, pos, id, datas[i], lens[i], ts, trace_id,
 			   (i & 0xFFFFu) | ((n - 1 - i) & 0xFFFFu) << 16);
 		idx_set(log, id, pos);
+		if (id - log->idx_base >= log->idx_hw)
+			log->idx_hw = MIN_U64(id - log->idx_base + 1, log->idx_slots);
 		log->tail = pos + s;
 		log->end_id = id;
 		log->end_offset += s;
@@ -373,7 +437,7 @@ sl_memlog_peek(const struct sl_memlog *log, uint64_t id, struct sl_memlog_rec *o
 	uint64_t pos = idx_get(log, id);
 
 	/* IDX_NONE (reset), or memory never written: no record header fits there */
-	if (pos == IDX_NONE || pos > log->ring_size - SL_MEMLOG_REC_HDR || (pos & 7) != 0)
+	if (pos == IDX_NONE || pos > log->ring_max - SL_MEMLOG_REC_HDR || (pos & 7) != 0)
 		return -EBADMSG;
 	hdr_get(log, pos, &h);
 	if (h.id != id)
@@ -445,8 +509,11 @@ sl_memlog_truncate(struct sl_memlog *log, uint64_t id)
 void
 sl_memlog_reset(struct sl_memlog *log, uint64_t start_id, uint64_t start_offset)
 {
-	memset(log->idx, 0xFF, log->idx_slots * sizeof(uint64_t));	/* IDX_NONE */
+	/* IDX_NONE over every slot written since the open (the rest was never written:
+	 * the region starts zero, or, not lazy, the caller's memory holds no record) */
+	memset(log->idx, 0xFF, (log->lazy ? log->idx_hw : log->idx_slots) * sizeof(uint64_t));
 	log->first_id = start_id != 0 ? start_id : 1;
+	set_base(log, log->first_id);
 	log->end_id = log->first_id - 1;
 	log->end_offset = start_offset;
 	log->last_ts = 0;
@@ -490,6 +557,7 @@ sl_memlog_scan(const struct sl_memlog_conf *conf, uint64_t from, sl_memlog_scan_
 	g.idx_mask = g.idx_slots - 1;
 	g.ring = (uint8_t *)conf->mem + g.idx_slots * sizeof(uint64_t);
 	g.ring_size = (conf->mem_len - g.idx_slots * sizeof(uint64_t)) & ~(uint64_t)7;
+	g.idx_base = conf->idx_base;
 	/* pass 1: the end of the last whole PUB/MPUB (ids consecutive, batch positions
 	 * that follow, timestamps that never go down, at most idx_slots messages) */
 	for (id = from; id - from < g.idx_slots && scan_rec(&g, id, &h, &pos) == 0; id++) {
@@ -606,14 +674,73 @@ sl_memlog_used(const struct sl_memlog *log)
 		return 0;
 	if (log->head < log->tail)
 		return log->tail - log->head;
-	return log->ring_size - log->head + log->tail;
+	return log->ring_size - log->head + log->tail;	/* the older lap ends at ring_size */
 }
 
 /* Calling context: any thread. */
 uint64_t
 sl_memlog_capacity(const struct sl_memlog *log)
 {
-	return log->ring_size;
+	return log->ring_max;
+}
+
+static uint64_t
+round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* Calling context: control thread (the log's one grower). */
+int
+sl_memlog_grow_plan(const struct sl_memlog *log, struct sl_memlog_grow *g)
+{
+	uint64_t rr = __atomic_load_n(&log->ring_ready, __ATOMIC_RELAXED);
+	uint64_t ir = __atomic_load_n(&log->idx_ready, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&log->tail, __ATOMIC_RELAXED);
+	uint64_t want_r = __atomic_load_n(&log->want_ring, __ATOMIC_RELAXED);
+	uint64_t want_i = __atomic_load_n(&log->want_idx, __ATOMIC_RELAXED);
+	uint64_t end = __atomic_load_n(&log->end_id, __ATOMIC_RELAXED);
+	uint64_t base = __atomic_load_n(&log->idx_base, __ATOMIC_RELAXED);
+	uint64_t in_use = end + 1 - base;	/* slots from 0 up to the last id */
+	uint64_t nr = rr, ni = ir;
+
+	if (!log->lazy)
+		return 0;
+	/* double a prefix more than half in use, or make it as long as an append wanted */
+	if (rr < log->ring_max && (rr == 0 || tail * 2 > rr || want_r > rr)) {
+		nr = MIN_U64(round_up(MAX_U64(2 * rr, want_r), PAGE_SZ), log->ring_max);
+		nr = MAX_U64(nr, MIN_U64(GROW_RING_MIN, log->ring_max));
+	}
+	if (ir < log->idx_slots && (ir == 0 || (in_use <= log->idx_slots && in_use * 2 > ir) ||
+				    want_i > ir)) {
+		ni = MIN_U64(round_up(MAX_U64(2 * ir, want_i), GROW_IDX_MIN), log->idx_slots);
+		ni = MAX_U64(ni, MIN_U64(GROW_IDX_MIN, log->idx_slots));
+	}
+	if (nr == rr && ni == ir)
+		return 0;
+	g->idx_from = ir * sizeof(uint64_t);
+	g->idx_to = ni * sizeof(uint64_t);
+	g->ring_from = log->idx_slots * sizeof(uint64_t) + rr;
+	g->ring_to = log->idx_slots * sizeof(uint64_t) + nr;
+	g->idx_ready = ni;
+	g->ring_ready = nr;
+	return 1;
+}
+
+/* Calling context: control thread, once g's ranges are ready. */
+void
+sl_memlog_grow_done(struct sl_memlog *log, const struct sl_memlog_grow *g)
+{
+	__atomic_store_n(&log->idx_ready, g->idx_ready, __ATOMIC_RELEASE);
+	__atomic_store_n(&log->ring_ready, g->ring_ready, __ATOMIC_RELEASE);
+}
+
+/* Calling context: any thread (racy). */
+uint64_t
+sl_memlog_resident(const struct sl_memlog *log)
+{
+	return __atomic_load_n(&log->idx_ready, __ATOMIC_RELAXED) * sizeof(uint64_t) +
+	       __atomic_load_n(&log->ring_ready, __ATOMIC_RELAXED);
 }
 
 /* Calling context: owner lcore (stats: any thread, racy). */
@@ -634,6 +761,6 @@ sl_memlog_slots(const struct sl_memlog *log)
 int
 sl_memlog_half_full(const struct sl_memlog *log)
 {
-	return sl_memlog_used(log) * 2 > log->ring_size ||
+	return sl_memlog_used(log) * 2 > log->ring_max ||
 	       sl_memlog_count(log) * 2 > log->idx_slots;
 }

@@ -20,7 +20,23 @@
  *    24    8 trace_id
  *    32  len data, then zero padding to a multiple of 8
  * A wrap pad record fills the tail of the ring when the next record does not fit;
- * readers skip it. The index maps id % idx_slots to the record's ring position.
+ * readers skip it. The index maps (id - idx_base) % idx_slots to the record's ring
+ * position; idx_base is the log's first id at open or reset, moved up to the next id
+ * whenever the log is empty at an append (so that the slots in use start at slot 0 again),
+ * and published through conf->base_out (0 for a region written before there was a base:
+ * slot = id % idx_slots). An index slot holding 0 that was never written names ring
+ * position 0: harmless, every reader checks the record's id there.
+ *
+ * Lazy regions (conf->lazy): the region is reserved, not populated (an anonymous
+ * MAP_NORESERVE mapping, or a sparse file). Only a prefix of the index (idx_ready slots,
+ * counted from idx_base) and of the record area (ring_ready bytes) may be written; the
+ * owner lcore never touches a byte beyond them, so it takes no page fault and makes no
+ * system call. The control thread grows both prefixes ahead of need
+ * (sl_memlog_grow_plan, prepare the pages, sl_memlog_grow_done): it grows a prefix when
+ * more than half of it is in use or when an append found it too short. Until it has, an
+ * append that needs more room fails with -SL_E_FULL and writes nothing (back pressure,
+ * as a full log). The ring wraps within its ready prefix: a log that holds little stays
+ * small; the index prefix stays small while the log keeps emptying (the base moves).
  * A log is full when the ring has no room for a record, or the index has no free slot
  * (more than idx_slots messages retained): appends then fail with -SL_E_FULL and write
  * nothing.
@@ -47,6 +63,19 @@ struct sl_memlog_conf {
 	uint32_t avg_msg_hint;	/* expected message size, sizes the index; 0 = 64 */
 	uint64_t start_id;	/* id of the first append (a log recovered from disk); 0 = 1 */
 	uint64_t start_offset;	/* its logical queue offset */
+	int lazy;		/* 1: only what sl_memlog_grow_done made ready is written */
+	uint64_t idx_base;	/* sl_memlog_scan only: the base the region's writer published */
+	uint64_t *base_out;	/* where the log publishes its idx_base (a plain store by the
+				 * owner, in the memory file's header), or NULL */
+};
+
+/* One growth step of a lazy log: region byte ranges [from, to) to make writable (touch
+ * every page; for a file, allocate its blocks first), then sl_memlog_grow_done. */
+struct sl_memlog_grow {
+	uint64_t idx_from, idx_to;	/* bytes of the region: part of the index */
+	uint64_t ring_from, ring_to;	/* bytes of the region: part of the record area */
+	uint64_t idx_ready;		/* the new ready prefixes */
+	uint64_t ring_ready;
 };
 
 /* Where a message landed / what a read returns. */
@@ -120,8 +149,8 @@ sl_memlog_truncate(struct sl_memlog *log, uint64_t id);
  * (0 means 1) at logical offset start_offset, as sl_memlog_open with that conf start_id /
  * start_offset over the same memory: first_id == start_id, end_id == start_id - 1,
  * end_offset == start_offset; start_id may be above or below the old ids. Reads and
- * peeks of every id of before fail. Costs one pass over the index (a memset of
- * idx_slots x 8 bytes): a rare event (replica catch-up past the leader's retention), not
+ * peeks of every id of before fail. Costs one pass over the index slots written since
+ * the open (a memset of at most idx_slots x 8 bytes): a rare event (replica catch-up past the leader's retention), not
  * for the per-packet path. No other thread may be peeking at the log (every id handed
  * over was taken). Calling context: owner lcore.
  */
@@ -171,7 +200,26 @@ sl_memlog_find_offset(const struct sl_memlog *log, uint64_t off, uint64_t *id);
 uint64_t
 sl_memlog_find_time(const struct sl_memlog *log, uint64_t ts_ns);
 
-/** Bytes used by retained records and capacity, for stats. */
+/**
+ * The next growth step of a lazy log, from racy reads of the owner's positions: 1 and *g
+ * when a prefix should grow (the first call after open gives the initial prefixes, which
+ * must be ready before the log is handed to its owner), 0 when none should. Control
+ * thread (one grower per log).
+ */
+int
+sl_memlog_grow_plan(const struct sl_memlog *log, struct sl_memlog_grow *g);
+
+/** The ranges of g are ready: publish the new prefixes (release order). Control thread. */
+void
+sl_memlog_grow_done(struct sl_memlog *log, const struct sl_memlog_grow *g);
+
+/** Bytes of the region ready to be written (index and record area): what the log costs in
+ * memory; the whole region when not lazy. Any thread (racy). */
+uint64_t
+sl_memlog_resident(const struct sl_memlog *log);
+
+/** Bytes used by retained records and capacity (the whole record area, what it may grow
+ * to), for stats. */
 uint64_t
 sl_memlog_used(const struct sl_memlog *log);
 uint64_t

@@ -283,7 +283,8 @@ mem_replay(struct sl_pstore *ps, const char *dir, int *trusted)
 		return -errno;
 	memset(&lc, 0, sizeof(lc));
 	*trusted = 0;
-	if (!sl_memfile_prev(ps->mf, (const void **)&lc.mem, &lc.mem_len, &lc.avg_msg_hint))
+	if (!sl_memfile_prev(ps->mf, (const void **)&lc.mem, &lc.mem_len, &lc.avg_msg_hint,
+			     &lc.idx_base))
 		return 0;
 	*trusted = 1;
 	r = calloc(1, sizeof(*r));
@@ -394,6 +395,23 @@ mark_check(struct sl_pstore *ps)
 	__atomic_store_n(&ps->id_mark, m, __ATOMIC_RELEASE);
 }
 
+/* A buffer reserved as address space (anonymous, MAP_NORESERVE): pages come on first use. */
+static void *
+lazy_buf(size_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void
+lazy_buf_free(void *m, size_t len)
+{
+	if (m != NULL)
+		munmap(m, len);
+}
+
 struct sl_pstore *
 sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	       const struct sl_persist_policy *pol, uint64_t segment_bytes)
@@ -414,12 +432,12 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 	ps = rte_zmalloc("sl_pstore", sizeof(*ps), RTE_CACHE_LINE_SIZE);
 	if (ps == NULL)
 		goto fail;
-	ps->fetch.buf = rte_malloc("sl_pfetch", SL_PERSIST_FETCH_BYTES, 64);
-	ps->fetch.msgs = rte_malloc("sl_pfetch_msgs",
-				    SL_PERSIST_FETCH_MSGS * sizeof(*ps->fetch.msgs), 64);
-	ps->rread.buf = rte_malloc("sl_prread", SL_PERSIST_FETCH_BYTES, 64);
-	ps->rread.crecs = rte_malloc("sl_prread_crecs",
-				     SL_PERSIST_RREAD_RECS * sizeof(*ps->rread.crecs), 64);
+	/* reserved, not populated: a store that never reads back costs no memory for them
+	 * (thousands of partitions per node) */
+	ps->fetch.buf = lazy_buf(SL_PERSIST_FETCH_BYTES);
+	ps->fetch.msgs = lazy_buf(SL_PERSIST_FETCH_MSGS * sizeof(*ps->fetch.msgs));
+	ps->rread.buf = lazy_buf(SL_PERSIST_FETCH_BYTES);
+	ps->rread.crecs = lazy_buf(SL_PERSIST_RREAD_RECS * sizeof(*ps->rread.crecs));
 	if (ps->fetch.buf == NULL || ps->fetch.msgs == NULL || ps->rread.buf == NULL ||
 	    ps->rread.crecs == NULL)
 		goto fail;
@@ -563,6 +581,26 @@ fail:
 	return NULL;
 }
 
+uint64_t *
+sl_pstore_log_base(struct sl_pstore *ps)
+{
+	return ps->mf != NULL ? sl_memfile_base(ps->mf) : NULL;
+}
+
+int
+sl_pstore_log_prepare(struct sl_pstore *ps, uint64_t off, uint64_t len)
+{
+	int rc = ps->mf != NULL ? sl_memfile_prepare(ps->mf, off, len) : -EINVAL;
+
+	if (rc != 0 && !ps->grow_err_logged) {
+		ps->grow_err_logged = 1;
+		PLOG(ERR, "%s/%u: cannot grow the memory log file by %" PRIu64 " bytes: %s "
+		     "(the log stays at its size: publishes beyond it are refused full)\n",
+		     ps->topic, ps->partition, len, sl_strerror(-rc));
+	}
+	return rc;
+}
+
 void
 sl_pstore_close(struct sl_pstore *ps)
 {
@@ -588,10 +626,10 @@ sl_pstore_close(struct sl_pstore *ps)
 	free(ps->dir);
 	if (ps->dl != NULL)
 		sl_disklog_close(ps->dl);
-	rte_free(ps->fetch.buf);
-	rte_free(ps->fetch.msgs);
-	rte_free(ps->rread.buf);
-	rte_free(ps->rread.crecs);
+	lazy_buf_free(ps->fetch.buf, SL_PERSIST_FETCH_BYTES);
+	lazy_buf_free(ps->fetch.msgs, SL_PERSIST_FETCH_MSGS * sizeof(*ps->fetch.msgs));
+	lazy_buf_free(ps->rread.buf, SL_PERSIST_FETCH_BYTES);
+	lazy_buf_free(ps->rread.crecs, SL_PERSIST_RREAD_RECS * sizeof(*ps->rread.crecs));
 	rte_free(ps);
 }
 

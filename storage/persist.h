@@ -161,6 +161,7 @@ struct sl_pstore {
 	char topic[72];
 	struct sl_disklog_recovery rec;	/* what recovery found */
 	struct sl_memfile *mf;		/* memory durability: the file behind the log */
+	int grow_err_logged;		/* a failed growth of mf was logged */
 	uint64_t mem_replayed;		/* messages a killed process left in it, written
 					 * to the disk log at open */
 	uint64_t lost_from;		/* a lost range recorded at open: ids lost_from.. */
@@ -373,10 +374,10 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 
 /**
  * The region for a `memory`-durability partition's in-memory log (len bytes, index
- * geometry hint): a shared mapping of the file <dir>/memlog, prefaulted, which outlives
- * a kill of the process (storage/memfile.h); whatever the last process left there beyond
- * the disk log was already written to it and synced by sl_pstore_open. The contents are
- * garbage: open the log, then sl_memlog_reset it. NULL with rte_errno when the mapping
+ * geometry hint): a shared mapping of the file <dir>/memlog, sparse (it reads as zeros:
+ * open a lazy log over it and grow it with sl_pstore_log_prepare), which outlives a kill
+ * of the process (storage/memfile.h); whatever the last process left there beyond the
+ * disk log was already written to it and synced by sl_pstore_open. NULL with rte_errno when the mapping
  * fails, or when ps has `disk` durability (its region is plain memory: EINVAL). The
  * region is unmapped by sl_pstore_close. Control thread, before the store is attached.
  */
@@ -401,6 +402,16 @@ sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint);
  */
 void *
 sl_pstore_ptab_mem(struct sl_pstore *ps, size_t len, void *prev, int *had);
+
+/** The memory log file's index base field (sl_memfile_base), for sl_memlog_conf.base_out.
+ * Control thread, after sl_pstore_log_mem. */
+uint64_t *
+sl_pstore_log_base(struct sl_pstore *ps);
+
+/** Grow the memory log file's region: sl_memfile_prepare (bytes [off, off + len) of the
+ * region). 0 or a negative errno (logged once). Control thread. */
+int
+sl_pstore_log_prepare(struct sl_pstore *ps, uint64_t off, uint64_t len);
 
 /** Close a store that is detached from the persistence lcore. Control thread. */
 void

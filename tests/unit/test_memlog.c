@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "err.h"
 #include "memlog.h"
@@ -1093,6 +1094,102 @@ test_start_and_peek(void)
 	sl_memlog_close(log);
 }
 
+/* mprotect the pages of region bytes [from, to) read-write (the test's "prepare"). */
+static void
+lazy_prepare(uint8_t *m, uint64_t from, uint64_t to)
+{
+	uint64_t a = from / 4096 * 4096, b = (to + 4095) / 4096 * 4096;
+
+	if (b > a)
+		CHECK(mprotect(m + a, b - a, PROT_READ | PROT_WRITE) == 0, "mprotect");
+}
+
+static int
+lazy_grow(struct sl_memlog *log, uint8_t *m)
+{
+	struct sl_memlog_grow g;
+
+	if (!sl_memlog_grow_plan(log, &g))
+		return 0;
+	lazy_prepare(m, g.idx_from, g.idx_to);
+	lazy_prepare(m, g.ring_from, g.ring_to);
+	sl_memlog_grow_done(log, &g);
+	return 1;
+}
+
+static int
+count_cb(void *arg, const struct sl_memlog_rec *rec)
+{
+	(void)rec;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/* A lazy log over a region that is PROT_NONE until "prepared": the owner never touches a
+ * byte beyond the ready prefixes (a write there would be a SIGSEGV), answers FULL while a
+ * growth is pending, and holds the whole region once grown; the index base moves when the
+ * log is empty and a scan with the published base finds the records. */
+static void
+test_lazy(void)
+{
+	const size_t len = 1 << 20;
+	uint8_t *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+	uint64_t base = 0, n = 0, grows = 0, fulls = 0, found = 0, i;
+	struct sl_memlog_conf c = {.mem = m, .mem_len = len, .lazy = 1, .start_id = 100,
+				   .base_out = &base};
+	struct sl_memlog_rec r;
+	struct sl_memlog *log;
+	uint8_t body[40];
+	int rc;
+
+	CHECK(m != MAP_FAILED, "reserve 1 MiB PROT_NONE");
+	log = sl_memlog_open(&c);
+	CHECK(log != NULL && base == 100, "open touches nothing; base = start id");
+	CHECK(sl_memlog_resident(log) == 0, "nothing ready before the first growth");
+	CHECK(lazy_grow(log, m) == 1, "the first growth step");
+	CHECK(sl_memlog_resident(log) == 16 * 1024 + 4096, "16 KiB of records, one index page "
+	      "(%" PRIu64 ")", sl_memlog_resident(log));
+	fill(body, sizeof(body), 1);
+	for (i = 0; i < 100000; i++) {
+		rc = sl_memlog_append(log, body, sizeof(body), i, 0, NULL);
+		if (rc == 0) {
+			n++;
+			continue;
+		}
+		if (rc != -SL_E_FULL)
+			break;
+		fulls++;
+		if (!lazy_grow(log, m))
+			break;	/* the region is all ready: really full */
+		grows++;
+	}
+	CHECK(rc == -SL_E_FULL, "ends full (%d)", rc);
+	CHECK(fulls == grows + 1 && grows >= 6, "FULL while growth was pending, %" PRIu64
+	      " growth steps", grows);
+	CHECK(sl_memlog_resident(log) >= len - 8, "all of the region ready at the end "
+	      "(%" PRIu64 ")", sl_memlog_resident(log));
+	CHECK(n == sl_memlog_count(log) && n == sl_memlog_slots(log), "%" PRIu64 " messages held "
+	      "(as many as the index has slots)", n);
+	CHECK(sl_memlog_read(log, 100, &r) == 0 && r.len == sizeof(body) &&
+		      same(r.data, r.len, 1) && sl_memlog_read(log, 99 + n, &r) == 0,
+	      "first and last read back");
+	/* empty, then an append moves the base (slots start at 0 again) */
+	sl_memlog_trim(log, 100 + n);
+	CHECK(sl_memlog_append(log, body, sizeof(body), 1, 0, NULL) == 0 && base == 100 + n,
+	      "the base moved to the first id after the empty log (%" PRIu64 ")", base);
+	CHECK(sl_memlog_append(log, body, sizeof(body), 2, 0, NULL) == 0, "a second one");
+	c.idx_base = base;
+	c.start_offset = 0;
+	CHECK(sl_memlog_scan(&c, base, count_cb, &found) == 2 && found == 2,
+	      "a scan with the published base finds both (%" PRIu64 ")", found);
+	c.idx_base = 0;
+	found = 0;
+	CHECK(sl_memlog_scan(&c, base, count_cb, &found) == 0, "and none with another base");
+	sl_memlog_close(log);
+	munmap(m, len);
+}
+
 int
 main(void)
 {
@@ -1106,6 +1203,7 @@ main(void)
 	test_wrap();
 	test_trim_truncate();
 	test_reset();
+	test_lazy();
 	model_run(256 * 1024, 256, 200000, 0x10650001);
 	model_run(16384, 0, 200000, 0x10650002);
 	return check_report();

@@ -802,8 +802,11 @@ test_behind_backpressure(void)
 	CHECK(do_sub(p, a, sa, "slow", 0, 64, 1) == 0, "a consumer");
 	for (round = 0; round < 3; round++) {
 		n = 0;
-		while ((rc = sl_partition_publish(p, &pub, 0, 1, 0, 0, &res)) == 0 && n < 1000000)
-			n++;
+		/* the log grows ahead of need on the control thread (sl_partition_grow): a
+		 * FULL while it can still grow is the pause until it has */
+		while (((rc = sl_partition_publish(p, &pub, 0, 1, 0, 0, &res)) == 0 ||
+			(rc == -SL_E_FULL && sl_partition_grow(p, UINT64_MAX) > 0)) && n < 1000000)
+			n += rc == 0;
 		QCHECK(rc == -SL_E_FULL && n > 1000, "round %u: FULL after %u", round, n);
 		sl_partition_tick(p, (round + 1) * 2000000ull);
 		res.why = NULL;
