@@ -1442,10 +1442,9 @@ ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_
 			snprintf(err, err_len, "node %u is not live (or named twice)", ids[i]);
 			return -SL_E_INVAL;
 		}
-	/* first the union: the new replicas follow the leader, catch up, join the ISR. As a
-	 * new leadership of the same leader (epoch and session + 1): replication builds a
-	 * leader's member table when a leadership starts; the writes in flight then fail
-	 * (not acknowledged: the client retries) */
+	/* first the union: the new replicas follow the leader, catch up, join the ISR. The
+	 * same leadership (epoch and session kept): the leader adds them to its member table
+	 * (repl.c, leader_add_members) and writes go on */
 	next = p->meta;
 	for (i = 0; i < n; i++) {
 		if (has_id(next.replicas, next.nreplicas, ids[i]))
@@ -1464,8 +1463,6 @@ ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_
 	x->mv.ntarget = n;
 	x->mv.start_ms = now_ms();
 	if (next.nreplicas != p->meta.nreplicas) {
-		next.epoch++;
-		next.leader_session++;
 		rc = cas_view(m, p, &next, 0);
 		if (rc != 1) {
 			snprintf(err, err_len, "%s", rc == 0 ? "the view changed meanwhile: again" :
