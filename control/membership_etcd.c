@@ -1494,10 +1494,16 @@ ms_move_status(struct sl_membership *m, struct sl_json *out)
 	if (mv->state == MOVE_DONE) {
 		sl_json_u64(out, "old_leader", mv->old_leader);
 		sl_json_u64(out, "new_leader", mv->new_leader);
-		/* a leader change: from the final view's write to the new leader's first
-		 * write to etcd (it installed the view by then): the most writes waited */
-		if (mv->new_leader != mv->old_leader && mv->led_ms != 0)
+		/* a leader change: from the final view's write (the old leader commits
+		 * nothing after it) to the new leader's first write to etcd (it installed the
+		 * view and takes writes by then): the writes' pause as this node sees it. The
+		 * leader stays: its leadership goes on through the move, no pause */
+		if (mv->new_leader != mv->old_leader && mv->led_ms != 0) {
 			sl_json_u64(out, "switch_to_new_leader_ms", mv->led_ms - mv->switch_ms);
+			sl_json_u64(out, "write_pause_ms", mv->led_ms - mv->switch_ms);
+		} else if (mv->new_leader == mv->old_leader) {
+			sl_json_u64(out, "write_pause_ms", 0);
+		}
 	}
 	if (mv->state == MOVE_FAILED)
 		sl_json_str(out, "why", mv->why);
