@@ -1122,7 +1122,11 @@ leader_member(struct sl_repl *r, struct din *d)
 	if (!r->is_leader || d->vepoch != r->view.epoch || d->sess != r->view.leader_session)
 		return NULL;
 	i = member_idx(r, d->from);
-	return i < 0 ? NULL : &r->m[i];
+	/* a member the view removed (a move that kept the leader) is heard no more: its
+	 * JOIN_REQ would pause the writes for a node that is not a replica */
+	if (i < 0 || !in_list(r->view.replicas, r->view.nreplicas, d->from))
+		return NULL;
+	return &r->m[i];
 }
 
 /* leader: is (end, epoch) a record end of our log with that epoch? */

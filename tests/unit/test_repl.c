@@ -1171,6 +1171,18 @@ test_add_member(void)
 	join_req(r, 3, 0, 2 * MS);
 	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);	/* its rejoin pause */
 	sl_repl_close(r);
+
+	/* the final view of a move that keeps the leader removes node 2: it is not heard */
+	r = leader3();
+	CHECK(lwrite(r, 0) == 0);
+	ack(r, 1, 0, 1, E2, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	view(&v, 2, 0, 2, 77, 2, isr012, 2);		/* replicas 0, 1 */
+	sl_repl_set_view(r, &v, 1 * MS);
+	CHECK(f.nrb == 0 && sl_repl_can_write(r) == 0);
+	join_req(r, 2, 0, 2 * MS);
+	CHECK(sl_repl_can_write(r) == 0);
+	sl_repl_close(r);
 }
 
 /* Run a leader of three for 60 writes, one every 2 ms: member 1 acks everything at once,
