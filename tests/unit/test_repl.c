@@ -1162,7 +1162,7 @@ test_add_member(void)
 	ack(r, 1, 0, 1, E2, 0);
 	ack(r, 2, 0, 1, E2, 0);
 	CHECK(f.committed == 1);
-	view(&v, 2, 0, 2, 77, 4, isr012, 3);		/* replicas 0..3, node 3 outside the ISR */
+	view(&v, 2, 0, 2, 77, 4, isr012, 3);	/* replicas 0..3, node 3 outside the ISR */
 	sl_repl_set_view(r, &v, 1 * MS);
 	CHECK(f.nrb == 0 && sl_repl_can_write(r) == 0 && sl_repl_epoch(r) == E2);
 	ack(r, 1, 0, 2, E2, 1 * MS);
