@@ -7,13 +7,15 @@
 # sluice-pub (libsluice, given the four nodes: it follows the leader, one producer id)
 # publishes lines as a generator writes them, without end, while MOVES times
 # `sluicectl partition move r 0 --replicas ...` moves the partition to the three nodes
-# other than its leader: the new replica catches up, then the leader changes. Checked:
+# other than its leader: the new replica catches up, then the leader changes; then once
+# more keeping the leader (one follower out, the fourth node in). Checked:
 #  - every move completes (`partition move-status`: done, the leader changed, a
 #    write_pause_ms printed);
 #  - the first step (old + new replicas) keeps the leadership: after MOVES moves the epoch
 #    is 1 + MOVES. (It used to be a new leadership, one more epoch per move: the publishes
 #    in flight were refused SL_E_EPOCH, and on main this test fails there, sluice-pub
-#    reporting "line N failed: epoch mismatch".)
+#    reporting "line N failed: epoch mismatch".) The move that keeps the leader keeps the
+#    epoch and prints write_pause_ms 0;
 #  - sluice-pub ends with every line acknowledged; the last leader's log holds every
 #    acknowledged line once, in the order sent.
 # No timing is asserted (tools/bench/failover --moves measures the pauses).
@@ -72,7 +74,8 @@ wait_acked() {	# wait_acked N: until N lines are acknowledged (sluice-pub alive)
 	local i
 	for i in $(seq 600); do
 		[ "$(acked)" -ge "$1" ] && return 0
-		kill -0 "$PUBPID" 2> /dev/null || fail "sluice-pub ended early: $(cat "$TMP/pub.log")"
+		kill -0 "$PUBPID" 2> /dev/null ||
+			fail "sluice-pub ended early: $(cat "$TMP/pub.log")"
 		sleep 0.1
 	done
 	fail "$(acked) acknowledged, not $1, within 60 s"
@@ -113,9 +116,17 @@ PIDS+=("$PUBPID")
 wait_acked 1000
 log "publishing (sluice-pub -a all four nodes): $(acked) acknowledged"
 
-for k in $(seq $MOVES); do
-	read -r L E _ <<< "$(view_of 2)"
-	T=$(for n in 1 2 3 4; do [ "$n" != "$L" ] && echo $n; done | paste -sd,)
+for k in $(seq $((MOVES + 1))); do
+	read -r L E ISR <<< "$(view_of 2)"
+	if [ "$k" -le $MOVES ]; then	# to the three nodes other than the leader
+		T=$(for n in 1 2 3 4; do [ "$n" != "$L" ] && echo $n; done | paste -sd,)
+		NL='[^ ]*' NE=$((E + 1))
+	else	# the last keeps the leader: one follower out, the fourth node in
+		T=$( (echo "$L"; for n in 1 2 3 4; do [[ ",$ISR," != *",$n,"* ]] && echo $n; done
+		      for n in ${ISR//,/ }; do [ "$n" != "$L" ] && echo $n; done | head -n 1) |
+		    sort -n | paste -sd,)
+		NL=$L NE=$E
+	fi
 	before=$(acked)
 	ctl n2 partition move r 0 --replicas "$T" > "$TMP/move$k.json" ||
 		fail "partition move: $(cat "$TMP/move$k.json")"
@@ -132,24 +143,28 @@ print(m["state"], m.get("old_leader", 0), m.get("new_leader", 0),
       m.get("write_pause_ms", -1), m.get("why", "").replace(" ", "_"))' "$TMP/ms$k.json" \
 			2> /dev/null)
 		case "$st" in
-		done*) [ "$(cut -d' ' -f4 <<< "$st")" != -1 ] && break ;;	# the new leader wrote
+		# done, and the new leader wrote its position (or the leader stayed)
+		done*) [ "$(cut -d' ' -f4 <<< "$st")" != -1 ] && break ;;
 		failed*) fail "move $k failed: $(cat "$TMP/ms$k.json")" ;;
 		esac
 		sleep 0.1
 	done
 	read -r state old new pause _ <<< "$st"
 	[ "$state" = done ] || fail "move $k to $T not done in 90 s: $(cat "$TMP/ms$k.json")"
-	[ "$old" = "$L" ] && [ "$new" != "$L" ] || fail "move $k: leader $old -> $new (was $L)"
+	[ "$old" = "$L" ] && [[ "$new" =~ ^$NL$ ]] ||
+		fail "move $k: leader $old -> $new (was $L, expected $NL)"
+	[ "$k" -le $MOVES ] && [ "$new" = "$L" ] && fail "move $k: the leader stayed ($L)"
+	[ "$k" -le $MOVES ] || [ "$pause" = 0 ] || fail "move $k kept the leader: pause $pause"
 	for n in ${T//,/ }; do
-		wait_view "$n" "^$new $((E + 1)) $T\$"
+		wait_view "$n" "^$new $NE $T\$"
 	done
 	wait_acked $((before + 500))
-	log "move $k to $T: done, leader $L -> $new, epoch $((E + 1)), the node saw a" \
+	log "move $k to $T: done, leader $L -> $new, epoch $E -> $NE, the node saw a" \
 		"$pause ms write pause; $(acked) acknowledged"
 done
 read -r L E _ <<< "$(view_of 2)"
 [ "$E" = $((1 + MOVES)) ] ||
-	fail "epoch $E after $MOVES moves, not $((1 + MOVES)): the first step restarted the leadership"
+	fail "epoch $E after the moves, not $((1 + MOVES)): a first step restarted the leadership"
 
 touch "$TMP/stop"
 wait "$PUBPID" || fail "sluice-pub failed: $(cat "$TMP/pub.log")"
