@@ -11,8 +11,9 @@
 # more keeping the leader (one follower out, the fourth node in). Checked:
 #  - every move completes (`partition move-status`: done, the leader changed, a
 #    write_pause_ms printed);
-#  - the first step (old + new replicas) keeps the leadership: after MOVES moves the epoch
-#    is 1 + MOVES. (It used to be a new leadership, one more epoch per move: the publishes
+#  - the first step (old + new replicas) keeps the leadership: at the end the epoch is 1 +
+#    the moves that changed the leader + the failovers the controller logged (none unless
+#    etcd stalled, on a loaded machine). (It used to be a new leadership, one more epoch per move: the publishes
 #    in flight were refused SL_E_EPOCH, and on main this test fails there, sluice-pub
 #    reporting "line N failed: epoch mismatch".) The move that keeps the leader keeps the
 #    epoch and prints write_pause_ms 0;
@@ -116,20 +117,23 @@ PIDS+=("$PUBPID")
 wait_acked 1000
 log "publishing (sluice-pub -a all four nodes): $(acked) acknowledged"
 
+CHANGES=0	# moves that changed the leader
 for k in $(seq $((MOVES + 1))); do
 	read -r L E ISR <<< "$(view_of 2)"
 	if [ "$k" -le $MOVES ]; then	# to the three nodes other than the leader
 		T=$(for n in 1 2 3 4; do [ "$n" != "$L" ] && echo $n; done | paste -sd,)
-		NL='[^ ]*' NE=$((E + 1))
 	else	# the last keeps the leader: one follower out, the fourth node in
 		T=$( (echo "$L"; for n in 1 2 3 4; do [[ ",$ISR," != *",$n,"* ]] && echo $n; done
 		      for n in ${ISR//,/ }; do [ "$n" != "$L" ] && echo $n; done | head -n 1) |
 		    sort -n | paste -sd,)
-		NL=$L NE=$E
 	fi
 	before=$(acked)
-	ctl n2 partition move r 0 --replicas "$T" > "$TMP/move$k.json" ||
-		fail "partition move: $(cat "$TMP/move$k.json")"
+	for i in $(seq 10); do	# an ISR change may win the view's CAS: asked again
+		ctl n2 partition move r 0 --replicas "$T" > "$TMP/move$k.json" && break
+		grep -q "changed meanwhile" "$TMP/move$k.json" ||
+			fail "partition move: $(cat "$TMP/move$k.json")"
+		sleep 0.2
+	done
 	st=""
 	end=$((SECONDS + 90))
 	while [ $SECONDS -lt $end ]; do
@@ -151,20 +155,30 @@ print(m["state"], m.get("old_leader", 0), m.get("new_leader", 0),
 	done
 	read -r state old new pause _ <<< "$st"
 	[ "$state" = done ] || fail "move $k to $T not done in 90 s: $(cat "$TMP/ms$k.json")"
-	[ "$old" = "$L" ] && [[ "$new" =~ ^$NL$ ]] ||
-		fail "move $k: leader $old -> $new (was $L, expected $NL)"
-	[ "$k" -le $MOVES ] && [ "$new" = "$L" ] && fail "move $k: the leader stayed ($L)"
-	[ "$k" -le $MOVES ] || [ "$pause" = 0 ] || fail "move $k kept the leader: pause $pause"
+	# the leader when the move began (a failover may have come between: etcd stalls on
+	# a loaded machine fence a leader) stays if it is a target, else one of them leads
+	if [[ ",$T," == *",$old,"* ]]; then
+		[ "$new" = "$old" ] && [ "$pause" = 0 ] ||
+			fail "move $k kept leader $old: new leader $new, pause $pause"
+	else
+		[ "$new" != "$old" ] && [[ ",$T," == *",$new,"* ]] ||
+			fail "move $k: leader $old -> $new, not one of $T"
+		CHANGES=$((CHANGES + 1))
+	fi
 	for n in ${T//,/ }; do
-		wait_view "$n" "^$new $NE $T\$"
+		wait_view "$n" "^$new [0-9]+ $T\$"
 	done
 	wait_acked $((before + 500))
-	log "move $k to $T: done, leader $L -> $new, epoch $E -> $NE, the node saw a" \
+	log "move $k to $T: done, leader $old -> $new, view $(view_of "$new"), the node saw a" \
 		"$pause ms write pause; $(acked) acknowledged"
 done
+# every epoch: the first, one per move that changed the leader, one per failover the
+# controller wrote (none unless etcd stalled); a move's first step takes none
+FO=$(cat "$TMP"/n[1-4].log | grep -cE "r/0: leader [0-9]+ (gone|silent for [0-9]+ ms): node")
 read -r L E _ <<< "$(view_of 2)"
-[ "$E" = $((1 + MOVES)) ] ||
-	fail "epoch $E after the moves, not $((1 + MOVES)): a first step restarted the leadership"
+[ "$E" = $((1 + CHANGES + FO)) ] || fail "epoch $E after $CHANGES leader changes by a move" \
+	"and $FO failovers, not $((1 + CHANGES + FO)): a first step restarted the leadership"
+[ "$FO" = 0 ] || log "$FO failover(s) meanwhile (etcd stalled: the load)"
 
 touch "$TMP/stop"
 wait "$PUBPID" || fail "sluice-pub failed: $(cat "$TMP/pub.log")"
