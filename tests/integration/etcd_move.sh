@@ -174,8 +174,13 @@ print(m["state"], m.get("old_leader", 0), m.get("new_leader", 0),
 done
 # every epoch: the first, one per move that changed the leader, one per failover the
 # controller wrote (none unless etcd stalled); a move's first step takes none
-FO=$(cat "$TMP"/n[1-4].log | grep -cE "r/0: leader [0-9]+ (gone|silent for [0-9]+ ms): node")
-read -r L E _ <<< "$(view_of 2)"
+for i in $(seq 5); do	# a view not changed while the failovers were counted
+	read -r L E _ <<< "$(view_of 2)"
+	FO=$(cat "$TMP"/n[1-4].log |
+		grep -cE "r/0: leader [0-9]+ (gone|silent for [0-9]+ ms): node")
+	read -r L2 E2 _ <<< "$(view_of 2)"
+	[ "$L $E" = "$L2 $E2" ] && break
+done
 [ "$E" = $((1 + CHANGES + FO)) ] || fail "epoch $E after $CHANGES leader changes by a move" \
 	"and $FO failovers, not $((1 + CHANGES + FO)): a first step restarted the leadership"
 [ "$FO" = 0 ] || log "$FO failover(s) meanwhile (etcd stalled: the load)"
@@ -187,9 +192,16 @@ sent=$(wc -l < "$TMP/in.txt")
 [ "$(acked)" = "$sent" ] || fail "$(acked) of $sent lines acknowledged: $(cat "$TMP/pub.log")"
 log "sluice-pub: $(tail -n 1 "$TMP/pub.log")"
 
+for i in $(seq 3); do	# the leader as the view says now (a failover may have come)
+	read -r L _ <<< "$(view_of 2)"
+	in_ns "$NS" "$SUB" -a "$SUBNET.1$L" -c check -n "$sent" -t 30 --from-start r \
+		> "$TMP/out.txt" 2> "$TMP/sub.log" && break
+	grep -q "not the partition leader" "$TMP/sub.log" ||
+		fail "sluice-sub: $(cat "$TMP/sub.log")"
+	sleep 1
+done
+[ -s "$TMP/out.txt" ] || fail "sluice-sub: $(cat "$TMP/sub.log")"
 log "the last leader ($L)'s log holds every acknowledged line, once, in order"
-in_ns "$NS" "$SUB" -a "$SUBNET.1$L" -c check -n "$sent" -t 30 --from-start r \
-	> "$TMP/out.txt" 2> "$TMP/sub.log" || fail "sluice-sub: $(cat "$TMP/sub.log")"
 python3 - "$TMP/out.txt" "$TMP/in.txt" "$TMP/acked.txt" <<'PY' || fail "node $L's log"
 import collections, sys
 got = open(sys.argv[1]).read().split("\n")[:-1]
