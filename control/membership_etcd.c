@@ -1337,10 +1337,9 @@ ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_
 			snprintf(err, err_len, "node %u is not live (or named twice)", ids[i]);
 			return -SL_E_INVAL;
 		}
-	/* first the union: the new replicas follow the leader, catch up, join the ISR. As a
-	 * new leadership of the same leader (epoch and session + 1): replication builds a
-	 * leader's member table when a leadership starts; the writes in flight then fail
-	 * (not acknowledged: the client retries) */
+	/* first the union: the new replicas follow the leader, catch up, join the ISR. The
+	 * same leadership (epoch and session kept): the leader adds them to its member table
+	 * (repl.c, leader_add_members) and writes go on */
 	next = p->meta;
 	for (i = 0; i < n; i++) {
 		if (has_id(next.replicas, next.nreplicas, ids[i]))
@@ -1359,8 +1358,6 @@ ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_
 	x->mv.ntarget = n;
 	x->mv.start_ms = now_ms();
 	if (next.nreplicas != p->meta.nreplicas) {
-		next.epoch++;
-		next.leader_session++;
 		rc = cas_view(m, p, &next, 0);
 		if (rc != 1) {
 			snprintf(err, err_len, "%s", rc == 0 ? "the view changed meanwhile: again" :
@@ -1392,10 +1389,16 @@ ms_move_status(struct sl_membership *m, struct sl_json *out)
 	if (mv->state == MOVE_DONE) {
 		sl_json_u64(out, "old_leader", mv->old_leader);
 		sl_json_u64(out, "new_leader", mv->new_leader);
-		/* a leader change: from the final view's write to the new leader's first
-		 * write to etcd (it installed the view by then): the most writes waited */
-		if (mv->new_leader != mv->old_leader && mv->led_ms != 0)
+		/* a leader change: from the final view's write (the old leader commits
+		 * nothing after it) to the new leader's first write to etcd (it installed the
+		 * view and takes writes by then): the writes' pause as this node sees it. The
+		 * leader stays: its leadership goes on through the move, no pause */
+		if (mv->new_leader != mv->old_leader && mv->led_ms != 0) {
 			sl_json_u64(out, "switch_to_new_leader_ms", mv->led_ms - mv->switch_ms);
+			sl_json_u64(out, "write_pause_ms", mv->led_ms - mv->switch_ms);
+		} else if (mv->new_leader == mv->old_leader) {
+			sl_json_u64(out, "write_pause_ms", 0);
+		}
 	}
 	if (mv->state == MOVE_FAILED)
 		sl_json_str(out, "why", mv->why);

@@ -729,13 +729,54 @@ become_leader(struct sl_repl *r)
 	advance_commit(r);
 }
 
-/* leader, same leadership, new ISR */
+/* leader, same leadership: a replica the view adds (a move's first step, docs/cluster.md)
+ * gets a member entry as become_leader makes them, outside the ISR: it catches up and asks
+ * to join as a restarted replica does. Writes go on meanwhile: no new leadership. One that
+ * comes back after the view had removed it starts afresh. */
 static void
-leader_view_change(struct sl_repl *r)
+leader_add_members(struct sl_repl *r, const struct sl_repl_view *old)
+{
+	struct member *m;
+	uint32_t i, j;
+	int idx;
+
+	for (i = 0; i < r->view.nreplicas; i++) {
+		uint32_t node = r->view.replicas[i];
+
+		if (node == r->conf.node_id)
+			continue;
+		idx = member_idx(r, node);
+		if (idx >= 0 && in_list(old->replicas, old->nreplicas, node))
+			continue;
+		if (idx < 0 && r->nmembers < SL_REPL_MAX_NODES)
+			idx = (int)r->nmembers++;
+		for (j = 0; idx < 0 && j < r->nmembers; j++)	/* full: one the view removed */
+			if (!in_list(r->view.replicas, r->view.nreplicas, r->m[j].node))
+				idx = (int)j;
+		if (idx < 0)
+			continue;
+		if (idx == r->join_idx) {
+			join_cancel(r);
+		}
+		m = &r->m[idx];
+		memset(m, 0, sizeof(*m));
+		m->node = node;
+		m->in_isr = in_list(r->view.isr, r->view.nisr, node);
+		m->acked = m->in_isr ? r->commit : 0;
+		m->next = r->commit + 1;
+		m->rto_ns = r->conf.retransmit_ns;
+		caught_up(r, m);
+	}
+}
+
+/* leader, same leadership, new ISR or replicas */
+static void
+leader_view_change(struct sl_repl *r, const struct sl_repl_view *old)
 {
 	uint32_t i, j;
 	int shrunk = 0;
 
+	leader_add_members(r, old);
 	for (i = 0; i < r->nmembers; i++) {
 		struct member *m = &r->m[i];
 		int now_in = in_list(r->view.isr, r->view.nisr, m->node);
@@ -1081,7 +1122,11 @@ leader_member(struct sl_repl *r, struct din *d)
 	if (!r->is_leader || d->vepoch != r->view.epoch || d->sess != r->view.leader_session)
 		return NULL;
 	i = member_idx(r, d->from);
-	return i < 0 ? NULL : &r->m[i];
+	/* a member the view removed (a move that kept the leader) is heard no more: its
+	 * JOIN_REQ would pause the writes for a node that is not a replica */
+	if (i < 0 || !in_list(r->view.replicas, r->view.nreplicas, d->from))
+		return NULL;
+	return &r->m[i];
 }
 
 /* leader: is (end, epoch) a record end of our log with that epoch? */
@@ -1683,7 +1728,7 @@ sl_repl_set_view(struct sl_repl *r, const struct sl_repl_view *v, uint64_t now_n
 		old.leader_session == v->leader_session;
 	if (v->leader == r->conf.node_id) {
 		if (r->is_leader && same_lead) {
-			leader_view_change(r);
+			leader_view_change(r, &old);
 			send_view(r);
 			return;
 		}

@@ -1471,7 +1471,9 @@ meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
 
 /* One round over the current broker and the seeds: the address of the node that says it
  * leads with the highest epoch, unless another answer names a leader of a higher epoch
- * that confirms it. 0 with *to, or -1. */
+ * that confirms it. A current broker that names another leader (it refused us:
+ * NOT_LEADER after a move or a failover it has seen) is followed at once: that leader,
+ * if it confirms, without asking the seeds (a round trip each). 0 with *to, or -1. */
 static int
 leader_round(struct sl_client *c, struct baddr *to)
 {
@@ -1484,6 +1486,21 @@ leader_round(struct sl_client *c, struct baddr *to)
 		a = i == 0 ? c->cur : c->seeds[i - 1];
 		if ((i > 0 && same_addr(a, c->cur)) || meta_ask(c, a, &e) != 0)
 			continue;
+		if (i == 0 && !(e.flags & SL_WIRE_META_F_LEADER) && e.leader_ip != 0 &&
+		    e.leader_port != 0) {
+			uint32_t named = e.epoch;
+
+			a.ip = e.leader_ip;
+			a.port = e.leader_port;
+			if (!same_addr(a, c->cur) && meta_ask(c, a, &e) == 0 &&
+			    (e.flags & SL_WIRE_META_F_LEADER) && e.epoch >= named) {
+				*to = a;
+				return 0;
+			}
+			hint = a;	/* not confirmed (yet): ask everyone */
+			hint_epoch = named;
+			continue;
+		}
 		if ((e.flags & SL_WIRE_META_F_LEADER) && (claim.ip == 0 || e.epoch > claim_epoch)) {
 			claim = a;
 			claim_epoch = e.epoch;

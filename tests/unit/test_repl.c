@@ -1147,6 +1147,44 @@ test_join_holdoff(void)
 	sl_repl_close(r);
 }
 
+/* A move's first step (docs/cluster.md): the view adds a replica under the same leadership
+ * (epoch and session kept). The leader takes it into its member table without starting a
+ * new leadership: nothing pending is rolled back, writes go on, and the new replica's
+ * JOIN_REQ is heard (it used to take a new epoch: the writes in flight failed). */
+static void
+test_add_member(void)
+{
+	uint32_t isr012[] = { 0, 1, 2 };
+	struct sl_repl_view v;
+	struct sl_repl *r = leader3();
+
+	CHECK(lwrite(r, 0) == 0 && lwrite(r, 0) == 0);
+	ack(r, 1, 0, 1, E2, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	CHECK(f.committed == 1);
+	view(&v, 2, 0, 2, 77, 4, isr012, 3);	/* replicas 0..3, node 3 outside the ISR */
+	sl_repl_set_view(r, &v, 1 * MS);
+	CHECK(f.nrb == 0 && sl_repl_can_write(r) == 0 && sl_repl_epoch(r) == E2);
+	ack(r, 1, 0, 2, E2, 1 * MS);
+	ack(r, 2, 0, 2, E2, 1 * MS);
+	CHECK(f.committed == 2);			/* node 3 is not counted */
+	join_req(r, 3, 0, 2 * MS);
+	CHECK(sl_repl_can_write(r) == -SL_E_WRITE_DISABLED);	/* its rejoin pause */
+	sl_repl_close(r);
+
+	/* the final view of a move that keeps the leader removes node 2: it is not heard */
+	r = leader3();
+	CHECK(lwrite(r, 0) == 0);
+	ack(r, 1, 0, 1, E2, 0);
+	ack(r, 2, 0, 1, E2, 0);
+	view(&v, 2, 0, 2, 77, 2, isr012, 2);		/* replicas 0, 1 */
+	sl_repl_set_view(r, &v, 1 * MS);
+	CHECK(f.nrb == 0 && sl_repl_can_write(r) == 0);
+	join_req(r, 2, 0, 2 * MS);
+	CHECK(sl_repl_can_write(r) == 0);
+	sl_repl_close(r);
+}
+
 /* Run a leader of three for 60 writes, one every 2 ms: member 1 acks everything at once,
  * member 2 acks what `lag2` says. Returns the time member 2 was asked out (0: never). */
 static uint64_t
@@ -1216,6 +1254,7 @@ main(void)
 	test_retransmit_by_rtt();
 	test_fetch_batch();
 	test_join_holdoff();
+	test_add_member();
 	test_leader_rollback();
 	test_isr_lag_by_time();
 	test_chan_sync();
