@@ -136,7 +136,6 @@ struct mse {
 	int fenced;			/* views of the partitions this node leads: writes off */
 	char *pos_last;			/* the P/pos/<id> value last written */
 	uint64_t next_pos_ms;
-	struct sl_part_info *info;	/* scratch for the positions */
 	uint64_t fences, cas_lost;
 	struct etopic *topics;
 	size_t ntopics, ctopics;
@@ -954,20 +953,19 @@ publish_pos(struct sl_membership *m)
 
 	if (m->broker == NULL || x->fenced || !x->reachable || x->lease == 0)
 		return;
-	if (x->info == NULL && (x->info = malloc(sizeof(*x->info))) == NULL)
-		return;
 	o = json_object();
 	for (i = 0; o != NULL && i < x->nparts; i++) {
 		const struct epart *p = &x->parts[i];
+		uint64_t committed, end_id;
 
 		beat |= p->meta.leader == m->node_id;
+		/* read without a worker command: a pass costs no round trip per partition */
 		if (!holds(&p->meta, m->node_id) ||
-		    sl_broker_part_info(m->broker, p->topic, p->part, x->info) != 0 ||
-		    !x->info->repl)
+		    sl_broker_part_pos(m->broker, p->topic, p->part, &committed, &end_id) != 1)
 			continue;
 		snprintf(k, sizeof(k), "%s/%u", p->topic, p->part);
-		json_object_set_new(o, k, json_pack("[I, I]", (json_int_t)x->info->committed,
-						    (json_int_t)x->info->end_id));
+		json_object_set_new(o, k, json_pack("[I, I]", (json_int_t)committed,
+						    (json_int_t)end_id));
 	}
 	val = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
@@ -1006,7 +1004,6 @@ ms_close(struct sl_membership *m)
 	for (i = 0; i < SL_MEMBERSHIP_MAX_NODES; i++)
 		json_decref(x->pos[i]);
 	free(x->pos_last);
-	free(x->info);
 	free(x->topics);
 	free(x->parts);
 	free(x);

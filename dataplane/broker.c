@@ -1175,6 +1175,20 @@ sl_broker_topic_infos(struct sl_broker *b, struct sl_topic *t, struct sl_part_in
 	return n;
 }
 
+/* Calling context: control thread. */
+int
+sl_broker_part_pos(struct sl_broker *b, const char *topic, uint16_t part, uint64_t *committed,
+		   uint64_t *end_id)
+{
+	struct sl_topic *t = sl_coord_topic_find(b->coord, topic, (uint32_t)strlen(topic));
+
+	if (t == NULL)
+		return -SL_E_TOPIC;
+	if (part >= t->nparts || t->parts[part].state == NULL)
+		return -SL_E_PARTITION;
+	return sl_partition_positions(t->parts[part].state, committed, end_id);
+}
+
 int
 sl_broker_part_info(struct sl_broker *b, const char *topic, uint16_t part,
 		    struct sl_part_info *info)

@@ -377,6 +377,13 @@ int
 sl_broker_chan_reset(struct sl_broker *b, const char *topic, int part, const char *chan,
 		     uint8_t kind, uint64_t value, uint64_t *next_id);
 
+/** A partition's log end and commit index without a command to its worker
+ * (sl_partition_positions: racy, advisory): 1 when it replicates, 0 when it does not,
+ * -SL_E_TOPIC / -SL_E_PARTITION. Control thread. */
+int
+sl_broker_part_pos(struct sl_broker *b, const char *topic, uint16_t part, uint64_t *committed,
+		   uint64_t *end_id);
+
 /** Snapshot a partition. 0 or -SL_E_TOPIC / -SL_E_PARTITION / -ETIMEDOUT. */
 int
 sl_broker_part_info(struct sl_broker *b, const char *topic, uint16_t part,

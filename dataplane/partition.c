@@ -1236,6 +1236,18 @@ sl_partition_resident(const struct sl_partition *p)
 	return n;
 }
 
+/* Calling context: control thread (racy reads, partition.h). */
+int
+sl_partition_positions(const struct sl_partition *p, uint64_t *committed, uint64_t *end_id)
+{
+	*end_id = sl_memlog_end_id(p->log);	/* an aligned u64 the worker stores */
+	*committed = 0;
+	if (__atomic_load_n(&p->repl, __ATOMIC_ACQUIRE) == NULL)
+		return 0;
+	*committed = __atomic_load_n(&p->committed, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* Channel positions saved by the last run. */
 static void
 chans_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)

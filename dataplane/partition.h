@@ -180,6 +180,16 @@ sl_partition_grow(struct sl_partition *p, uint64_t room);
 uint64_t
 sl_partition_resident(const struct sl_partition *p);
 
+/**
+ * The partition's positions read without a command to its worker (racy: each value as the
+ * worker last stored it, a 64-bit aligned load): *end_id its log's end and, when it
+ * replicates, *committed its commit index. 1 when it replicates, else 0 (*committed 0).
+ * For advisory uses (the etcd backend's positions): the worker may move on at once.
+ * Control thread, while the partition is open (only the control thread closes it).
+ */
+int
+sl_partition_positions(const struct sl_partition *p, uint64_t *committed, uint64_t *end_id);
+
 /** Free a detached partition (and its store). Control thread. NULL is a no-op. */
 void
 sl_partition_close(struct sl_partition *p);
