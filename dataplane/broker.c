@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -370,13 +371,26 @@ sl_broker_close(struct sl_broker *b)
 	rte_free(b);
 }
 
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* Run a command on a worker and wait for it. The worker may be sleeping (adaptive idle)
- * for up to idle_max_us, so this polls with short sleeps, offline for RCU. */
+ * for up to idle_max_us, so this polls with short sleeps, offline for RCU. The wait is
+ * bounded by the clock (a usleep(50) sleeps far longer on a loaded machine), and ends at
+ * once when the process is quitting and the worker has left its loop: the quit flag stops
+ * the workers as soon as a signal sets it, while the control thread may still be in the
+ * middle of a pass that asks them (10,000 partitions' admin pass took 53 s to stop). */
 static int
 run_cmd(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 {
 	struct sl_worker *w = b->workers[worker];
-	uint32_t waited_us = 0;
+	uint64_t deadline;
 
 	cmd->done = 0;
 	if (!b->started) {
@@ -385,18 +399,24 @@ run_cmd(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 	}
 	if (rte_ring_sp_enqueue(w->cmd, cmd) != 0)
 		return -EBUSY;
+	deadline = mono_ms() + CMD_TIMEOUT_MS;
 	rcu_thread_offline();
 	while (!__atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE)) {
-		if (waited_us > CMD_TIMEOUT_MS * 1000u) {
-			/* the worker is wedged; the command stays queued and the caller must
-			 * not free it: leak it rather than corrupt memory */
+		/* in both cases the command stays queued and the caller must not free it:
+		 * leak it rather than corrupt memory */
+		if (__atomic_load_n(&sl_broker_quit, __ATOMIC_ACQUIRE) &&
+		    rte_eal_get_lcore_state(w->lcore) != RUNNING) {
+			rcu_thread_online();
+			return -ETIMEDOUT;	/* stopped: nobody will answer (callers treat it
+						 * as a time-out: the command is not theirs) */
+		}
+		if (mono_ms() > deadline) {
 			rcu_thread_online();
 			BLOG(ERR, "worker %u did not answer a command in %u ms", worker,
 			     CMD_TIMEOUT_MS);
 			return -ETIMEDOUT;
 		}
 		usleep(50);
-		waited_us += 50;
 	}
 	rcu_thread_online();
 	return cmd->result;
