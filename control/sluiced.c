@@ -718,22 +718,36 @@ create_topic_arg(struct sl_broker *b, const char *arg, const struct sl_persist_p
 /* Every partition with a data directory keeps files open (disk log segments, index,
  * memory log file): raise the soft limit on descriptors to the hard limit, so that a node
  * holds thousands of partitions. The new soft limit, logged. */
+#define NOFILE_WANT (UINT64_C(1) << 20)	/* 4 per partition with a data dir: 10,000s */
+
 static void
 raise_nofile(void)
 {
-	struct rlimit rl;
+	struct rlimit rl, want;
+	unsigned long long nr_open = 0;
+	FILE *f;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return;
-	if (rl.rlim_cur < rl.rlim_max) {
+	/* privileged (CAP_SYS_RESOURCE): the hard limit too, up to the kernel's nr_open */
+	f = fopen("/proc/sys/fs/nr_open", "r");
+	if (f != NULL) {
+		if (fscanf(f, "%llu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	want.rlim_cur = want.rlim_max = RTE_MIN((rlim_t)NOFILE_WANT, (rlim_t)nr_open);
+	if (want.rlim_max > rl.rlim_max && setrlimit(RLIMIT_NOFILE, &want) == 0) {
+		rl = want;
+	} else if (rl.rlim_cur < rl.rlim_max) {
 		rlim_t old = rl.rlim_cur;
 
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
 			rl.rlim_cur = old;
 	}
-	MLOG(INFO, "file descriptors: up to %llu (RLIMIT_NOFILE, raised to its hard limit)",
-	     (unsigned long long)rl.rlim_cur);
+	MLOG(INFO, "file descriptors: up to %llu (RLIMIT_NOFILE; a partition with a data "
+	     "directory keeps 4 open)", (unsigned long long)rl.rlim_cur);
 }
 
 int
