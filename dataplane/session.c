@@ -172,6 +172,7 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 	s->udp_port = udp_port;
 	s->port_id = port_id;
 	__atomic_store_n(&s->mac, mac_pack(mac), __ATOMIC_RELAXED);
+	s->mac_gen = 0;
 	s->closing = 0;
 	s->window = window;
 	s->client_info = info;
@@ -243,8 +244,10 @@ sl_session_note_mac(struct sl_session *s, const uint8_t mac[6])
 {
 	uint64_t v = mac_pack(mac);
 
-	if (__atomic_load_n(&s->mac, __ATOMIC_RELAXED) != v)
+	if (__atomic_load_n(&s->mac, __ATOMIC_RELAXED) != v) {
 		__atomic_store_n(&s->mac, v, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->mac_gen, 1, __ATOMIC_RELEASE);
+	}
 }
 
 void

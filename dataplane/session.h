@@ -34,6 +34,7 @@ struct sl_session {
 	uint16_t port_id;	/* DPDK port the session came in on */
 	uint8_t closing;	/* SL_SESSION_CLOSING or _REVOKED, else 0 */
 	uint8_t pad[3];
+	uint32_t mac_gen;	/* times mac changed; relaxed (sl_session_note_mac) */
 	uint32_t window;
 	uint32_t client_info;
 	uint32_t auth_uid;	/* its client token's uid (auth.h); 0: no token (open mode) */
@@ -117,7 +118,9 @@ sl_session_mac(const struct sl_session *s, uint8_t mac[6]);
  * live session (a Linux bridge takes the lowest MAC of its ports, so its address moves
  * when a port leaves; a router fails over); answers go back to each request's source
  * anyway, but MSG frames are sent unasked and would be lost, each until its message
- * timeout. One relaxed load, and a store only when the MAC changed. Any worker lcore.
+ * timeout: mac_gen counts the changes, and each partition's tick gives back the messages
+ * the session's subscribers held at a change (sl_channel_sub_hop). One relaxed load, and
+ * stores only when the MAC changed. Any worker lcore.
  */
 void
 sl_session_note_mac(struct sl_session *s, const uint8_t mac[6]);

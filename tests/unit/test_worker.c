@@ -347,26 +347,43 @@ test_subscribe(void)
 
 /*
  * The client's next hop changes under a live session (a Linux bridge's MAC moves when a
- * port leaves it): after a request of the session from the new MAC, MSG frames go there.
- * They went to the MAC of the HELLO before, lost until the message timeout
- * (nsq_nsqjs_parts_failover's 60 s stall).
+ * port leaves it): after a request of the session from the new MAC, MSG frames go there,
+ * and what the subscriber held (sent to the old MAC) is delivered again. They went to the
+ * MAC of the HELLO before, lost until the message timeout (nsq_nsqjs_parts_failover's
+ * 60 s stall).
  */
 static void
 test_next_hop(void)
 {
 	static const uint8_t hop2[6] = {0x02, 0, 0, 0, 0, 0x05};
-	const char *one[] = {"hop"};
+	const char *one[] = {"hop"}, *held[] = {"held"};
 	struct sl_wire_chan_op op;
 	struct sl_wire_hdr h = hdr(session, 20);
 	uint8_t old[6], dst[6] = {0}, msg_dst[6] = {0};
 	struct answer a;
-	uint64_t id = 0;
+	uint64_t id = 0, ids[2] = {0};
 	int i, ok = 0;
 
+	/* one message delivered to the first MAC and held (not finished) */
+	if (fx_send(&fp, req, (uint32_t)enc_pub(&h, 0, 0, "t", 1, held)) != 0)
+		CHECK(0, "send PUB");
+	for (i = 0; i < 2; i++) {
+		a = recv_answer();
+		if (a.len > 0 && a.h.opcode == SL_OP_MSG && strcmp(a.body, "held") == 0)
+			ids[0] = a.msg.msg_id;
+	}
+	CHECK(ids[0] != 0, "a message delivered to the first MAC, held (id %" PRIu64 ")",
+	      ids[0]);
 	memcpy(old, fp.cli.mac, 6);
 	memcpy(fp.cli.mac, hop2, 6);
+	h = hdr(session, 23);
 	a = xchg(req, enc_nop(&h));
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK, "NOP of the session from another MAC: OK");
+	/* what it held went to the old MAC, maybe lost: it comes again, to the new one */
+	a = recv_answer_dst(dst);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_MSG && a.msg.msg_id == ids[0] &&
+		      a.msg.attempts == 2 && memcmp(dst, hop2, 6) == 0,
+	      "the held message comes again, attempt 2, to the new next hop");
 	h = hdr(session, 21);
 	if (fx_send(&fp, req, (uint32_t)enc_pub(&h, 0, 0, "t", 1, one)) != 0)
 		CHECK(0, "send PUB");
@@ -388,10 +405,11 @@ test_next_hop(void)
 	op.addr.topic_len = 1;
 	op.addr.channel = "c";
 	op.addr.channel_len = 1;
-	op.count = 1;
+	op.count = 2;
+	ids[1] = id;
 	h = hdr(session, 22);
-	a = xchg(req, sl_wire_encode_chan_op(req, sizeof(req), &h, SL_OP_FIN, &op, &id));
-	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.count == 1, "FIN of it: OK");
+	a = xchg(req, sl_wire_encode_chan_op(req, sizeof(req), &h, SL_OP_FIN, &op, ids));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.count == 2, "FIN of both: OK");
 	memcpy(fp.cli.mac, old, 6);	/* the next requests come from the first MAC again */
 }
 
