@@ -342,6 +342,32 @@ sl_channel_sub_remove(struct sl_channel *ch, int sub, uint64_t now)
 	ch->n_subs--;
 }
 
+/* Calling context: owner lcore. Scans the window only if the sub holds ids. */
+uint32_t
+sl_channel_sub_hop(struct sl_channel *ch, int sub, uint32_t gen, uint64_t now)
+{
+	uint64_t left, id;
+	uint32_t n = 0;
+
+	if (!sub_valid(ch, sub) || ch->subs[sub].hop_gen == gen)
+		return 0;
+	ch->subs[sub].hop_gen = gen;
+	left = ch->subs[sub].in_flight;
+	for (id = ch->confirmed; id < ch->cursor && left > 0; id++) {
+		struct slot *s = slot_of(ch, id);
+
+		if (s->state == ST_IN_FLIGHT && s->sub == (uint32_t)sub) {
+			to_requeued(ch, id, s, now);
+			left--;
+			n++;
+		}
+	}
+	if (ch->n_in_flight == 0)
+		ch->min_deadline = UINT64_MAX;
+	ch->requeued += n;
+	return n;
+}
+
 /* Calling context: owner lcore (every tick). */
 uint64_t
 sl_channel_idle(struct sl_channel *ch, uint64_t now)

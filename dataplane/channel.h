@@ -45,6 +45,7 @@ struct sl_channel_sub {
 	uint32_t rdy;		/* most messages this subscriber may hold in flight (NSQ RDY) */
 	uint64_t delivered;
 	uint64_t in_flight;
+	uint32_t hop_gen;	/* its session's next-hop generation (sl_channel_sub_hop) */
 };
 
 struct sl_channel_delivery {
@@ -90,6 +91,15 @@ sl_channel_sub_add(struct sl_channel *ch, uint64_t session, uint32_t session_slo
 /** Find a subscriber index by sub_id, or -SL_E_CHANNEL. */
 int
 sl_channel_sub_find(const struct sl_channel *ch, uint64_t sub_id);
+
+/**
+ * The subscriber's next hop moved (its session's generation is now gen, session.h): the
+ * messages it holds were sent to the old one and may be lost, so they go back, ready now
+ * (a redelivery, a duplicate where one did arrive). Nothing when gen is the one seen.
+ * Returns how many went back. Owner lcore.
+ */
+uint32_t
+sl_channel_sub_hop(struct sl_channel *ch, int sub, uint32_t gen, uint64_t now);
 
 /** Set a subscriber's credit (NSQ RDY semantics: the new total, not an increment). */
 int

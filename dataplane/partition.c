@@ -624,6 +624,7 @@ sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
 		       uint64_t session, uint32_t session_slot, uint64_t sub_id,
 		       struct sl_partition_res *res)
 {
+	const struct sl_session *ss;
 	struct sl_channel *ch;
 	uint64_t off = 0;
 	int ci, si, rc;
@@ -657,6 +658,10 @@ sl_partition_subscribe(struct sl_partition *p, const struct sl_wire_sub *sub,
 			chan_gc_ephemeral(p, ci);
 			return rc;
 		}
+		ss = sl_session_peek(p->conf.sessions, session_slot, session);
+		if (ss != NULL)	/* the next hop it starts with */
+			sl_channel_sub_hop(ch, rc, __atomic_load_n(&ss->mac_gen, __ATOMIC_ACQUIRE),
+					   0);
 	}
 	sl_memlog_offset_of(p->log, sl_channel_confirmed(ch), &off);
 	res->id = sub_id;
@@ -924,6 +929,9 @@ chan_tick(struct sl_partition *p, int c, uint64_t now_ns)
 		ss = sl_session_peek(p->conf.sessions, sub->session_slot, sub->session);
 		if (ss == NULL || ss->closing)
 			sl_channel_sub_remove(ch, s, now_ns);
+		else	/* its next hop moved: what it holds may be lost (session.h) */
+			sl_channel_sub_hop(ch, s, __atomic_load_n(&ss->mac_gen, __ATOMIC_ACQUIRE),
+					   now_ns);
 	}
 	if (sl_channel_is_ephemeral(ch) && sl_channel_sub_count(ch) == 0) {
 		chan_remove(p, c);

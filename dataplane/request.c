@@ -947,6 +947,9 @@ sl_request_handle(struct sl_worker *w, struct sl_request *r, int forwarded)
 			sl_request_reply_err(w, r, SL_E_SESSION, 0, NULL);
 		return;
 	}
+	/* MSG frames follow the session's next hop (its MAC can change under the session) */
+	if (r->sess != NULL)
+		sl_session_note_mac(r->sess, r->info.src_mac);
 	if (h == NULL || h->decode == NULL) {
 		sl_request_reply_err(w, r, SL_E_OPCODE, 0, NULL);
 		return;

@@ -62,6 +62,18 @@ rand64(struct sl_session_table *t)
 	return v;
 }
 
+/* A MAC in one word (byte i in bits 8i..8i+7): stored and loaded whole. */
+static uint64_t
+mac_pack(const uint8_t mac[6])
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		v |= (uint64_t)mac[i] << (8 * i);
+	return v;
+}
+
 static uint32_t
 src_bucket(uint32_t ip)
 {
@@ -159,7 +171,8 @@ sl_session_create(struct sl_session_table *t, uint32_t ip, uint16_t udp_port,
 	s->ip = ip;
 	s->udp_port = udp_port;
 	s->port_id = port_id;
-	memcpy(s->mac, mac, 6);
+	__atomic_store_n(&s->mac, mac_pack(mac), __ATOMIC_RELAXED);
+	s->mac_gen = 0;
 	s->closing = 0;
 	s->window = window;
 	s->client_info = info;
@@ -214,6 +227,27 @@ sl_session_get_src(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_
 	if (s == NULL || s->ip != ip || s->udp_port != udp_port)
 		return NULL;
 	return sl_session_get(t, id, slot, now);
+}
+
+void
+sl_session_mac(const struct sl_session *s, uint8_t mac[6])
+{
+	uint64_t v = __atomic_load_n(&s->mac, __ATOMIC_RELAXED);
+	int i;
+
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)(v >> (8 * i));
+}
+
+void
+sl_session_note_mac(struct sl_session *s, const uint8_t mac[6])
+{
+	uint64_t v = mac_pack(mac);
+
+	if (__atomic_load_n(&s->mac, __ATOMIC_RELAXED) != v) {
+		__atomic_store_n(&s->mac, v, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->mac_gen, 1, __ATOMIC_RELEASE);
+	}
 }
 
 void

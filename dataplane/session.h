@@ -6,7 +6,8 @@
  * A session id is (random << 20) | slot, so any worker finds the slot in O(1) and checks
  * the id. Slots are allocated by any worker on HELLO from a lock-free MPMC ring of free
  * slots; a slot's fields are written before its id is published (release) and are then
- * read-only, except last_seen (relaxed stores by any worker) and closing (set on CLS).
+ * read-only, except last_seen (relaxed stores by any worker), closing (set on CLS) and
+ * mac (relaxed, any worker: the next hop of the session's latest request).
  * The control thread expires sessions: it clears the id of sessions silent for longer
  * than the timeout (or closing), waits for a grace period, and only then returns the
  * slots to the free ring - so a worker that validated an id in its current loop
@@ -26,12 +27,14 @@ struct sl_session {
 	uint64_t id;		/* 0 = free; acquire-load before reading the rest */
 	uint64_t last_seen;	/* tsc, relaxed */
 	uint64_t created;	/* tsc */
+	uint64_t mac;		/* client (or next hop) MAC, byte i in bits 8i..8i+7; relaxed
+				 * (sl_session_mac, sl_session_note_mac) */
 	uint32_t ip;		/* client, network order */
 	uint16_t udp_port;	/* client, host order */
 	uint16_t port_id;	/* DPDK port the session came in on */
-	uint8_t mac[6];		/* client (or next hop) MAC */
 	uint8_t closing;	/* SL_SESSION_CLOSING or _REVOKED, else 0 */
-	uint8_t pad;
+	uint8_t pad[3];
+	uint32_t mac_gen;	/* times mac changed; relaxed (sl_session_note_mac) */
 	uint32_t window;
 	uint32_t client_info;
 	uint32_t auth_uid;	/* its client token's uid (auth.h); 0: no token (open mode) */
@@ -104,6 +107,23 @@ sl_session_get_src(struct sl_session_table *t, uint64_t id, uint32_t ip, uint16_
 /** Session at slot if its id is still id (no refresh), else NULL. Worker lcores. */
 struct sl_session *
 sl_session_peek(struct sl_session_table *t, uint32_t slot, uint64_t id);
+
+/** The MAC MSG frames to the session go to (its latest request's source). Any lcore. */
+void
+sl_session_mac(const struct sl_session *s, uint8_t mac[6]);
+
+/**
+ * A request of the session (validated by sl_session_get_src) came from the next hop mac:
+ * the session's MSG frames go there from now on. A client's next hop can change under a
+ * live session (a Linux bridge takes the lowest MAC of its ports, so its address moves
+ * when a port leaves; a router fails over); answers go back to each request's source
+ * anyway, but MSG frames are sent unasked and would be lost, each until its message
+ * timeout: mac_gen counts the changes, and each partition's tick gives back the messages
+ * the session's subscribers held at a change (sl_channel_sub_hop). One relaxed load, and
+ * stores only when the MAC changed. Any worker lcore.
+ */
+void
+sl_session_note_mac(struct sl_session *s, const uint8_t mac[6]);
 
 /** Mark a session closing (CLS of the session). Any worker. */
 void

@@ -266,6 +266,7 @@ emit_msg(void *arg, const struct sl_partition_msg *pm)
 				.cookie = pm->sub_id};
 	struct sl_wire_msg msg;
 	struct rte_mbuf *m;
+	uint8_t dmac[6];
 	uint16_t pi;
 	uint8_t *frame;
 	int n;
@@ -296,7 +297,8 @@ emit_msg(void *arg, const struct sl_partition_msg *pm)
 		rte_pktmbuf_free(m);
 		return 1;
 	}
-	n = (int)sl_net_udp_build(frame, &w->conf->ports[pi].nif, s->mac, s->ip,
+	sl_session_mac(s, dmac);	/* its latest request's next hop */
+	n = (int)sl_net_udp_build(frame, &w->conf->ports[pi].nif, dmac, s->ip,
 				  w->conf->ports[pi].nif.udp_port_lo, s->udp_port, (uint16_t)n,
 				  w->conf->ports[pi].tx_flags);
 	m->data_len = (uint16_t)n;

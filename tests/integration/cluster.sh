@@ -8,7 +8,10 @@
 # The test sets NS and SUBNET (a.b.c: the bridge is .1, node ID is .1ID).
 
 # make_bridge: the namespace and its bridge, and the cluster file: nodes 1, 2, 3, topic r
-# with replicas 1,2,3, leader 1, all in the ISR
+# with replicas 1,2,3, leader 1, all in the ISR. The bridge has no MAC of its own: it takes
+# the lowest of its ports' (node 1's tap), and another when that tap goes (node 1 killed),
+# so the clients in the namespace change next hop under their sessions (docs/protocol.md:
+# deliveries follow a session's latest request).
 make_bridge() {
 	cat > "$TMP/cluster.conf" <<-CONF
 	node 1 $SUBNET.11

@@ -192,7 +192,18 @@ fx_send(struct fx_port *fp, const void *payload, uint32_t len)
  * thread (it reports quiescent states while it waits).
  */
 static inline int
+fx_recv_dst(struct fx_port *fp, void *buf, uint32_t cap, uint32_t timeout_ms, uint8_t dst[6]);
+
+static inline int
 fx_recv(struct fx_port *fp, void *buf, uint32_t cap, uint32_t timeout_ms)
+{
+	return fx_recv_dst(fp, buf, cap, timeout_ms, NULL);
+}
+
+/* As fx_recv; dst (unless NULL) gets the frame's destination MAC. A frame to a MAC other
+ * than the client's (fp->cli.mac) is -2. */
+static inline int
+fx_recv_dst(struct fx_port *fp, void *buf, uint32_t cap, uint32_t timeout_ms, uint8_t dst[6])
 {
 	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * timeout_ms;
 	struct sl_net_info info;
@@ -210,6 +221,8 @@ fx_recv(struct fx_port *fp, void *buf, uint32_t cap, uint32_t timeout_ms)
 	if (m->data_len >= 12)
 		memcpy(rte_pktmbuf_mtod(m, uint8_t *) + 6,
 		       (const uint8_t[6]){0x02, 0, 0, 0, 0, 0x01}, 6);
+	if (dst != NULL && m->data_len >= 6)
+		memcpy(dst, rte_pktmbuf_mtod(m, uint8_t *), 6);
 	if (sl_net_parse(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &fp->cli, 0, &info) !=
 		    SL_NET_UDP ||
 	    info.src_ip != fp->port.nif.ip || info.src_port != FX_UDP_PORT ||

@@ -68,8 +68,10 @@ static void
 test_create_get(void)
 {
 	struct sl_session_table *t = open_table(4), *t2 = open_table(4);
+	static const uint8_t hop2[6] = {0x02, 0, 0, 0, 0x02, 0x01};
 	struct sl_session *s, *g;
 	uint32_t slot = 99;
+	uint8_t m[6];
 
 	CHECK(t != NULL && t2 != NULL, "two tables open side by side");
 	if (t == NULL || t2 == NULL)
@@ -80,7 +82,8 @@ test_create_get(void)
 	      "create: an id with random high bits (%" PRIx64 ")", s ? s->id : 0);
 	if (s == NULL)
 		return;
-	CHECK(s->ip == 0x0a000002 && s->udp_port == 4000 && memcmp(s->mac, mac, 6) == 0 &&
+	sl_session_mac(s, m);
+	CHECK(s->ip == 0x0a000002 && s->udp_port == 4000 && memcmp(m, mac, 6) == 0 &&
 		      s->port_id == 1 && s->window == 16 && s->client_info == 77 &&
 		      s->created == BASE && s->last_seen == BASE && !s->closing,
 	      "the client's address, window and info are kept");
@@ -88,6 +91,10 @@ test_create_get(void)
 	CHECK(g == s && slot == (uint32_t)(s->id & (SL_SESSION_MAX - 1)) && slot < 4,
 	      "get by id: the same session, its slot from the id's low bits (%u)", slot);
 	CHECK(sl_session_peek(t, slot, s->id) == s, "peek by slot and id");
+	sl_session_note_mac(s, hop2);
+	sl_session_mac(s, m);
+	CHECK(memcmp(m, hop2, 6) == 0, "a request from another next hop: MSG frames go there");
+	sl_session_note_mac(s, mac);
 	CHECK(sl_session_get(t, s->id ^ (1ull << SL_SESSION_SLOT_BITS), &slot, BASE) == NULL,
 	      "get: another id on the same slot is refused");
 	CHECK(sl_session_peek(t, slot, s->id + (1ull << SL_SESSION_SLOT_BITS)) == NULL &&

@@ -9,7 +9,8 @@
  * answered from the idempotency window), SUB -> OK then MSG deliveries, FIN, NOP, CLS of
  * the session, a request without a session, an unknown topic, an unknown opcode, bad
  * versions and truncated frames at each layer, answer opcodes sent to the broker, and
- * the session limit. Every request checks that only its own opcode's counter moved.
+ * the session limit, MSG frames following a session's next hop when its MAC changes.
+ * Every request checks that only its own opcode's counter moved.
  * Order across retryable refusals (docs/protocol.md section 8): a pipelined session whose
  * publish is refused (writes disabled, log full) and retried in seq order gets its
  * messages written in seq order, the later ones refused SL_E_OUT_OF_ORDER meanwhile.
@@ -61,14 +62,15 @@ stats(void)
 	return sl_broker_worker_stats(b, 0);
 }
 
-/* Receive and decode the next frame from the broker (-1 in len: none in time). */
+/* Receive and decode the next frame from the broker (-1 in len: none in time, or to
+ * another MAC than the client's); dst (unless NULL): its destination MAC. */
 static struct answer
-recv_answer(void)
+recv_answer_dst(uint8_t dst[6])
 {
 	struct answer a;
 
 	memset(&a, 0, sizeof(a));
-	a.len = fx_recv(&fp, ans, sizeof(ans), TIMEOUT_MS);
+	a.len = fx_recv_dst(&fp, ans, sizeof(ans), TIMEOUT_MS, dst);
 	if (a.len < 0 || sl_wire_decode_hdr(ans, (size_t)a.len, &a.h) != 0) {
 		a.len = -1;
 		return a;
@@ -104,6 +106,12 @@ recv_answer(void)
 		a.len = -1;
 	}
 	return a;
+}
+
+static struct answer
+recv_answer(void)
+{
+	return recv_answer_dst(NULL);
 }
 
 /* Send a request frame of len bytes and wait for its answer. */
@@ -335,6 +343,74 @@ test_subscribe(void)
 		      info->chans[0].depth == 0,
 	      "the partition's channel c: one subscriber, everything confirmed");
 	free(info);
+}
+
+/*
+ * The client's next hop changes under a live session (a Linux bridge's MAC moves when a
+ * port leaves it): after a request of the session from the new MAC, MSG frames go there,
+ * and what the subscriber held (sent to the old MAC) is delivered again. They went to the
+ * MAC of the HELLO before, lost until the message timeout (nsq_nsqjs_parts_failover's
+ * 60 s stall).
+ */
+static void
+test_next_hop(void)
+{
+	static const uint8_t hop2[6] = {0x02, 0, 0, 0, 0, 0x05};
+	const char *one[] = {"hop"}, *held[] = {"held"};
+	struct sl_wire_chan_op op;
+	struct sl_wire_hdr h = hdr(session, 20);
+	uint8_t old[6], dst[6] = {0}, msg_dst[6] = {0};
+	struct answer a;
+	uint64_t id = 0, ids[2] = {0};
+	int i, ok = 0;
+
+	/* one message delivered to the first MAC and held (not finished) */
+	if (fx_send(&fp, req, (uint32_t)enc_pub(&h, 0, 0, "t", 1, held)) != 0)
+		CHECK(0, "send PUB");
+	for (i = 0; i < 2; i++) {
+		a = recv_answer();
+		if (a.len > 0 && a.h.opcode == SL_OP_MSG && strcmp(a.body, "held") == 0)
+			ids[0] = a.msg.msg_id;
+	}
+	CHECK(ids[0] != 0, "a message delivered to the first MAC, held (id %" PRIu64 ")",
+	      ids[0]);
+	memcpy(old, fp.cli.mac, 6);
+	memcpy(fp.cli.mac, hop2, 6);
+	h = hdr(session, 23);
+	a = xchg(req, enc_nop(&h));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK, "NOP of the session from another MAC: OK");
+	/* what it held went to the old MAC, maybe lost: it comes again, to the new one */
+	a = recv_answer_dst(dst);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_MSG && a.msg.msg_id == ids[0] &&
+		      a.msg.attempts == 2 && memcmp(dst, hop2, 6) == 0,
+	      "the held message comes again, attempt 2, to the new next hop");
+	h = hdr(session, 21);
+	if (fx_send(&fp, req, (uint32_t)enc_pub(&h, 0, 0, "t", 1, one)) != 0)
+		CHECK(0, "send PUB");
+	for (i = 0; i < 2; i++) {	/* its OK and the MSG to the subscription of channel c */
+		a = recv_answer_dst(dst);
+		if (a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.req_opcode == SL_OP_PUB)
+			ok++;
+		if (a.len > 0 && a.h.opcode == SL_OP_MSG && strcmp(a.body, "hop") == 0) {
+			id = a.msg.msg_id;
+			memcpy(msg_dst, dst, 6);
+		}
+	}
+	CHECK(ok == 1, "PUB: OK");
+	CHECK(id != 0 && memcmp(msg_dst, hop2, 6) == 0,
+	      "its MSG frame goes to the session's new next hop (id %" PRIu64 ", to "
+	      "%02x:..:%02x)", id, msg_dst[0], msg_dst[5]);
+	memset(&op, 0, sizeof(op));
+	op.addr.topic = "t";
+	op.addr.topic_len = 1;
+	op.addr.channel = "c";
+	op.addr.channel_len = 1;
+	op.count = 2;
+	ids[1] = id;
+	h = hdr(session, 22);
+	a = xchg(req, sl_wire_encode_chan_op(req, sizeof(req), &h, SL_OP_FIN, &op, ids));
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_OK && a.ok.count == 2, "FIN of both: OK");
+	memcpy(fp.cli.mac, old, 6);	/* the next requests come from the first MAC again */
 }
 
 static void
@@ -921,6 +997,7 @@ main(int argc, char **argv)
 	test_unknown_topic();
 	test_publish();
 	test_subscribe();
+	test_next_hop();
 	test_nop();
 	test_bad_frames();
 	test_order_write_disabled();
