@@ -55,6 +55,9 @@ cleanup() {
 	for p in "${NETNS[@]}"; do
 		ip netns del "$p" 2>/dev/null || true
 	done
+	# the EAL runtime directories of this test's processes (file prefix sl-*-$$): DPDK
+	# leaves them behind, a SIGKILLed process always
+	rm -rf /var/run/dpdk/sl-*-"$$" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

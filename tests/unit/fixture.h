@@ -10,7 +10,9 @@
 #ifndef SL_TEST_FIXTURE_H
 #define SL_TEST_FIXTURE_H
 
+#include <dirent.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +28,29 @@
 
 #include "net.h"
 #include "port.h"
+
+/* The EAL's runtime directory (/var/run/dpdk/<prefix>): DPDK leaves it behind. */
+static char fx_rundir[4096];
+
+/* At exit: remove the runtime directory's files and the directory (one level deep). */
+static void
+fx_rundir_remove(void)
+{
+	char path[sizeof(fx_rundir) + 256];
+	struct dirent *e;
+	DIR *d;
+
+	if (fx_rundir[0] == '\0' || (d = opendir(fx_rundir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", fx_rundir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(fx_rundir);
+}
 
 /*
  * Start the EAL with nlcores lcores (main + nlcores - 1 workers) spread over the CPUs
@@ -58,6 +83,8 @@ fx_eal_init(const char *argv0, const char *tag, unsigned int nlcores)
 		printf("rte_eal_init failed\n");
 		return -1;
 	}
+	snprintf(fx_rundir, sizeof(fx_rundir), "%s", rte_eal_get_runtime_dir());
+	atexit(fx_rundir_remove);
 	return 0;
 }
 

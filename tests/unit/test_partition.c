@@ -25,6 +25,7 @@
 #include "partition.h"
 #include "persist.h"
 #include "check.h"
+#include "fixture.h"
 
 static struct sl_session_table *sessions;
 static struct sl_part_meta meta;
@@ -831,17 +832,11 @@ test_behind_backpressure(void)
 int
 main(int argc, char **argv)
 {
-	char prefix[64];
 	struct sl_session_conf sc = {.max_sessions = 16, .socket_id = SOCKET_ID_ANY};
-	char *eal[] = {argv[0], "--no-huge", "--no-pci", "-m", "64", "--file-prefix", prefix,
-		       "--log-level", "*:error", "--no-telemetry"};
 
 	(void)argc;
-	snprintf(prefix, sizeof(prefix), "sl-test-part-%d", getpid());
-	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])), eal) < 0) {
-		printf("rte_eal_init failed\n");
+	if (fx_eal_init(argv[0], "part", 2) != 0)
 		return 1;
-	}
 	sc.timeout_tsc = rte_get_tsc_hz() * 60;
 	sessions = sl_session_open(&sc);
 	if (sessions == NULL)
