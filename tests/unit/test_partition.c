@@ -426,10 +426,18 @@ test_producer_restart(void)
 		goto out;
 	CHECK(access(path, F_OK) != 0, "an earlier build's producers file: removed unread");
 	p = open_part_conf(1 << 20, &extra);
+	/* as sluiced does: the store attached to the persistence lcore before it serves */
+	rc = sl_persist_attach(extra.persist, extra.store);
+	CHECK(rc == 0, "store attached to the running persistence lcore");
 	check_retries(p, "rebuilt from the commit records' tags");
 	rc = pub_seq(p, 9, 1, &res);
 	sl_partition_info(p, &info);
 	CHECK(rc == 0 && res.id == 4 && info.end_id == 4, "seq 9: new, written at id 4");
+	for (i = 0; i < 2000 && sl_pstore_written_id(extra.store) < 4; i++)
+		usleep(1000);
+	CHECK(sl_pstore_written_id(extra.store) == 4 && sl_pstore_error(extra.store) == 0,
+	      "seq 9 written to the disk log, no storage error");
+	sl_persist_detach(extra.persist, extra.store);
 	sl_partition_close(p);
 out:
 	/* a started persistence lcore runs until the broker's quit flag */
