@@ -55,13 +55,15 @@ static const uint8_t body_ops[] = {
 static uint8_t enc[FRAME_MAX];
 static volatile uint64_t sink;
 
+/* hdr_flags: the header's (HELLO's body depends on SL_WIRE_F_PRODUCER) */
 static int
-decode_body(uint8_t opcode, const uint8_t *body, size_t len, union body_out *o)
+decode_body(uint8_t opcode, uint16_t hdr_flags, const uint8_t *body, size_t len,
+	    union body_out *o)
 {
 	memset(o, 0, sizeof(*o));
 	switch (opcode) {
 	case SL_OP_HELLO:
-		return sl_wire_decode_hello(body, len, 0, &o->hello);
+		return sl_wire_decode_hello(body, len, hdr_flags, &o->hello);
 	case SL_OP_WELCOME:
 		return sl_wire_decode_welcome(body, len, &o->welcome);
 	case SL_OP_PUB:
@@ -216,7 +218,11 @@ same_body(uint8_t opcode, const union body_out *a, const union body_out *b)
 	switch (opcode) {
 	case SL_OP_HELLO:
 		return a->hello.client_info == b->hello.client_info &&
-		       a->hello.window == b->hello.window;
+		       a->hello.window == b->hello.window &&
+		       a->hello.producer == b->hello.producer &&
+		       a->hello.token_len == b->hello.token_len &&
+		       (a->hello.token_len == 0 ||
+			memcmp(a->hello.token, b->hello.token, a->hello.token_len) == 0);
 	case SL_OP_WELCOME:
 		return memcmp(&a->welcome, &b->welcome, sizeof(a->welcome)) == 0;
 	case SL_OP_PUB:
@@ -365,7 +371,7 @@ roundtrip(uint8_t opcode, struct sl_wire_hdr *h, const uint8_t *body, size_t len
 	    h2.body_len != len || h2.flags != h->flags || h2.session != h->session ||
 	    h2.seq != h->seq || h2.cookie != h->cookie)
 		abort();
-	if (decode_body(opcode, enc + SL_WIRE_HDR_LEN, len, &o2) != 0 ||
+	if (decode_body(opcode, h2.flags, enc + SL_WIRE_HDR_LEN, len, &o2) != 0 ||
 	    !same_body(opcode, o, &o2))
 		abort();
 }
@@ -386,7 +392,7 @@ fuzz_payload(const uint8_t *p, size_t len)
 	}
 	if ((size_t)h.body_len + SL_WIRE_HDR_LEN != len || sl_wire_op_name(h.opcode)[0] == '?')
 		abort();
-	rc = decode_body(h.opcode, p + SL_WIRE_HDR_LEN, h.body_len, &o);
+	rc = decode_body(h.opcode, h.flags, p + SL_WIRE_HDR_LEN, h.body_len, &o);
 	if (rc != 0) {
 		if (rc != -SL_E_MALFORMED && rc != -SL_E_NAME)
 			abort();
@@ -410,7 +416,7 @@ fuzz_body(const uint8_t *data, size_t size)
 	if (size < 1 || size - 1 > 65535)
 		return;
 	opcode = body_ops[data[0] % sizeof(body_ops)];
-	if (decode_body(opcode, data + 1, size - 1, &o) != 0)
+	if (decode_body(opcode, h.flags, data + 1, size - 1, &o) != 0)
 		return;
 	roundtrip(opcode, &h, data + 1, size - 1, &o);
 }
