@@ -21,21 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "metrics.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		passed++;						\
-		printf("ok   - ");					\
-	} else {							\
-		failed++;						\
-		printf("FAIL - %s:%d: ", __FILE__, __LINE__);		\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
 
 static int render_mode;	/* 0: two samples, 1: fail, 2: out of memory */
 
@@ -275,7 +263,7 @@ test_exposition(void)
 			  "sluice_x 0.1\n"
 			  "sluice_x_total 18446744073709551615\n") == 0,
 	      "escaping of HELP and label values, NaN, -Inf, shortest doubles, u64 max");
-	if (b.p != NULL && failed)
+	if (b.p != NULL && n_fail)
 		printf("# got:\n%s", b.p);
 	free(b.p);
 }
@@ -295,6 +283,5 @@ main(void)
 	sl_metrics_close(m);
 	test_addresses();
 	test_exposition();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return check_report();
 }
