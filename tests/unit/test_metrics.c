@@ -24,7 +24,6 @@
 #include "check.h"
 #include "metrics.h"
 
-
 static int render_mode;	/* 0: two samples, 1: fail, 2: out of memory */
 
 static int
