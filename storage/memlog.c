@@ -59,6 +59,11 @@ struct sl_memlog {
 	/* written by the owner (relaxed) when an append found a prefix too short */
 	uint64_t want_ring;
 	uint64_t want_idx;
+	uint64_t refused_ring;	/* record bytes of appends refused for want of a prefix */
+	uint64_t refused_idx;	/* and their index slots (both only grow) */
+	/* the grower's own: the refusal counters at its last step */
+	uint64_t seen_refused_ring;
+	uint64_t seen_refused_idx;
 
 	uint64_t first_id;	/* oldest retained (end_id + 1 when empty) */
 	uint64_t end_id;	/* last written (0 = never) */
@@ -311,7 +316,21 @@ lazy_room(struct sl_memlog *log, uint32_t n)
 	if (ir >= log->idx_slots || need <= ir)
 		return 0;
 	__atomic_store_n(&log->want_idx, need, __ATOMIC_RELAXED);
+	__atomic_store_n(&log->refused_idx, log->refused_idx + n, __ATOMIC_RELAXED);
 	return -1;
+}
+
+/* A lazy log refused an append of n records for want of record area: count its bytes,
+ * the demand the grower sizes its next step by. */
+static void
+refused(struct sl_memlog *log, uint32_t n, const uint32_t *lens)
+{
+	uint64_t b = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		b += SL_MEMLOG_REC_SIZE(lens[i]);
+	__atomic_store_n(&log->refused_ring, log->refused_ring + b, __ATOMIC_RELAXED);
 }
 
 static int
@@ -345,8 +364,10 @@ append_n(struct sl_memlog *log, uint32_t n, const void *const *datas, const uint
 		 * take a longer prefix until its older lap is gone */
 		if (fit(log->ring_size, log->head, tail, empty, s, &pos, &wrap) != 0 ||
 		    (wrap && log->ring_size < log->ring_max)) {
-			if (log->ring_size < log->ring_max)
+			if (log->ring_size < log->ring_max) {
 				__atomic_store_n(&log->want_ring, tail + s, __ATOMIC_RELAXED);
+				refused(log, n, lens);
+			}
 			return -SL_E_FULL;
 		}
 		tail = pos + s;
@@ -702,22 +723,31 @@ sl_memlog_grow_plan(const struct sl_memlog *log, struct sl_memlog_grow *g)
 	uint64_t end = __atomic_load_n(&log->end_id, __ATOMIC_RELAXED);
 	uint64_t base = __atomic_load_n(&log->idx_base, __ATOMIC_RELAXED);
 	uint64_t in_use = end + 1 - base;	/* slots from 0 up to the last id */
+	uint64_t ref_r = __atomic_load_n(&log->refused_ring, __ATOMIC_RELAXED);
+	uint64_t ref_i = __atomic_load_n(&log->refused_idx, __ATOMIC_RELAXED);
+	uint64_t dem_r = ref_r - log->seen_refused_ring;	/* refused since the last step */
+	uint64_t dem_i = ref_i - log->seen_refused_idx;
 	uint64_t nr = rr, ni = ir;
 
 	if (!log->lazy)
 		return 0;
-	/* double a prefix more than half in use, or make it as long as an append wanted */
-	if (rr < log->ring_max && (rr == 0 || tail * 2 > rr || want_r > rr)) {
-		nr = MIN_U64(round_up(MAX_U64(2 * rr, want_r), PAGE_SZ), log->ring_max);
+	/* double a prefix more than half in use, or make it as long as an append wanted;
+	 * after refusals, what is in use plus twice the refused demand */
+	if (rr < log->ring_max && (rr == 0 || tail * 2 > rr || want_r > rr || dem_r > 0)) {
+		nr = MAX_U64(MAX_U64(2 * rr, want_r), tail + 2 * dem_r);
+		nr = MIN_U64(round_up(nr, PAGE_SZ), log->ring_max);
 		nr = MAX_U64(nr, MIN_U64(GROW_RING_MIN, log->ring_max));
 	}
 	if (ir < log->idx_slots && (ir == 0 || (in_use <= log->idx_slots && in_use * 2 > ir) ||
-				    want_i > ir)) {
-		ni = MIN_U64(round_up(MAX_U64(2 * ir, want_i), GROW_IDX_MIN), log->idx_slots);
+				    want_i > ir || dem_i > 0)) {
+		ni = MAX_U64(MAX_U64(2 * ir, want_i), MIN_U64(in_use, log->idx_slots) + 2 * dem_i);
+		ni = MIN_U64(round_up(ni, GROW_IDX_MIN), log->idx_slots);
 		ni = MAX_U64(ni, MIN_U64(GROW_IDX_MIN, log->idx_slots));
 	}
 	if (nr == rr && ni == ir)
 		return 0;
+	g->refused_ring = ref_r;
+	g->refused_idx = ref_i;
 	g->idx_from = ir * sizeof(uint64_t);
 	g->idx_to = ni * sizeof(uint64_t);
 	g->ring_from = log->idx_slots * sizeof(uint64_t) + rr;
@@ -731,6 +761,8 @@ sl_memlog_grow_plan(const struct sl_memlog *log, struct sl_memlog_grow *g)
 void
 sl_memlog_grow_done(struct sl_memlog *log, const struct sl_memlog_grow *g)
 {
+	log->seen_refused_ring = g->refused_ring;
+	log->seen_refused_idx = g->refused_idx;
 	__atomic_store_n(&log->idx_ready, g->idx_ready, __ATOMIC_RELEASE);
 	__atomic_store_n(&log->ring_ready, g->ring_ready, __ATOMIC_RELEASE);
 }

@@ -32,8 +32,11 @@
  * counted from idx_base) and of the record area (ring_ready bytes) may be written; the
  * owner lcore never touches a byte beyond them, so it takes no page fault and makes no
  * system call. The control thread grows both prefixes ahead of need
- * (sl_memlog_grow_plan, prepare the pages, sl_memlog_grow_done): it grows a prefix when
- * more than half of it is in use or when an append found it too short. Until it has, an
+ * (sl_memlog_grow_plan, prepare the pages, sl_memlog_grow_done): it doubles a prefix when
+ * more than half of it is in use, and when appends found it too short it grows it to what
+ * is in use plus twice the bytes (slots) they were refused since its last step, so a
+ * fresh partition taking a fast stream of MPUBs outgrows its refusals in one step of the
+ * grower (the control thread's 10 ms tick), not in one doubling per tick. Until it has, an
  * append that needs more room fails with -SL_E_FULL and writes nothing (back pressure,
  * as a full log). The ring wraps within its ready prefix: a log that holds little stays
  * small; the index prefix stays small while the log keeps emptying (the base moves).
@@ -76,6 +79,8 @@ struct sl_memlog_grow {
 	uint64_t ring_from, ring_to;	/* bytes of the region: part of the record area */
 	uint64_t idx_ready;		/* the new ready prefixes */
 	uint64_t ring_ready;
+	uint64_t refused_ring;		/* the owner's refusal counters this plan saw */
+	uint64_t refused_idx;
 };
 
 /* Where a message landed / what a read returns. */
@@ -202,7 +207,10 @@ sl_memlog_find_time(const struct sl_memlog *log, uint64_t ts_ns);
 
 /**
  * The next growth step of a lazy log, from racy reads of the owner's positions: 1 and *g
- * when a prefix should grow (the first call after open gives the initial prefixes, which
+ * when a prefix should grow. A prefix doubles when more than half of it is in use; when
+ * appends were refused since the last step, it grows to hold what is in use plus twice
+ * what they brought (the demand of one grower period, with room for the next), so a log
+ * written at any rate outgrows its refusals in one step (the first call after open gives the initial prefixes, which
  * must be ready before the log is handed to its owner), 0 when none should. Control
  * thread (one grower per log).
  */

@@ -1190,6 +1190,49 @@ test_lazy(void)
 	munmap(m, len);
 }
 
+/* A lazy log refused a batch larger than its ready part: the next growth step sizes the
+ * prefix by the refused demand (what is in use plus twice the refused bytes), so the same
+ * batch fits after ONE step instead of after as many doublings as it is larger. */
+static void
+test_lazy_demand(void)
+{
+	const size_t len = 8 << 20;
+	uint8_t *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+	struct sl_memlog_conf c = {.mem = m, .mem_len = len, .lazy = 1};
+	static uint8_t body[64][1000];
+	const void *datas[64];
+	uint32_t lens[64], i;
+	struct sl_memlog_rec r;
+	struct sl_memlog *log;
+	uint64_t before;
+
+	CHECK(m != MAP_FAILED, "reserve 8 MiB PROT_NONE");
+	log = sl_memlog_open(&c);
+	CHECK(log != NULL && lazy_grow(log, m) == 1, "open, first growth step");
+	for (i = 0; i < 64; i++) {
+		fill(body[i], sizeof(body[i]), (uint8_t)i);
+		datas[i] = body[i];
+		lens[i] = sizeof(body[i]);
+	}
+	CHECK(sl_memlog_append_batch(log, 64, datas, lens, 1, 0, &r) == -SL_E_FULL,
+	      "64 x 1000 B do not fit the first 16 KiB");
+	CHECK(sl_memlog_append_batch(log, 64, datas, lens, 2, 0, &r) == -SL_E_FULL,
+	      "nor when asked again before a growth step");
+	before = sl_memlog_resident(log);
+	CHECK(lazy_grow(log, m) == 1, "one growth step");
+	CHECK(sl_memlog_resident(log) >= 4 * 64 * 1000 && sl_memlog_resident(log) > before,
+	      "sized by both refused batches, twice (%" PRIu64 " -> %" PRIu64 ")", before,
+	      sl_memlog_resident(log));
+	CHECK(sl_memlog_append_batch(log, 64, datas, lens, 3, 0, &r) == 0 && r.id == 1,
+	      "the batch fits after that one step");
+	CHECK(sl_memlog_read(log, 64, &r) == 0 && r.len == 1000 && same(r.data, r.len, 63),
+	      "and reads back");
+	CHECK(lazy_grow(log, m) == 0, "no demand left: no growth (less than half in use)");
+	sl_memlog_close(log);
+	munmap(m, len);
+}
+
 int
 main(void)
 {
@@ -1204,6 +1247,7 @@ main(void)
 	test_trim_truncate();
 	test_reset();
 	test_lazy();
+	test_lazy_demand();
 	model_run(256 * 1024, 256, 200000, 0x10650001);
 	model_run(16384, 0, 200000, 0x10650002);
 	return check_report();
