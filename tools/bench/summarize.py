@@ -14,6 +14,7 @@ machines; the storage table (sluice-disk-bench); and PNG plots drawn by gnuplot
 usage: summarize.py DIR      (DIR holds results.jsonl and cdf.dat)
 """
 import json
+import re
 import os
 import statistics
 import shutil
@@ -65,8 +66,30 @@ def fmt_cpu(x):
     return f"{x:.0f}" if x is not None and x >= 0 else "-"
 
 
+# sluice-bench's answer counts at the end of its note (they differ from run to run)
+ANSWERS = re.compile(r"(?:; )?acked_reqs=(\d+) refused_full=(\d+) refused_busy=(\d+) "
+                     r"other_errors=(\d+) timeouts=(\d+)")
+
+
+def base_note(r):
+    return ANSWERS.sub("", r.get("note", ""))
+
+
+def errors_cell(g):
+    """Errors over the runs; for sluice, how the refused requests were answered."""
+    e = sum(r["errors"] for r in g.rows)
+    m = [ANSWERS.search(r.get("note", "")) for r in g.rows]
+    if not any(m):
+        return str(e)
+    full, busy, other, tmo = (sum(int(x.group(i)) for x in m if x) for i in (2, 3, 4, 5))
+    if full + busy + other + tmo == 0:
+        return str(e)
+    cell = f"{e} (requests: full {full}, busy {busy}, other {other}, time-outs {tmo})"
+    return cell + (" !!! TIME-OUTS" if tmo else "")
+
+
 def key(r):
-    note = r.get("note", "") if r["system"] == "sluice-udp" else ""
+    note = base_note(r) if r["system"] == "sluice-udp" else ""
     return (r["system"], r["workload"], r["mode"], r["transport"], r["batch"],
             r["durability"], r["rf"], r["msg_size"], r["window"], r["producers"], note)
 
@@ -94,10 +117,10 @@ class Group:
         return any(r.get("shared_cores") for r in self.rows)
 
     def __getitem__(self, k):
-        return self.r[k]
+        return base_note(self.r) if k == "note" else self.r[k]
 
     def get(self, k, d=None):
-        return self.r.get(k, d)
+        return base_note(self.r) if k == "note" else self.r.get(k, d)
 
 
 def groups(rows):
@@ -115,7 +138,7 @@ def rate_cell(g):
 
 
 def short_note(g):
-    n = g.get("note", "")
+    n = base_note(g.r)
     return n if g["system"].startswith("sluice") and len(n) < 60 else ""
 
 
@@ -138,7 +161,7 @@ def table(gs):
               f"| {g['batch']} | {g['durability']} | {g['rf']} | {g['msg_size']} "
               f"| {g['window']} | {g['producers']} | {rate_cell(g)} "
               f"| {g['p50_us']:.1f} | {g['p99_us']:.1f} | {g['p999_us']:.1f} "
-              f"| {sum(r['errors'] for r in g.rows)} | {fmt_cpu(g.cpu('proc_cpu_ns_per_msg'))} "
+              f"| {errors_cell(g)} | {fmt_cpu(g.cpu('proc_cpu_ns_per_msg'))} "
               f"| {fmt_cpu(g.cpu('cpu_ns_per_msg'))} | {'YES' if g.shared() else 'no'} "
               f"| {short_note(g)} |")
 

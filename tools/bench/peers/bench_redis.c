@@ -5,7 +5,9 @@
  * (struct sl_report: a table row on stderr, a JSON line on --json or stdout) as sluice's own
  * benchmark, so tools/bench/run can report ratios.
  *
- * What it measures, on one hiredis connection driven by one thread:
+ * What it measures, on one hiredis connection driven by one thread (--producers N: N
+ * threads, each with its own connection and an equal share of the messages, into the same
+ * stream; the latencies of all of them in one histogram):
  *  - workload "pub": XADD KEY * d PAYLOAD (a fresh stream KEY per run, deleted at the end).
  *    A request is --batch XADDs pipelined (written together, N replies read back); --window
  *    requests are kept in flight. Latency is per XADD: from the request's send time (closed
@@ -79,7 +81,21 @@ struct consumer {
 	char err[128];
 };
 
+/* One publishing thread of --producers N (closed loop, workload pub). */
+struct producer {
+	const struct sl_peer_opts *o;
+	const char *key;
+	redisContext *c;
+	pthread_t tid;
+	pthread_barrier_t *start; /* warmup done: main reads the clocks, then all go */
+	uint64_t warmup, count, deadline_ns;
+	struct sl_hist hist;
+	struct pub_result res;
+	int rc;
+};
+
 static const char *prog = "bench_redis";
+static uint32_t nprod = 1; /* --producers */
 
 static void
 usage(FILE *f)
@@ -100,6 +116,8 @@ usage(FILE *f)
 		"  --cdf FILE      append the latency CDF to FILE (label SYSTEM-WORKLOAD)\n"
 		"  --server-pid P  report the server's CPU per message from /proc/P/stat\n"
 		"  --timeout S     give up after S seconds (default 120)\n"
+		"  --producers N   pub, closed loop: N threads, each with its own connection\n"
+		"                  and count/N of the messages, into one stream (default 1)\n"
 		"  --no-header     do not print the table header on stderr\n",
 		prog);
 }
@@ -132,6 +150,7 @@ parse_opts(struct sl_peer_opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"url", required_argument, NULL, 'u'},
+		{"producers", required_argument, NULL, 'R'},
 		SL_PEER_LONG_OPTS,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -143,6 +162,9 @@ parse_opts(struct sl_peer_opts *o, int argc, char **argv)
 		switch (c) {
 		case 'u':
 			parse_url(o, optarg);
+			break;
+		case 'R':
+			nprod = (uint32_t)sl_peer_parse_num(prog, "--producers", optarg, 1, 64);
 			break;
 		case 'h':
 			usage(stdout);
@@ -159,6 +181,10 @@ parse_opts(struct sl_peer_opts *o, int argc, char **argv)
 		exit(2);
 	}
 	sl_peer_opts_finish(o);
+	if (nprod > 1 && (o->pubsub || o->rate > 0)) {
+		fprintf(stderr, "%s: --producers > 1 is for workload pub in closed loop\n", prog);
+		exit(2);
+	}
 }
 
 static redisContext *
@@ -401,6 +427,84 @@ consumer_main(void *arg)
 	return NULL;
 }
 
+/* A producer of --producers N: warm up, wait for the start, publish its share. */
+static void *
+producer_main(void *arg)
+{
+	struct producer *p = arg;
+	struct pub_result wres;
+
+	if (p->warmup > 0 && publish(p->o, p->c, p->key, p->warmup, NULL, sl_hist_now_ns(),
+				     p->deadline_ns, &wres) < 0)
+		p->rc = -1;
+	pthread_barrier_wait(p->start); /* warmed up: main reads the clocks */
+	pthread_barrier_wait(p->start); /* go */
+	if (p->rc == 0 && publish(p->o, p->c, p->key, p->count, &p->hist, sl_hist_now_ns(),
+				  p->deadline_ns, &p->res) < 0)
+		p->rc = -1;
+	if (p->res.end_ns == 0)
+		p->res.end_ns = sl_hist_now_ns();
+	return NULL;
+}
+
+/*
+ * --producers N: N threads and connections publish count/N each into the same stream.
+ * Their latencies go to h, their sums to res; *cpu0 and *t0 are read once every producer
+ * has warmed up, just before they all start. Returns -1 when a producer failed.
+ */
+static int
+run_producers(const struct sl_peer_opts *o, const char *key, uint64_t deadline,
+	      struct sl_hist *h, struct pub_result *res, double *cpu0, uint64_t *t0)
+{
+	pthread_barrier_t start;
+	struct producer *p;
+	uint32_t i;
+	int ret = 0;
+
+	p = calloc(nprod, sizeof(*p));
+	if (p == NULL || pthread_barrier_init(&start, NULL, nprod + 1) != 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(2);
+	}
+	for (i = 0; i < nprod; i++) {
+		p[i] = (struct producer){
+			.o = o,
+			.key = key,
+			.start = &start,
+			.deadline_ns = deadline,
+			.warmup = o->warmup / nprod + (i < o->warmup % nprod),
+			.count = o->count / nprod + (i < o->count % nprod),
+			.c = connect_or_die(o),
+		};
+		sl_hist_init(&p[i].hist);
+	}
+	for (i = 0; i < nprod; i++)
+		if (pthread_create(&p[i].tid, NULL, producer_main, &p[i]) != 0) {
+			fprintf(stderr, "%s: cannot start producer thread %u\n", prog, i);
+			exit(2);
+		}
+	pthread_barrier_wait(&start);
+	*cpu0 = sl_peer_proc_cpu_ns(o->server_pid);
+	*t0 = sl_hist_now_ns();
+	pthread_barrier_wait(&start);
+	*res = (struct pub_result){0};
+	for (i = 0; i < nprod; i++) {
+		pthread_join(p[i].tid, NULL);
+		sl_hist_merge(h, &p[i].hist);
+		res->acked += p[i].res.acked;
+		res->errors += p[i].res.errors;
+		res->timed_out |= p[i].res.timed_out;
+		if (p[i].res.end_ns > res->end_ns)
+			res->end_ns = p[i].res.end_ns;
+		if (p[i].rc != 0)
+			ret = -1;
+		redisFree(p[i].c);
+	}
+	pthread_barrier_destroy(&start);
+	free(p);
+	return ret;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -439,12 +543,18 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.warmup > 0 && publish(&o, c, key, o.warmup, NULL, sl_hist_now_ns(), deadline, &wres) < 0)
-		return 2;
-	cpu0 = sl_peer_proc_cpu_ns(o.server_pid);
-	t0 = sl_hist_now_ns();
-	if (publish(&o, c, key, o.count, &hist, t0, deadline, &res) < 0)
-		rc = 1;
+	if (nprod > 1) {
+		if (run_producers(&o, key, deadline, &hist, &res, &cpu0, &t0) < 0)
+			rc = 1;
+	} else {
+		if (o.warmup > 0 && publish(&o, c, key, o.warmup, NULL, sl_hist_now_ns(),
+					    deadline, &wres) < 0)
+			return 2;
+		cpu0 = sl_peer_proc_cpu_ns(o.server_pid);
+		t0 = sl_hist_now_ns();
+		if (publish(&o, c, key, o.count, &hist, t0, deadline, &res) < 0)
+			rc = 1;
+	}
 	end = res.end_ns;
 	if (o.pubsub) {
 		atomic_store(&cs.pub_done, true);
@@ -467,6 +577,7 @@ main(int argc, char **argv)
 		.msg_size = o.size,
 		.batch = o.batch,
 		.window = o.window,
+		.producers = nprod,
 		.offered_per_s = o.rate,
 		.count = o.count,
 		.cpu_ns_per_msg = -1,
@@ -486,8 +597,8 @@ main(int argc, char **argv)
 		rep.errors = o.count - res.acked;
 		rep.lat = &hist;
 		snprintf(note, sizeof(note),
-			 "redis streams XADD, %u pipelined per request, latency per XADD reply",
-			 o.batch);
+			 "redis streams XADD, %u pipelined per request, latency per XADD reply%s",
+			 o.batch, nprod > 1 ? ", one stream, a connection per producer" : "");
 	}
 	rep.elapsed_s = end > t0 ? (double)(end - t0) / 1e9 : 0;
 	/* /proc counts clock ticks: below MIN_CPU_TICKS the figure would be noise. */

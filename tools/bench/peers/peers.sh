@@ -14,7 +14,9 @@
 #     sync interval, 2 minutes by default), fsync (sync_interval always: nats-server 2.10
 #     and later; skipped, with a line saying so, on older servers);
 #   core NATS (no ack, no storage): a reference, never a peer in a ratio.
-# PUB+SUB runs for Redis and JetStream with page-cache durability, batch 1. Prints the table
+# PUB+SUB runs for Redis and JetStream with page-cache durability, batch 1. --producers
+# "2 4": Redis rows with that many publishing connections (durability none, batch 1), the
+# peers of sluice's rows with several kernel-UDP producers. Prints the table
 # on stderr and the JSON lines on stdout (and appends them to --json FILE), then stops
 # only the servers it started, by PID, and removes its temporary directory, on any exit.
 # Every generator runs under a timeout. While a generator runs, tools/bench/placement.py
@@ -24,7 +26,7 @@
 #
 # usage: tools/bench/peers/peers.sh BUILD_DIR [--size N] [--count N] [--window N]
 #            [--batches "1 32"] [--rate R] [--warmup N] [--json FILE] [--cdf FILE]
-#            [--timeout S] [--run N] [--refuse-shared]
+#            [--timeout S] [--run N] [--producers "2 4"] [--refuse-shared]
 # Exit status: 0 when every run acknowledged all its messages, 1 otherwise, 2 setup failure
 # (3 with --refuse-shared when a busy thread shared a core).
 set -euo pipefail
@@ -49,6 +51,7 @@ json=
 cdf=
 gen_timeout=120
 batches="1 32"
+producers=
 run_no=1
 refuse=
 while [ $# -gt 0 ]; do
@@ -78,6 +81,11 @@ while [ $# -gt 0 ]; do
 		batches=$2
 		shift 2
 		;;
+	--producers)
+		[ $# -ge 2 ] || usage
+		producers=$2
+		shift 2
+		;;
 	--run)
 		[ $# -ge 2 ] || usage
 		run_no=$2
@@ -94,6 +102,7 @@ done
 [[ $gen_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout wants whole seconds"
 [[ $batches =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] || die "--batches wants numbers: \"1 32\""
 [[ $run_no =~ ^[1-9][0-9]*$ ]] || die "--run wants a number"
+[[ $producers =~ ^([1-9][0-9]?( [1-9][0-9]?)*)?$ ]] || die "--producers wants numbers: \"2 4\""
 placement=$(cd "$(dirname "$0")/.." && pwd)/placement.py
 [ -z "$cdf" ] || gen_args+=(--cdf "$cdf")
 
@@ -297,6 +306,12 @@ for dur in none page-cache fsync; do
 	for b in $batches; do
 		run "redis pub, $dur, batch $b" "$bench_redis" --workload pub --batch "$b" "${redis[@]}"
 	done
+	if [ "$dur" = none ]; then
+		for n in $producers; do
+			run "redis pub, $dur, batch 1, $n producers" "$bench_redis" --workload pub \
+				--batch 1 --producers "$n" "${redis[@]}"
+		done
+	fi
 	[ "$dur" != page-cache ] ||
 		run "redis pubsub, $dur" "$bench_redis" --workload pubsub --batch 1 "${redis[@]}"
 	stop_server "$redis_pid"
