@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -750,6 +751,15 @@ raise_nofile(void)
 	     "directory keeps 4 open)", (unsigned long long)rl.rlim_cur);
 }
 
+/* fd to an epoll set, for readability */
+static int
+epoll_add(int ep, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -767,7 +777,7 @@ main(int argc, char **argv)
 	uint16_t i, nopen = 0;
 	uint32_t dataroom, skipped = 0;
 	char rundir[PATH_MAX];
-	int ret, rc = 1, eal_up = 0;
+	int ret, rc = 1, eal_up = 0, wait_fd = -1;
 
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
@@ -985,12 +995,18 @@ main(int argc, char **argv)
 			fclose(f);
 		}
 	}
+	/* the control socket and the partitions' growth requests, as one pollable fd */
+	wait_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (wait_fd < 0 || epoll_add(wait_fd, sl_ctl_fd(ctl)) != 0 ||
+	    epoll_add(wait_fd, sl_broker_grow_fd(b)) != 0) {
+		MLOG(ERR, "epoll: %s", strerror(errno));
+		goto out_stop;
+	}
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
 		rcu_thread_offline();
-		/* the control socket and the membership backend's watch, whichever first */
-		/* 10 ms: the tick also grows partitions' memory ahead of need (a log that
-		 * outran its ready part answers full until then) */
-		sl_membership_wait(mship, sl_ctl_fd(ctl), 10);
+		/* the control socket, a log that wants to grow, and the membership backend's
+		 * watch, whichever first; else 10 ms (the tick's other work) */
+		sl_membership_wait(mship, wait_fd, 10);
 		sl_ctl_poll(ctl, 0);
 		rcu_thread_online();
 		sl_broker_tick(b);
@@ -1004,6 +1020,8 @@ main(int argc, char **argv)
 	MLOG(INFO, "shutting down");
 	rc = 0;
 out_stop:
+	if (wait_fd >= 0)
+		close(wait_fd);
 	sl_broker_stop(b);
 out_broker:
 	sl_persist_close(persist);

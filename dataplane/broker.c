@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@ struct sl_broker {
 	 * addresses may share a bucket, which only makes their limit shared). Control
 	 * thread */
 	uint32_t auto_src[SL_SESSION_SRC_BUCKETS];
+	int grow_fd;	/* eventfd: partitions whose logs want to grow (sl_partition_conf) */
 };
 
 static uint32_t instance;
@@ -174,6 +176,9 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		goto nomem;
 	b->conf = *conf;
 	b->conf.auth = NULL;	/* b->auth is the table in use */
+	b->grow_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->grow_fd < 0)
+		goto nomem;
 	route_nodes(&b->conf);
 	cc.node_id = conf->node_id;
 	cc.max_topics = conf->max_topics;
@@ -314,6 +319,8 @@ sl_broker_close(struct sl_broker *b)
 	if (b == NULL)
 		return;
 	sl_auth_free(b->auth);	/* workers are stopped */
+	if (b->grow_fd > 0)
+		close(b->grow_fd);
 	if (b->coord != NULL) {
 		/* workers are stopped: nobody reads the table any more */
 		sl_coord_foreach(b->coord, free_topic_cb, b);
@@ -536,12 +543,22 @@ grow_topic_cb(void *arg, struct sl_topic *t)
 }
 
 int
+sl_broker_grow_fd(const struct sl_broker *b)
+{
+	return b->grow_fd;
+}
+
+int
 sl_broker_tick(struct sl_broker *b)
 {
 	int n = (int)sl_session_expire(b->sessions, rte_get_tsc_cycles());
 	struct grow_walk gw = {.b = b};
+	uint64_t kicks;
 	void *obj;
 
+	/* the kicks that woke us (they are all served by the walk below) */
+	if (read(b->grow_fd, &kicks, sizeof(kicks)) < 0)
+		kicks = 0;
 	sl_coord_foreach(b->coord, grow_topic_cb, &gw);
 	n += (int)gw.grew;
 
@@ -656,6 +673,7 @@ part_open(struct sl_broker *b, uint16_t partid, uint16_t owner, struct sl_pstore
 		.store = st,
 		.persist = b->workers[owner]->persist,
 		.sessions = b->sessions,
+		.grow_fd = b->grow_fd,
 	};
 
 	return sl_partition_open(&pc);

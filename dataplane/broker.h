@@ -252,10 +252,17 @@ sl_broker_stop(struct sl_broker *b);
 void
 sl_broker_close(struct sl_broker *b);
 
-/** Periodic control work: session expiry, auto-creation requests. Call every <= 100 ms.
- * Returns the number of things done. Control thread. */
+/** Periodic control work: session expiry, auto-creation requests, partitions' memory grown
+ * ahead of need. Call every <= 100 ms, and when sl_broker_grow_fd is readable. Returns the
+ * number of things done. Control thread. */
 int
 sl_broker_tick(struct sl_broker *b);
+
+/** An eventfd that becomes readable when a partition's log wants to grow (its owner wrote
+ * it, once per growth step): the control thread waits on it beside its other fds and calls
+ * sl_broker_tick when it is readable (the tick reads it). Any thread. */
+int
+sl_broker_grow_fd(const struct sl_broker *b);
 
 /** Every partition's info of topic t (as sl_broker_part_info), with one command per worker
  * rather than one per partition: infos[i] is partition i's when ok[i] (arrays of

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
@@ -552,6 +553,27 @@ append(struct sl_partition *p, const struct sl_wire_pub *pub, int mpub, uint64_t
 	return sl_memlog_append_batch(p->log, n, datas, lens, ts, pub->trace_id, rec);
 }
 
+/*
+ * The log wants to grow (more than half of its ready part used, or an append refused for
+ * want of it): wake the grower (the control thread) through grow_fd, once per growth
+ * step, so a log written fast grows within microseconds instead of at the next 10 ms
+ * tick. A system call, but at most one per growth step of the partition (a doubling, or
+ * a refusal after one), never one per packet.
+ */
+static inline void
+grow_kick(struct sl_partition *p)
+{
+	uint64_t one = 1;
+
+	if (p->conf.grow_fd <= 0 || __atomic_load_n(&p->grow_kicked, __ATOMIC_RELAXED) ||
+	    !sl_memlog_grow_wanted(p->log))
+		return;
+	__atomic_store_n(&p->grow_kicked, 1, __ATOMIC_RELAXED);
+	p->grow_kicks++;
+	if (write(p->conf.grow_fd, &one, sizeof(one)) < 0)
+		return;	/* a full counter is a pending wake-up too: the tick grows it anyway */
+}
+
 int
 sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int mpub,
 		     uint64_t wall_ns, uint64_t now_ns, uint64_t token,
@@ -569,6 +591,7 @@ sl_partition_publish(struct sl_partition *p, const struct sl_wire_pub *pub, int 
 			return rc;
 	}
 	rc = append(p, pub, mpub, wall_ns, &rec);
+	grow_kick(p);
 	if (rc != 0) {
 		if (rc == -SL_E_FULL) {
 			p->full_errs++;
@@ -1224,6 +1247,8 @@ sl_partition_grow(struct sl_partition *p, uint64_t room)
 				return rc;
 			n += (int64_t)step;
 			room -= step;
+			/* after the new prefixes are published: the owner may kick again */
+			__atomic_store_n(&p->grow_kicked, 0, __ATOMIC_RELEASE);
 		}
 	}
 	if (!p->tables_ready && sl_memlog_end_id(p->log) != p->open_end_id && tables <= room) {

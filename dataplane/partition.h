@@ -61,6 +61,9 @@ struct sl_partition_conf {
 	struct sl_pstore *store;	/* NULL: memory only; taken over (closed with us) */
 	struct sl_persist *persist;	/* with store: the persistence lcore */
 	struct sl_session_table *sessions; /* subscribers' sessions (delivery, expiry) */
+	/* an eventfd the control thread waits on, written (once per growth step) when the
+	 * log wants to grow, so it grows at once rather than at the next tick; <= 0: none */
+	int grow_fd;
 };
 
 /* Where replica datagrams go: the owner worker's peer addressing (peer.h). */

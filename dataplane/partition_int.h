@@ -43,6 +43,9 @@ struct sl_partition {
 	int log_mapped;
 	struct sl_pstore *store_mapped;	/* log_mapped: the store whose file it is */
 	uint64_t grow_refused;		/* growth steps refused by the memory budget */
+	uint32_t grow_kicked;		/* the owner wrote grow_fd since the last growth step
+					 * (set by the owner, cleared by the grower: atomics) */
+	uint64_t grow_kicks;		/* times it did (owner) */
 	int tables_ready;		/* ptab, pend, done populated (grow_tables) */
 	int ptab_restored;		/* the table holds what the log had at open (or is
 					 * the store's populated file mapping) */

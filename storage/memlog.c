@@ -757,6 +757,22 @@ sl_memlog_grow_plan(const struct sl_memlog *log, struct sl_memlog_grow *g)
 	return 1;
 }
 
+/* Calling context: owner lcore. */
+int
+sl_memlog_grow_wanted(const struct sl_memlog *log)
+{
+	uint64_t rr, ir;
+
+	if (!log->lazy)
+		return 0;
+	rr = __atomic_load_n(&log->ring_ready, __ATOMIC_ACQUIRE);
+	ir = __atomic_load_n(&log->idx_ready, __ATOMIC_ACQUIRE);
+	if (rr < log->ring_max && !is_wrapped(log) && (log->tail * 2 > rr || log->want_ring > rr))
+		return 1;
+	return ir < log->idx_slots &&
+	       ((log->end_id + 1 - log->idx_base) * 2 > ir || log->want_idx > ir);
+}
+
 /* Calling context: control thread, once g's ranges are ready. */
 void
 sl_memlog_grow_done(struct sl_memlog *log, const struct sl_memlog_grow *g)

@@ -217,6 +217,13 @@ sl_memlog_find_time(const struct sl_memlog *log, uint64_t ts_ns);
 int
 sl_memlog_grow_plan(const struct sl_memlog *log, struct sl_memlog_grow *g);
 
+/** A lazy log whose ready prefixes are more than half used, or too short for an append it
+ * refused: the grower's next step would grow it. Owner lcore (plain reads of its own
+ * positions, an acquire read of the prefixes); 0 for a log that is not lazy or whose
+ * prefixes are whole. */
+int
+sl_memlog_grow_wanted(const struct sl_memlog *log);
+
 /** The ranges of g are ready: publish the new prefixes (release order). Control thread. */
 void
 sl_memlog_grow_done(struct sl_memlog *log, const struct sl_memlog_grow *g);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -114,6 +115,7 @@ open_part_conf(uint64_t log_bytes, const struct sl_partition_conf *extra)
 		pc.sub_chan_idle_ms = extra->sub_chan_idle_ms;
 		pc.store = extra->store;
 		pc.persist = extra->persist;
+		pc.grow_fd = extra->grow_fd;
 	}
 	p = sl_partition_open(&pc);
 
@@ -464,6 +466,50 @@ test_full(void)
 	CHECK(res.why != NULL && strstr(res.why, "no channel") != NULL,
 	      "its ERR text says no channel releases it (%s)", res.why ? res.why : "none");
 	sl_partition_close(p);
+}
+
+/* The owner wakes the grower through grow_fd once its log's ready part is more than half
+ * used, once per growth step (not once per publish), and again after a step. */
+static void
+test_grow_kick(void)
+{
+	struct sl_partition_conf extra = {0};
+	struct sl_partition_res res;
+	struct sl_wire_pub pub;
+	struct sl_partition *p;
+	uint32_t n = 0, first = 0, second = 0, extra_kicks = 0;
+	uint64_t v;
+
+	extra.grow_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	CHECK(extra.grow_fd > 0, "eventfd");
+	p = open_part_conf(4u << 20, &extra);
+	make_pub(&pub, 0, 1, 1);
+	memset(&res, 0, sizeof(res));
+	while (n < 100000 && sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == 0) {
+		n++;
+		if (read(extra.grow_fd, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
+			if (first == 0)
+				first = n;
+			else
+				extra_kicks++;
+		}
+		if (first != 0 && n == first + 50)
+			break;
+	}
+	CHECK(first > 10, "the first kick once the first part is half used (publish %u)", first);
+	CHECK(extra_kicks == 0, "no second kick before the grower's step (%u)", extra_kicks);
+	CHECK(sl_partition_grow(p, UINT64_MAX) > 0, "the grower's step");
+	while (n < 100000 && sl_partition_publish(p, &pub, 0, 1, 0, 0, &res) == 0) {
+		n++;
+		if (read(extra.grow_fd, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
+			second = n;
+			break;
+		}
+	}
+	CHECK(second > first + 50, "a kick again after the step, when the grown part is half "
+	      "used (publish %u)", second);
+	sl_partition_close(p);
+	close(extra.grow_fd);
 }
 
 static void
@@ -861,6 +907,7 @@ main(int argc, char **argv)
 	test_producer();
 	test_producer_restart();
 	test_full();
+	test_grow_kick();
 	test_channels();
 	test_set_offset_extremes();
 	test_sub_caps();
