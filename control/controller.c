@@ -47,6 +47,7 @@ struct cpart {
 	uint16_t part;
 	int64_t mod_rev;		/* of the partition key: the CAS compares it */
 	uint64_t since_ms;		/* its leader (as the store holds it) was first seen */
+	uint32_t wait_epoch;		/* "no live ISR member" said for this epoch (0: not) */
 	struct sl_part_meta meta;	/* as the store holds it */
 };
 
@@ -133,6 +134,20 @@ on_node(struct sl_controller *c, const char *rest, int del)
 	c->due = 1;
 }
 
+/* This node begins to act as the controller: it says so, scans at once, and says again
+ * which partitions wait for an ISR member. */
+static void
+acting_begins(struct sl_controller *c, uint64_t now)
+{
+	size_t i;
+
+	CLOG(NOTICE, "this node (%u) is the controller", c->self);
+	c->due = 1;
+	c->flow_ms = now;
+	for (i = 0; i < c->parts.n; i++)
+		((struct cpart *)sl_ptable_at(&c->parts, i))->wait_epoch = 0;
+}
+
 static void
 on_controller(struct sl_controller *c, const struct sl_controller_kv *kv, int del,
 	      uint64_t now)
@@ -156,10 +171,8 @@ on_controller(struct sl_controller *c, const struct sl_controller_kv *kv, int de
 		c->ctl_id = (uint32_t)id;
 		c->acting = id == c->self && c->lease != 0 && kv->lease == c->lease;
 		c->ctl_rev = c->acting ? kv->create_rev : 0;
-		if (c->acting && !was) {
-			c->due = 1;	/* a new controller scans at once */
-			c->flow_ms = now;
-		}
+		if (c->acting && !was)
+			acting_begins(c, now);
 	}
 	json_decref(j);
 }
@@ -343,7 +356,12 @@ sl_controller_acting(const struct sl_controller *c)
 void
 sl_controller_get_stats(const struct sl_controller *c, struct sl_controller_stats *st)
 {
+	size_t i;
+
 	*st = c->st;
+	st->waiting = 0;
+	for (i = 0; c->acting && i < c->parts.n; i++)
+		st->waiting += ((const struct cpart *)sl_ptable_at(&c->parts, i))->wait_epoch != 0;
 }
 
 /* ---- deciding ---- */
@@ -457,9 +475,21 @@ place(struct sl_controller *c, const struct ctopic *t)
 	}
 }
 
+/* The partition no longer waits for a live ISR member: said once, as its start was. */
+static void
+wait_end(struct cpart *p, const char *why)
+{
+	if (p->wait_epoch == 0)
+		return;
+	CLOG(NOTICE, "%s/%u: %s: no longer waiting for a live ISR member", p->topic, p->part,
+	     why);
+	p->wait_epoch = 0;
+}
+
 /* Partition idx's leader is gone (looked at on a full scan) or silent (always): the live
  * ISR member with the longest log (sl_membership_failover_next) leads, with the next epoch
- * and leader session. */
+ * and leader session. A partition with no live ISR member waits for one: said when that
+ * begins and when it ends, not at every scan. */
 static void
 failover(struct sl_controller *c, size_t idx, int full, uint64_t now)
 {
@@ -471,9 +501,13 @@ failover(struct sl_controller *c, size_t idx, int full, uint64_t now)
 	int silent = 0, rc;
 	uint8_t i;
 
+	if (p->wait_epoch != 0 && p->wait_epoch != p->meta.epoch)
+		wait_end(p, "a new view");
 	if (node_live(c, gone)) {
-		if (!suspect(c, p, now))
+		if (!suspect(c, p, now)) {
+			wait_end(p, "its leader is back");
 			return;
+		}
 		silent = 1;
 	} else if (!full) {
 		return;
@@ -487,10 +521,13 @@ failover(struct sl_controller *c, size_t idx, int full, uint64_t now)
 	}
 	rc = sl_membership_failover_next(&p->meta, pos, &next);
 	if (rc < 0) {
-		CLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition waits "
-			  "for one", p->topic, p->part, gone);
+		if (p->wait_epoch == 0)
+			CLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition "
+				  "waits for one", p->topic, p->part, gone);
+		p->wait_epoch = p->meta.epoch;
 		return;
 	}
+	wait_end(p, "an ISR member is live");
 	/* a suspicion that leaves the partition unwritable changes nothing: the lease
 	 * decides */
 	if (rc == 0 || (silent && next.nisr <= next.nreplicas / 2))
@@ -723,10 +760,8 @@ elect(struct sl_controller *c, uint64_t now)
 		c->ctl_id = c->self;
 		c->acting = 1;
 		c->ctl_rev = rev;	/* the txn's one put: the key's create_revision */
-		c->due = 1;
-		c->flow_ms = now;
 		c->st.elections++;
-		CLOG(NOTICE, "this node (%u) is the controller", c->self);
+		acting_begins(c, now);
 	} else if (rc < 0) {
 		CLOG(WARNING, "election: %s", strerror(-rc));
 	} else {

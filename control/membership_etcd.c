@@ -1466,6 +1466,7 @@ ms_describe(struct sl_membership *m, struct sl_json *out)
 	sl_json_u64(out, "failovers", st.failovers);
 	sl_json_u64(out, "failovers_for_silence", st.suspects);
 	sl_json_u64(out, "partitions_placed", st.placed);
+	sl_json_u64(out, "partitions_waiting", st.waiting);
 	sl_json_u64(out, "controller_txns", st.txns);
 	sl_json_u64(out, "cas_lost", x->cas_lost + st.cas_lost);
 }

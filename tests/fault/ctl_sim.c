@@ -39,7 +39,10 @@
  *  (6) after the faults stop (the dead stay dead) and the cluster runs quietly for 6 s: a
  *      live controller, every topic placed when enough nodes are up, no partition led by
  *      a dead node while a member of its ISR is live;
- *  (7) store-level sanity of the fake itself (revisions only grow).
+ *  (7) store-level sanity of the fake itself (revisions only grow);
+ *  (8) the controller says that a partition waits for a live ISR member once when the wait
+ *      begins and once when it ends (its log, read through a stream of our own), not at
+ *      every scan; its `waiting` counter is the number of partitions it said wait.
  *
  *   ctl_sim [--seed N | --seeds A-B] [--verbose] [--ms T]
  *
@@ -53,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_log.h>
 
 #include "controller.h"
@@ -335,6 +339,7 @@ struct snode {
 	int64_t seen;			/* the highest revision it read or was delivered */
 	char *pos_last;
 	uint64_t end[MAXT * MAXP];	/* log end per partition */
+	uint8_t waits[MAXT * MAXP];	/* (8): its controller said partition waits */
 };
 
 static struct snode nodes[MAXN + 1];
@@ -407,6 +412,66 @@ part_index(const char *key, uint32_t *t, uint32_t *p)
 			return *p < MAXP ? 0 : -1;
 		}
 	return -1;
+}
+
+/* ---- (8): the controller's log, read line by line ---- */
+static struct snode *log_node;	/* the node whose controller ticks (NULL: none) */
+static char log_line[512];
+static size_t log_len;
+
+static void
+log_waits(const char *line)
+{
+	struct snode *n = log_node;
+	uint32_t t, p, k;
+	char key[48];
+
+	/* a new term (an election, or its key seen again under its lease) says them again */
+	if (sscanf(line, "controller: this node (%u) is the controller", &k) == 1 &&
+	    k >= 1 && k <= MAXN) {
+		memset(nodes[k].waits, 0, sizeof(nodes[k].waits));
+		return;
+	}
+	if (n == NULL)
+		return;
+	if (sscanf(line, "controller: t%u/%u: ", &t, &p) != 2)
+		return;
+	snprintf(key, sizeof(key), "partitions/t%u/%u", t, p);
+	if (part_index(key, &t, &p) != 0)
+		fail("node %u's controller logs an unknown partition: %s", n->id, line);
+	k = t * MAXP + p;
+	if (strstr(line, "no live ISR member") != NULL) {
+		if (n->waits[k])
+			fail("node %u's controller says t%u/%u waits for an ISR member again, "
+			     "with no end said between (%s)", n->id, t, p, line);
+		n->waits[k] = 1;
+	} else if (strstr(line, "no longer waiting") != NULL) {
+		if (!n->waits[k])
+			fail("node %u's controller ends a wait of t%u/%u it did not say began",
+			     n->id, t, p);
+		n->waits[k] = 0;
+	}
+}
+
+static ssize_t
+log_write(void *cookie, const char *buf, size_t size)
+{
+	size_t i;
+
+	(void)cookie;
+	if (verbose)
+		fprintf(stderr, "[n%u] %.*s", log_node ? log_node->id : 0, (int)size, buf);
+	for (i = 0; i < size; i++) {
+		if (buf[i] != '\n') {
+			if (log_len < sizeof(log_line) - 1)
+				log_line[log_len++] = buf[i];
+			continue;
+		}
+		log_line[log_len] = '\0';
+		log_len = 0;
+		log_waits(log_line);
+	}
+	return (ssize_t)size;
 }
 
 /* node id's position for partition (t, p) as its pos key held it at revision r (the
@@ -784,6 +849,7 @@ node_start(struct snode *n)
 	n->fenced = 0;
 	n->lease = 0;
 	n->next_poll = now;
+	memset(n->waits, 0, sizeof(n->waits));
 	free(n->pos_last);
 	n->pos_last = NULL;
 	trace("node %u starts", n->id);
@@ -988,7 +1054,21 @@ node_poll(struct snode *n)
 	watch(n);
 	publish_pos(n);
 	isr_change(n);
+	log_node = n;
 	sl_controller_tick(n->c, now, !n->fenced && reachable(n));
+	log_node = NULL;
+	if (sl_controller_acting(n->c)) {	/* (8) */
+		struct sl_controller_stats st;
+		uint64_t w = 0;
+		size_t k;
+
+		for (k = 0; k < RTE_DIM(n->waits); k++)
+			w += n->waits[k];
+		sl_controller_get_stats(n->c, &st);
+		if (st.waiting != w)
+			fail("node %u's controller counts %" PRIu64 " partitions waiting for an "
+			     "ISR member, its log said %" PRIu64, n->id, st.waiting, w);
+	}
 }
 
 /* the data: a leader up and writable appends, its up followers follow (never past it;
@@ -1221,8 +1301,9 @@ main(int argc, char **argv)
 	if (sim_opts_parse(argc, argv, "--ms", &o) != 0)
 		return 2;
 	verbose = o.verbose;
-	/* the controller's own log lines only with --verbose */
-	rte_log_set_global_level(verbose ? RTE_LOG_DEBUG : RTE_LOG_CRIT);
+	/* the controller's log goes through log_write, for (8); printed only with --verbose */
+	rte_openlog_stream(fopencookie(NULL, "w", (cookie_io_functions_t){.write = log_write}));
+	rte_log_set_global_level(verbose ? RTE_LOG_DEBUG : RTE_LOG_NOTICE);
 	for (s = o.first; s <= o.last; s++)
 		run(s, o.length);
 	printf("ctl_sim: seeds %" PRIu64 "-%" PRIu64 " passed (in all: %" PRIu64 " txns, %"
