@@ -321,6 +321,12 @@ pub_seq(struct sl_partition *p, uint64_t seq, uint32_t n, struct sl_partition_re
 	return pub_prod(p, 0xfeed, seq, n, res);
 }
 
+/* Persistence for the restart tests: no lcore until a test gives it one. */
+static const struct sl_persist_conf persist_conf = {
+	.nsources = 1, .socket_id = SOCKET_ID_ANY, .buf_bytes = 1 << 20, .adaptive_idle = 1,
+	.idle_max_us = 100,
+};
+
 /* Retry seqs 7 (ids 1..2) and 8 (id 3) on a reopened partition: the original answers,
  * nothing written. */
 static void
@@ -352,9 +358,7 @@ static void
 test_producer_restart(void)
 {
 	struct sl_persist_policy mem = {.durability = SL_PERSIST_MEMORY};
-	struct sl_persist_conf pcf = {.nsources = 1, .socket_id = SOCKET_ID_ANY,
-				      .buf_bytes = 1 << 20, .adaptive_idle = 1,
-				      .idle_max_us = 100};
+	struct sl_persist_conf pcf = persist_conf;
 	struct sl_partition_conf extra = {0};
 	char tmp[] = "/tmp/sl-test-part-ptab-XXXXXX", dir[64], dir2[64];
 	struct sl_partition_res res;
@@ -571,9 +575,7 @@ static void
 test_producer_forged(void)
 {
 	struct sl_persist_policy mem = {.durability = SL_PERSIST_MEMORY};
-	struct sl_persist_conf pcf = {.nsources = 1, .socket_id = SOCKET_ID_ANY,
-				      .buf_bytes = 1 << 20, .adaptive_idle = 1,
-				      .idle_max_us = 100};
+	struct sl_persist_conf pcf = persist_conf;
 	char tmp[] = "/tmp/sl-test-part-forge-XXXXXX", dir[96], path[160], boot[37];
 	struct sl_partition_conf extra = {0};
 	struct sl_partition_res res;
