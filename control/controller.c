@@ -182,12 +182,11 @@ on_topic(struct sl_controller *c, const char *name, const struct sl_controller_k
 	 int del)
 {
 	json_int_t parts = 0, reps = 0;
-	struct ctopic *t = sl_ptable_find(&c->topics, name, 0);
+	struct ctopic *t;
 	json_t *j;
 
 	if (del) {
-		if (t != NULL)
-			sl_ptable_del(&c->topics, t);
+		sl_ptable_remove(&c->topics, name, 0);
 		return;
 	}
 	j = json_loadb(kv->value, kv->value_len, 0, NULL);
@@ -218,9 +217,7 @@ on_part(struct sl_controller *c, const char *rest, const struct sl_controller_kv
 	if (sl_ptable_key_parse(rest, topic, &part) != 0)
 		return;
 	if (del) {
-		p = sl_ptable_find(&c->parts, topic, part);
-		if (p != NULL)
-			sl_ptable_del(&c->parts, p);
+		sl_ptable_remove(&c->parts, topic, part);
 		return;
 	}
 	if (sl_membership_view_parse(kv->value, kv->value_len, &meta) != 0)

@@ -442,9 +442,7 @@ on_topic(struct sl_membership *m, const char *name, const struct sl_etcd_kv *kv,
 
 	if (del) {
 		/* topic deletion is not cluster-wide yet: the local topic stays */
-		t = sl_ptable_find(&x->topics, name, 0);
-		if (t != NULL)
-			sl_ptable_del(&x->topics, t);
+		sl_ptable_remove(&x->topics, name, 0);
 		return;
 	}
 	j = json_loadb(kv->value, kv->value_len, 0, NULL);
@@ -481,9 +479,7 @@ on_part(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 	if (sl_ptable_key_parse(rest, topic, &part) != 0)
 		return;
 	if (del) {
-		p = sl_ptable_find(&x->parts, topic, part);
-		if (p != NULL)
-			sl_ptable_del(&x->parts, p);
+		sl_ptable_remove(&x->parts, topic, part);
 		return;
 	}
 	if (sl_membership_view_parse(kv->value, kv->value_len, &meta) != 0) {

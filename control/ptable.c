@@ -73,6 +73,17 @@ sl_ptable_del(struct sl_ptable *t, void *row)
 	t->n--;
 }
 
+int
+sl_ptable_remove(struct sl_ptable *t, const char *name, uint16_t part)
+{
+	void *row = sl_ptable_find(t, name, part);
+
+	if (row == NULL)
+		return 0;
+	sl_ptable_del(t, row);
+	return 1;
+}
+
 void
 sl_ptable_free(struct sl_ptable *t)
 {

@@ -73,6 +73,9 @@ void *sl_ptable_add(struct sl_ptable *t, const char *name, uint16_t part);
 /* Remove a row of the table (from sl_ptable_find/add/at): the last row takes its place. */
 void sl_ptable_del(struct sl_ptable *t, void *row);
 
+/* Remove the row of (name, part) if there is one: 1 when removed, else 0. */
+int sl_ptable_remove(struct sl_ptable *t, const char *name, uint16_t part);
+
 /* Free the rows; the table is empty and can be used again. */
 void sl_ptable_free(struct sl_ptable *t);
 

@@ -96,18 +96,14 @@ trace(const char *fmt, ...)
 	putchar('\n');
 }
 
-static void
+static void __attribute__((noreturn))
 fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	printf("VIOLATION seed=%" PRIu64 " t=%" PRIu64 "ms: ", seed_now, now);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\nreproduce: ctl_sim --seed %" PRIu64 " --verbose\n", seed_now);
-	fflush(stdout);
-	exit(1);
+	sim_vfail("ctl_sim", seed_now, fmt, ap);
 }
 
 /* ---- the store ---- */

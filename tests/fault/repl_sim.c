@@ -91,7 +91,7 @@ trace(const char *fmt, ...)
 	putchar('\n');
 }
 
-static void
+static void __attribute__((noreturn))
 fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -99,11 +99,7 @@ fail(const char *fmt, ...)
 	printf("VIOLATION seed=%" PRIu64 " step=%" PRIu64 " t=%" PRIu64 "ns: ", seed_now,
 	       step_now, now);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\nreproduce: repl_sim --seed %" PRIu64 " --verbose\n", seed_now);
-	fflush(stdout);
-	exit(1);
+	sim_vfail("repl_sim", seed_now, fmt, ap);
 }
 
 /* ---- records and disks ---- */

@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The sluice authors
  *
  * What the deterministic simulators (repl_sim.c, ctl_sim.c) share: the seeded PRNG
- * (splitmix64: a run's only source of randomness, so a seed gives the same run) and the
- * command line (--seed N | --seeds A-B, a length option, --verbose). Included once per
+ * (splitmix64: a run's only source of randomness, so a seed gives the same run), the
+ * command line (--seed N | --seeds A-B, a length option, --verbose) and the end of a
+ * violation's report. Included once per
  * simulator; the PRNG state is the including program's own. Single-threaded.
  */
 #ifndef SL_SIM_COMMON_H
@@ -11,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,17 @@ static inline uint64_t
 sim_rndn(uint64_t n)
 {
 	return n ? sim_rnd() % n : 0;
+}
+
+/* After the simulator's own "VIOLATION seed=... t=...: " prefix: what went wrong (fmt,
+ * ap) and how to run that seed again; exit 1. */
+static inline void __attribute__((noreturn))
+sim_vfail(const char *prog, uint64_t seed, const char *fmt, va_list ap)
+{
+	vprintf(fmt, ap);
+	printf("\nreproduce: %s --seed %" PRIu64 " --verbose\n", prog, seed);
+	fflush(stdout);
+	exit(1);
 }
 
 /* What the command line asks. */

@@ -21,14 +21,6 @@ PRODUCER = 0x5EED1DE3A0000001
 TOPIC = b"r"
 
 
-def pub_body(msg):
-    return slproto.pub_body(TOPIC, msg)
-
-
-def mpub_body(msgs):
-    return slproto.mpub_body(TOPIC, msgs)
-
-
 def answer(d):
     if d is None:
         return "no answer"
@@ -39,16 +31,16 @@ def answer(d):
 
 def before(addr, out):
     s = Session(addr, PRODUCER, 10)
-    d1 = s.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    d1 = s.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-1"), 1)
     check(d1 is not None and d1[3] == OP["OK"], "PUB seq 1 at the leader: %s" % answer(d1))
-    d2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
+    d2 = s.publish(OP["MPUB"], slproto.mpub_body(TOPIC, [b"once-2a", b"once-2b"]), 2)
     check(d2 is not None and d2[3] == OP["OK"] and ok_fields(d2)[0] == 2,
           "MPUB seq 2 (2 messages): %s" % answer(d2))
     if slproto.failed:
         sys.exit(1)
     # the same producer in a new session on the same node: recognised
     t = Session(addr, PRODUCER, 10)
-    r1 = t.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    r1 = t.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-1"), 1)
     check(r1 is not None and r1[3] == OP["OK"] and ok_fields(r1)[1] == ok_fields(d1)[1],
           "seq 1 again in a new session, same node: the original id (%s)" % answer(r1))
     json.dump({"id1": ok_fields(d1)[1], "off1": ok_fields(d1)[2], "id2": ok_fields(d2)[1],
@@ -58,23 +50,23 @@ def before(addr, out):
 def after(addr, inp):
     o = json.load(open(inp))
     s = Session(addr, PRODUCER, 10)
-    r1 = s.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    r1 = s.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-1"), 1)
     check(r1 is not None and r1[3] == OP["OK"] and ok_fields(r1)[:3] == (1, o["id1"], o["off1"]),
           "new leader, new session: PUB seq 1 retried gets the original answer, id %d "
           "offset %d (%s)" % (o["id1"], o["off1"], answer(r1)))
-    r2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
+    r2 = s.publish(OP["MPUB"], slproto.mpub_body(TOPIC, [b"once-2a", b"once-2b"]), 2)
     check(r2 is not None and r2[3] == OP["OK"] and ok_fields(r2)[:3] == (2, o["id2"], o["off2"]),
           "MPUB seq 2 retried: the original first id %d, count 2 (%s)" % (o["id2"], answer(r2)))
-    r3 = s.publish(OP["PUB"], pub_body(b"once-3"), 3)
+    r3 = s.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-3"), 3)
     check(r3 is not None and r3[3] == OP["OK"] and ok_fields(r3)[1] == o["id2"] + 2,
           "PUB seq 3 (new) is written after them, id %d (%s)" % (o["id2"] + 2, answer(r3)))
     t = Session(addr, PRODUCER, 10)
-    r4 = t.publish(OP["PUB"], pub_body(b"once-3"), 3)
+    r4 = t.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-3"), 3)
     check(r4 is not None and r4[3] == OP["OK"] and r3 is not None and
           ok_fields(r4)[1] == ok_fields(r3)[1], "seq 3 retried in another session: same id "
           "(%s)" % answer(r4))
     u = Session(addr, 0, 10)
-    r5 = u.publish(OP["PUB"], pub_body(b"plain"), 1)
+    r5 = u.publish(OP["PUB"], slproto.pub_body(TOPIC, b"plain"), 1)
     check(r5 is not None and r5[3] == OP["OK"] and ok_fields(r5)[1] == o["id2"] + 3,
           "a session without a producer id (an old client) publishes as before (%s)" %
           answer(r5))

@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The sluice authors
  *
  * Unit test of control/ptable.c: the topic and partition tables of the controller and the
- * etcd membership (find, add, delete by moving the last row, growth with rows kept) and
+ * etcd membership (find, add, delete by moving the last row, remove by key, growth with
+ * rows kept) and
  * the parse of a partition key's "<topic>/<part>".
  */
 #include <errno.h>
@@ -84,8 +85,9 @@ test_topics(void)
 	b = sl_ptable_add(&t, "orders", 9);
 	CHECK(a != NULL && a == b && t.n == 1 && sl_ptable_find(&t, "orders", 3) == a,
 	      "a table of names ignores the partition");
-	sl_ptable_del(&t, a);
-	CHECK(t.n == 0 && sl_ptable_find(&t, "orders", 0) == NULL, "the only row deleted");
+	CHECK(sl_ptable_remove(&t, "other", 0) == 0 && t.n == 1, "removing a name not there: 0");
+	CHECK(sl_ptable_remove(&t, "orders", 0) == 1 && t.n == 0 &&
+	      sl_ptable_find(&t, "orders", 0) == NULL, "the only row removed by name");
 	sl_ptable_free(&t);
 }
 
