@@ -3,8 +3,8 @@
 #
 # sluice's client protocol for the raw-socket tests (docs/protocol.md): frame building,
 # answer fields, the error and opcode tables, a session that publishes with retries, the
-# sluicectl JSON helper and the tests' ok/FAIL counting. Used by tests/integration and tests/fault scripts (the fault ones add
-# tests/integration to sys.path).
+# sluicectl JSON helper and the tests' ok/FAIL counting. Used by tests/integration and
+# tests/fault scripts (the fault ones add tests/integration to sys.path).
 import json, select, socket, struct, subprocess, sys, time
 
 MAGIC = 0x534C
