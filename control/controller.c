@@ -19,6 +19,7 @@
 
 #include "controller.h"
 #include "membership.h"
+#include "ptable.h"
 
 RTE_LOG_REGISTER_SUFFIX(sl_controller_logtype, controller, INFO);
 #define CLOG(level, fmt, ...) \
@@ -46,6 +47,7 @@ struct cpart {
 	uint16_t part;
 	int64_t mod_rev;		/* of the partition key: the CAS compares it */
 	uint64_t since_ms;		/* its leader (as the store holds it) was first seen */
+	uint32_t wait_epoch;		/* "no live ISR member" said for this epoch (0: not) */
 	struct sl_part_meta meta;	/* as the store holds it */
 };
 
@@ -75,10 +77,8 @@ struct sl_controller {
 	uint64_t flow_ms;		/* since then, no gap of 2 BEAT_MS between events */
 	struct cnode nodes[SL_CONTROLLER_MAX_NODES];
 	uint32_t nnodes;
-	struct ctopic *topics;
-	size_t ntopics, ctopics;
-	struct cpart *parts;
-	size_t nparts, cparts;
+	struct sl_ptable topics;		/* struct ctopic */
+	struct sl_ptable parts;		/* struct cpart */
 	struct decision *dec;		/* this tick's decisions */
 	size_t ndec, cdec;
 	struct sl_controller_stats st;
@@ -109,44 +109,6 @@ node_live(struct sl_controller *c, uint32_t id)
 	return n != NULL && n->live;
 }
 
-static struct ctopic *
-topic_find(struct sl_controller *c, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->ntopics; i++)
-		if (strcmp(c->topics[i].name, name) == 0)
-			return &c->topics[i];
-	return NULL;
-}
-
-static struct cpart *
-part_find(struct sl_controller *c, const char *topic, uint16_t part, int add)
-{
-	struct cpart *p;
-	size_t i;
-
-	for (i = 0; i < c->nparts; i++)
-		if (c->parts[i].part == part && strcmp(c->parts[i].topic, topic) == 0)
-			return &c->parts[i];
-	if (!add)
-		return NULL;
-	if (c->nparts == c->cparts) {
-		size_t n = c->cparts != 0 ? c->cparts * 2 : 64;
-
-		p = realloc(c->parts, n * sizeof(*p));
-		if (p == NULL)
-			return NULL;
-		c->parts = p;
-		c->cparts = n;
-	}
-	p = &c->parts[c->nparts++];
-	memset(p, 0, sizeof(*p));
-	snprintf(p->topic, sizeof(p->topic), "%s", topic);
-	p->part = part;
-	return p;
-}
-
 static uint32_t
 id_of(const char *s)
 {
@@ -172,6 +134,20 @@ on_node(struct sl_controller *c, const char *rest, int del)
 	c->due = 1;
 }
 
+/* This node begins to act as the controller: it says so, scans at once, and says again
+ * which partitions wait for an ISR member. */
+static void
+acting_begins(struct sl_controller *c, uint64_t now)
+{
+	size_t i;
+
+	CLOG(NOTICE, "this node (%u) is the controller", c->self);
+	c->due = 1;
+	c->flow_ms = now;
+	for (i = 0; i < c->parts.n; i++)
+		((struct cpart *)sl_ptable_at(&c->parts, i))->wait_epoch = 0;
+}
+
 static void
 on_controller(struct sl_controller *c, const struct sl_controller_kv *kv, int del,
 	      uint64_t now)
@@ -195,10 +171,8 @@ on_controller(struct sl_controller *c, const struct sl_controller_kv *kv, int de
 		c->ctl_id = (uint32_t)id;
 		c->acting = id == c->self && c->lease != 0 && kv->lease == c->lease;
 		c->ctl_rev = c->acting ? kv->create_rev : 0;
-		if (c->acting && !was) {
-			c->due = 1;	/* a new controller scans at once */
-			c->flow_ms = now;
-		}
+		if (c->acting && !was)
+			acting_begins(c, now);
 	}
 	json_decref(j);
 }
@@ -208,12 +182,11 @@ on_topic(struct sl_controller *c, const char *name, const struct sl_controller_k
 	 int del)
 {
 	json_int_t parts = 0, reps = 0;
-	struct ctopic *t = topic_find(c, name);
+	struct ctopic *t;
 	json_t *j;
 
 	if (del) {
-		if (t != NULL)
-			*t = c->topics[--c->ntopics];
+		sl_ptable_remove(&c->topics, name, 0);
 		return;
 	}
 	j = json_loadb(kv->value, kv->value_len, 0, NULL);
@@ -224,19 +197,9 @@ on_topic(struct sl_controller *c, const char *name, const struct sl_controller_k
 		return;
 	}
 	json_decref(j);
-	if (t == NULL) {
-		if (c->ntopics == c->ctopics) {
-			size_t n = c->ctopics != 0 ? c->ctopics * 2 : 16;
-			struct ctopic *nt = realloc(c->topics, n * sizeof(*nt));
-
-			if (nt == NULL)
-				return;
-			c->topics = nt;
-			c->ctopics = n;
-		}
-		t = &c->topics[c->ntopics++];
-		snprintf(t->name, sizeof(t->name), "%s", name);
-	}
+	t = sl_ptable_add(&c->topics, name, 0);
+	if (t == NULL)
+		return;
 	t->nparts = (uint16_t)parts;
 	t->replicas = (uint8_t)reps;
 	c->due = 1;
@@ -247,28 +210,19 @@ on_part(struct sl_controller *c, const char *rest, const struct sl_controller_kv
 	uint64_t now)
 {
 	char topic[SL_COORD_NAME_MAX + 1];
-	const char *slash = strrchr(rest, '/');
 	struct sl_part_meta meta;
-	unsigned long part;
 	struct cpart *p;
-	char *end;
+	uint16_t part;
 
-	if (slash == NULL || slash == rest || (size_t)(slash - rest) > SL_COORD_NAME_MAX)
-		return;
-	memcpy(topic, rest, (size_t)(slash - rest));
-	topic[slash - rest] = '\0';
-	part = strtoul(slash + 1, &end, 10);
-	if (slash[1] == '\0' || *end != '\0' || part >= SL_COORD_MAX_PARTS)
+	if (sl_ptable_key_parse(rest, topic, &part) != 0)
 		return;
 	if (del) {
-		p = part_find(c, topic, (uint16_t)part, 0);
-		if (p != NULL)
-			*p = c->parts[--c->nparts];
+		sl_ptable_remove(&c->parts, topic, part);
 		return;
 	}
 	if (sl_membership_view_parse(kv->value, kv->value_len, &meta) != 0)
 		return;
-	p = part_find(c, topic, (uint16_t)part, 1);
+	p = sl_ptable_add(&c->parts, topic, part);
 	if (p == NULL || (p->mod_rev != 0 && kv->mod_rev < p->mod_rev))
 		return;		/* older than what we wrote or read since */
 	if (p->since_ms == 0 || p->meta.leader != meta.leader || p->meta.epoch != meta.epoch)
@@ -399,7 +353,12 @@ sl_controller_acting(const struct sl_controller *c)
 void
 sl_controller_get_stats(const struct sl_controller *c, struct sl_controller_stats *st)
 {
+	size_t i;
+
 	*st = c->st;
+	st->waiting = 0;
+	for (i = 0; c->acting && i < c->parts.n; i++)
+		st->waiting += ((const struct cpart *)sl_ptable_at(&c->parts, i))->wait_epoch != 0;
 }
 
 /* ---- deciding ---- */
@@ -496,7 +455,7 @@ place(struct sl_controller *c, const struct ctopic *t)
 			live[n++] = c->nodes[i].id;
 	qsort(live, n, sizeof(live[0]), cmp_u32);
 	for (part = 0; part < t->nparts; part++) {
-		if (part_find(c, t->name, part, 0) != NULL)
+		if (sl_ptable_find(&c->parts, t->name, part) != NULL)
 			continue;
 		if (sl_membership_place(live, n, part, t->replicas, &meta) != 0) {
 			CLOG(WARNING, "topic %s: %u replicas wanted, %u nodes live: waiting",
@@ -513,13 +472,25 @@ place(struct sl_controller *c, const struct ctopic *t)
 	}
 }
 
+/* The partition no longer waits for a live ISR member: said once, as its start was. */
+static void
+wait_end(struct cpart *p, const char *why)
+{
+	if (p->wait_epoch == 0)
+		return;
+	CLOG(NOTICE, "%s/%u: %s: no longer waiting for a live ISR member", p->topic, p->part,
+	     why);
+	p->wait_epoch = 0;
+}
+
 /* Partition idx's leader is gone (looked at on a full scan) or silent (always): the live
  * ISR member with the longest log (sl_membership_failover_next) leads, with the next epoch
- * and leader session. */
+ * and leader session. A partition with no live ISR member waits for one: said when that
+ * begins and when it ends, not at every scan. */
 static void
 failover(struct sl_controller *c, size_t idx, int full, uint64_t now)
 {
-	struct cpart *p = &c->parts[idx];
+	struct cpart *p = sl_ptable_at(&c->parts, idx);
 	struct sl_membership_pos pos[SL_COORD_MAX_REPLICAS];
 	uint32_t gone = p->meta.leader;
 	struct sl_part_meta next;
@@ -527,9 +498,13 @@ failover(struct sl_controller *c, size_t idx, int full, uint64_t now)
 	int silent = 0, rc;
 	uint8_t i;
 
+	if (p->wait_epoch != 0 && p->wait_epoch != p->meta.epoch)
+		wait_end(p, "a new view");
 	if (node_live(c, gone)) {
-		if (!suspect(c, p, now))
+		if (!suspect(c, p, now)) {
+			wait_end(p, "its leader is back");
 			return;
+		}
 		silent = 1;
 	} else if (!full) {
 		return;
@@ -543,10 +518,13 @@ failover(struct sl_controller *c, size_t idx, int full, uint64_t now)
 	}
 	rc = sl_membership_failover_next(&p->meta, pos, &next);
 	if (rc < 0) {
-		CLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition waits "
-			  "for one", p->topic, p->part, gone);
+		if (p->wait_epoch == 0)
+			CLOG(ERR, "%s/%u: leader %u gone and no live ISR member: the partition "
+				  "waits for one", p->topic, p->part, gone);
+		p->wait_epoch = p->meta.epoch;
 		return;
 	}
+	wait_end(p, "an ISR member is live");
 	/* a suspicion that leaves the partition unwritable changes nothing: the lease
 	 * decides */
 	if (rc == 0 || (silent && next.nisr <= next.nreplicas / 2))
@@ -572,8 +550,8 @@ key_part(char *k, const char *topic, uint16_t part)
 static void
 written(struct sl_controller *c, const struct decision *d, int64_t rev, uint64_t now)
 {
-	struct cpart *p = d->idx != SIZE_MAX ? &c->parts[d->idx] :
-			  part_find(c, d->topic, d->part, 1);
+	struct cpart *p = d->idx != SIZE_MAX ? sl_ptable_at(&c->parts, d->idx) :
+			  sl_ptable_add(&c->parts, d->topic, d->part);
 	struct sl_part_meta old;
 	uint64_t ce = 0, e = 0;
 	int known;
@@ -716,9 +694,9 @@ scan(struct sl_controller *c, int full, uint64_t now)
 
 	for (attempt = 0; attempt <= SL_CONTROLLER_RETRIES && c->acting; attempt++) {
 		c->ndec = 0;
-		for (i = 0; full && i < c->ntopics; i++)
-			place(c, &c->topics[i]);
-		for (i = 0; i < c->nparts; i++)
+		for (i = 0; full && i < c->topics.n; i++)
+			place(c, sl_ptable_at(&c->topics, i));
+		for (i = 0; i < c->parts.n; i++)
 			failover(c, i, full, now);
 		if (c->ndec == 0)
 			break;
@@ -779,10 +757,8 @@ elect(struct sl_controller *c, uint64_t now)
 		c->ctl_id = c->self;
 		c->acting = 1;
 		c->ctl_rev = rev;	/* the txn's one put: the key's create_revision */
-		c->due = 1;
-		c->flow_ms = now;
 		c->st.elections++;
-		CLOG(NOTICE, "this node (%u) is the controller", c->self);
+		acting_begins(c, now);
 	} else if (rc < 0) {
 		CLOG(WARNING, "election: %s", strerror(-rc));
 	} else {
@@ -828,6 +804,8 @@ sl_controller_open(const struct sl_controller_conf *conf)
 		return NULL;
 	}
 	c->self = conf->node_id;
+	c->topics = SL_PTABLE_INIT_NAMES(struct ctopic, name);
+	c->parts = SL_PTABLE_INIT(struct cpart, topic, part);
 	c->store = conf->store;
 	c->arg = conf->store_arg;
 	return c;
@@ -844,8 +822,8 @@ sl_controller_close(struct sl_controller *c)
 		json_decref(c->nodes[i].pos);
 		free(c->nodes[i].pos_raw);
 	}
-	free(c->topics);
-	free(c->parts);
+	sl_ptable_free(&c->topics);
+	sl_ptable_free(&c->parts);
 	free(c->dec);
 	free(c);
 }

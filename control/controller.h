@@ -110,6 +110,7 @@ struct sl_controller_stats {
 	uint64_t txns;			/* transactions sent (every answer) */
 	uint64_t cas_lost;		/* transactions whose compares failed */
 	uint64_t reads;			/* reads after a lost compare */
+	uint64_t waiting;		/* acting: partitions waiting for a live ISR member */
 };
 
 struct sl_controller;

@@ -61,6 +61,7 @@
 #include "membership.h"
 #include "name.h"
 #include "persist.h"
+#include "ptable.h"
 
 RTE_LOG_REGISTER_SUFFIX(sl_membership_etcd_logtype, membership.etcd, INFO);
 #define XLOG(level, fmt, ...) \
@@ -137,10 +138,8 @@ struct mse {
 	char *pos_last;			/* the P/pos/<id> value last written */
 	uint64_t next_pos_ms;
 	uint64_t fences, cas_lost;
-	struct etopic *topics;
-	size_t ntopics, ctopics;
-	struct epart *parts;
-	size_t nparts, cparts;
+	struct sl_ptable topics;		/* struct etopic */
+	struct sl_ptable parts;		/* struct epart */
 };
 
 static uint64_t
@@ -273,44 +272,6 @@ node_live(const struct sl_membership *m, uint32_t id)
 	return i >= 0 && x->live[i];
 }
 
-static struct etopic *
-topic_find(struct mse *x, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < x->ntopics; i++)
-		if (strcmp(x->topics[i].name, name) == 0)
-			return &x->topics[i];
-	return NULL;
-}
-
-static struct epart *
-part_find(struct mse *x, const char *topic, uint16_t part, int add)
-{
-	struct epart *p;
-	size_t i;
-
-	for (i = 0; i < x->nparts; i++)
-		if (x->parts[i].part == part && strcmp(x->parts[i].topic, topic) == 0)
-			return &x->parts[i];
-	if (!add)
-		return NULL;
-	if (x->nparts == x->cparts) {
-		size_t c = x->cparts != 0 ? x->cparts * 2 : 64;
-
-		p = realloc(x->parts, c * sizeof(*p));
-		if (p == NULL)
-			return NULL;
-		x->parts = p;
-		x->cparts = c;
-	}
-	p = &x->parts[x->nparts++];
-	memset(p, 0, sizeof(*p));
-	snprintf(p->topic, sizeof(p->topic), "%s", topic);
-	p->part = part;
-	return p;
-}
-
 static void
 key_of(const struct mse *x, char *k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -358,7 +319,7 @@ static int
 topic_local(struct sl_membership *m, const char *name, uint16_t part)
 {
 	struct mse *x = m->priv;
-	const struct etopic *t = topic_find(x, name);
+	const struct etopic *t = sl_ptable_find(&x->topics, name, 0);
 	struct sl_persist_policy pol = sl_broker_get_conf(m->broker)->policy;
 	uint16_t n = t != NULL ? t->nparts : (uint16_t)(part + 1);
 	int rc;
@@ -481,9 +442,7 @@ on_topic(struct sl_membership *m, const char *name, const struct sl_etcd_kv *kv,
 
 	if (del) {
 		/* topic deletion is not cluster-wide yet: the local topic stays */
-		t = topic_find(x, name);
-		if (t != NULL)
-			*t = x->topics[--x->ntopics];
+		sl_ptable_remove(&x->topics, name, 0);
 		return;
 	}
 	j = json_loadb(kv->value, kv->value_len, 0, NULL);
@@ -495,21 +454,10 @@ on_topic(struct sl_membership *m, const char *name, const struct sl_etcd_kv *kv,
 		json_decref(j);
 		return;
 	}
-	t = topic_find(x, name);
+	t = sl_ptable_add(&x->topics, name, 0);
 	if (t == NULL) {
-		if (x->ntopics == x->ctopics) {
-			size_t c = x->ctopics != 0 ? x->ctopics * 2 : 16;
-			struct etopic *nt = realloc(x->topics, c * sizeof(*nt));
-
-			if (nt == NULL) {
-				json_decref(j);
-				return;
-			}
-			x->topics = nt;
-			x->ctopics = c;
-		}
-		t = &x->topics[x->ntopics++];
-		snprintf(t->name, sizeof(t->name), "%s", name);
+		json_decref(j);
+		return;
 	}
 	t->nparts = (uint16_t)parts;
 	t->replicas = (uint8_t)reps;
@@ -524,30 +472,21 @@ on_part(struct sl_membership *m, const char *rest, const struct sl_etcd_kv *kv, 
 {
 	struct mse *x = m->priv;
 	char topic[SL_COORD_NAME_MAX + 1];
-	const char *slash = strrchr(rest, '/');
 	struct sl_part_meta meta;
 	struct epart *p;
-	unsigned long part;
-	char *end;
+	uint16_t part;
 
-	if (slash == NULL || slash == rest || (size_t)(slash - rest) > SL_COORD_NAME_MAX)
-		return;
-	memcpy(topic, rest, (size_t)(slash - rest));
-	topic[slash - rest] = '\0';
-	part = strtoul(slash + 1, &end, 10);
-	if (*end != '\0' || part >= SL_COORD_MAX_PARTS)
+	if (sl_ptable_key_parse(rest, topic, &part) != 0)
 		return;
 	if (del) {
-		p = part_find(x, topic, (uint16_t)part, 0);
-		if (p != NULL)
-			*p = x->parts[--x->nparts];
+		sl_ptable_remove(&x->parts, topic, part);
 		return;
 	}
 	if (sl_membership_view_parse(kv->value, kv->value_len, &meta) != 0) {
 		XLOG(WARNING, "%s: not a partition view", kv->key);
 		return;
 	}
-	p = part_find(x, topic, (uint16_t)part, 1);
+	p = sl_ptable_add(&x->parts, topic, part);
 	if (p == NULL)
 		return;
 	p->mod_rev = kv->mod_revision;
@@ -897,8 +836,8 @@ fence_check(struct sl_membership *m, uint64_t ahead_ms)
 		  "stop taking writes%s until etcd answers", (unsigned long long)since, x->ttl_s,
 	     sl_controller_acting(x->ctl) ? ", and it stops acting as controller" : "");
 	sl_controller_set_lease(x->ctl, 0);
-	for (i = 0; i < x->nparts; i++)
-		install(m, &x->parts[i]);
+	for (i = 0; i < x->parts.n; i++)
+		install(m, sl_ptable_at(&x->parts, i));
 }
 
 /* A renewal succeeded again: read everything (views may have changed meanwhile, the
@@ -917,8 +856,8 @@ unfence(struct sl_membership *m)
 	if (resync(m) != 0) {
 		x->fenced = 1;
 		sl_controller_set_lease(x->ctl, 0);
-		for (i = 0; i < x->nparts; i++)
-			install(m, &x->parts[i]);
+		for (i = 0; i < x->parts.n; i++)
+			install(m, sl_ptable_at(&x->parts, i));
 		return;
 	}
 	XLOG(NOTICE, "lease renewed: fencing lifted, views as etcd holds them");
@@ -954,8 +893,8 @@ publish_pos(struct sl_membership *m)
 	if (m->broker == NULL || x->fenced || !x->reachable || x->lease == 0)
 		return;
 	o = json_object();
-	for (i = 0; o != NULL && i < x->nparts; i++) {
-		const struct epart *p = &x->parts[i];
+	for (i = 0; o != NULL && i < x->parts.n; i++) {
+		const struct epart *p = sl_ptable_at(&x->parts, i);
 		uint64_t committed, end_id;
 
 		beat |= p->meta.leader == m->node_id;
@@ -1004,8 +943,8 @@ ms_close(struct sl_membership *m)
 	for (i = 0; i < SL_MEMBERSHIP_MAX_NODES; i++)
 		json_decref(x->pos[i]);
 	free(x->pos_last);
-	free(x->topics);
-	free(x->parts);
+	sl_ptable_free(&x->topics);
+	sl_ptable_free(&x->parts);
 	free(x);
 	m->priv = NULL;
 }
@@ -1031,6 +970,8 @@ ms_open(struct sl_membership *m, const struct sl_membership_conf *conf)
 	if (x == NULL)
 		return -ENOMEM;
 	m->priv = x;
+	x->topics = SL_PTABLE_INIT_NAMES(struct etopic, name);
+	x->parts = SL_PTABLE_INIT(struct epart, topic, part);
 	snprintf(x->prefix, sizeof(x->prefix), "%s", prefix);
 	x->ip = conf->ip;
 	x->port = conf->port;
@@ -1110,8 +1051,8 @@ ms_start(struct sl_membership *m)
 		return rc;
 	/* no controller: run for it */
 	sl_controller_tick(x->ctl, now_ms(), !x->fenced && x->reachable);
-	XLOG(INFO, "started: %zu topic(s), %zu partition view(s), controller %u", x->ntopics,
-	     x->nparts, sl_controller_id(x->ctl));
+	XLOG(INFO, "started: %zu topic(s), %zu partition view(s), controller %u", x->topics.n,
+	     x->parts.n, sl_controller_id(x->ctl));
 	return 0;
 }
 
@@ -1129,7 +1070,7 @@ ms_request(struct sl_membership *m, const struct sl_wviewreq *q)
 		return 0;
 	if (sl_broker_part_get_view(m->broker, q->topic, q->partition, &cur) != 0)
 		return 0;
-	p = part_find(x, q->topic, q->partition, 0);
+	p = sl_ptable_find(&x->parts, q->topic, q->partition);
 	if (p == NULL || !meta_same(&cur, &p->meta))
 		return 0;	/* etcd holds a newer view: it is on its way by watch */
 	if (sl_membership_isr_next(&cur, q, m->node_id, &next) == 0)
@@ -1158,7 +1099,7 @@ ms_set_view(struct sl_membership *m, const char *topic, uint16_t part,
 	    const struct sl_part_meta *next)
 {
 	struct mse *x = m->priv;
-	struct epart *p = part_find(x, topic, part, 0);
+	struct epart *p = sl_ptable_find(&x->parts, topic, part);
 	int rc;
 
 	if (p == NULL)
@@ -1250,7 +1191,7 @@ move_step(struct sl_membership *m)
 
 	if (mv->state != MOVE_CATCHUP || x->fenced || !x->reachable)
 		return;
-	p = part_find(x, mv->topic, mv->part, 0);
+	p = sl_ptable_find(&x->parts, mv->topic, mv->part);
 	if (p == NULL) {
 		move_fail(m, "the partition is gone");
 		return;
@@ -1311,7 +1252,7 @@ ms_move(struct sl_membership *m, const char *topic, uint16_t part, const uint32_
 	uint8_t n, char *err, size_t err_len)
 {
 	struct mse *x = m->priv;
-	struct epart *p = part_find(x, topic, part, 0);
+	struct epart *p = sl_ptable_find(&x->parts, topic, part);
 	struct sl_part_meta next;
 	uint8_t i;
 	int rc;
@@ -1521,6 +1462,7 @@ ms_describe(struct sl_membership *m, struct sl_json *out)
 	sl_json_u64(out, "failovers", st.failovers);
 	sl_json_u64(out, "failovers_for_silence", st.suspects);
 	sl_json_u64(out, "partitions_placed", st.placed);
+	sl_json_u64(out, "partitions_waiting", st.waiting);
 	sl_json_u64(out, "controller_txns", st.txns);
 	sl_json_u64(out, "cas_lost", x->cas_lost + st.cas_lost);
 }

@@ -1329,8 +1329,12 @@ ptab_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)
 			PLOG(WARNING, "%s/%u: producer table in memory only: after a kill, a "
 			     "retry of a publish not yet on disk is written again",
 			     p->store->topic, p->conf.partid);
-		if (had && !sl_ptab_valid(prev))
+		if (had && !sl_ptab_valid(prev)) {
+			PLOG(WARNING, "%s/%u: the producer table file holds a malformed table: "
+			     "not used (the table comes from the commit log)", p->store->topic,
+			     p->conf.partid);
 			had = 0;
+		}
 	}
 	/* an empty log leaves the table untouched: its pages stay unpopulated (lazy_zalloc) */
 	n = ds->end_id == 0 || ds->end_id < ds->first_id ? 0 :

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -535,9 +536,11 @@ boot_text(char *out)
 void *
 sl_pstore_ptab_mem(struct sl_pstore *ps, size_t len, void *prev, int *had)
 {
-	char path[PATH_MAX], boot[PT_BOOT];
+	char path[PATH_MAX], boot[PT_BOOT], why[96] = "";
 	uint8_t h[64];
+	struct stat st;
 	uint8_t *m;
+	ssize_t got;
 	int fd = -1, err;
 
 	*had = 0;
@@ -548,15 +551,44 @@ sl_pstore_ptab_mem(struct sl_pstore *ps, size_t len, void *prev, int *had)
 	}
 	snprintf(path, sizeof(path), "%s/%s", ps->dir, PT_FILE);
 	boot_text(boot);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* not through a link, and only a regular file: it is truncated and mapped */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
 	if (fd < 0)
 		goto fail;
-	/* what a process of this boot left: trusted (a kill keeps the page cache) */
-	if (pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) && memcmp(h, PT_MAGIC, 8) == 0 &&
-	    sl_bytes_get_le32(h + 8) == PT_VERSION && sl_bytes_get_le64(h + 16) == len &&
-	    boot[0] != 0 && memcmp(h + 24, boot, PT_BOOT) == 0 &&
-	    pread(fd, prev, len, PT_HDR) == (ssize_t)len)
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		snprintf(why, sizeof(why), "not a regular file");
+		goto fail;
+	}
+	/* what a process of this boot left: trusted (a kill keeps the page cache); anything
+	 * else is said and not used (the table comes from the commit log alone) */
+	got = st.st_size == 0 ? 0 : pread(fd, h, sizeof(h), 0);
+	if (got == 0) {
+		/* a new file: nothing to say */
+	} else if (got != (ssize_t)sizeof(h) || memcmp(h, PT_MAGIC, 8) != 0)
+		snprintf(why, sizeof(why), "not a producer table file");
+	else if (sl_bytes_get_le32(h + 8) != PT_VERSION)
+		snprintf(why, sizeof(why), "version %u, not %u", sl_bytes_get_le32(h + 8),
+			 PT_VERSION);
+	else if (sl_bytes_get_le64(h + 16) != len)
+		snprintf(why, sizeof(why), "a table of %" PRIu64 " bytes, not %zu",
+			 sl_bytes_get_le64(h + 16), len);
+	else if (boot[0] == 0)
+		snprintf(why, sizeof(why), "this boot's id is unknown");
+	else if (memcmp(h + 24, boot, PT_BOOT) != 0)
+		snprintf(why, sizeof(why), "written before this boot");
+	else if ((got = pread(fd, prev, len, PT_HDR)) != (ssize_t)len)
+		snprintf(why, sizeof(why), "truncated: %zd of %zu table bytes",
+			 got < 0 ? (ssize_t)0 : got, len);
+	else
 		*had = 1;
+	if (why[0] != 0)	/* another boot's: expected after a restart of the machine */
+		rte_log(strcmp(why, "written before this boot") == 0 ? RTE_LOG_INFO :
+			RTE_LOG_WARNING, sl_persist_logtype, "persist: %s/%u: %s: %s: not used "
+			"(the producer table comes from the commit log)\n", ps->topic,
+			ps->partition, path, why);
 	if (ftruncate(fd, (off_t)(PT_HDR + len)) != 0)
 		goto fail;
 	m = mmap(NULL, PT_HDR + len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -576,7 +608,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	PLOG(ERR, "%s/%u: the producer table file %s: %s\n", ps->topic, ps->partition, path,
-	     strerror(err));
+	     why[0] != 0 ? why : strerror(err));
 	rte_errno = err;
 	return NULL;
 }

@@ -39,7 +39,10 @@
  *  (6) after the faults stop (the dead stay dead) and the cluster runs quietly for 6 s: a
  *      live controller, every topic placed when enough nodes are up, no partition led by
  *      a dead node while a member of its ISR is live;
- *  (7) store-level sanity of the fake itself (revisions only grow).
+ *  (7) store-level sanity of the fake itself (revisions only grow);
+ *  (8) the controller says that a partition waits for a live ISR member once when the wait
+ *      begins and once when it ends (its log, read through a stream of our own), not at
+ *      every scan; its `waiting` counter is the number of partitions it said wait.
  *
  *   ctl_sim [--seed N | --seeds A-B] [--verbose] [--ms T]
  *
@@ -53,10 +56,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_log.h>
 
 #include "controller.h"
 #include "membership.h"
+#include "sim_common.h"
 
 #define MAXN 5
 #define MAXKV 256
@@ -68,30 +73,13 @@
 static uint64_t seed_now, now, step_ms;
 static int verbose;
 
-/* ---- PRNG ---- */
-static uint64_t rng_state;
-
-static uint64_t
-rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t
-rndn(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
+/* ---- PRNG (sim_common.h) ---- */
 
 /* probability in 1/100000 */
 static int
 chance(uint32_t p)
 {
-	return rndn(100000) < p;
+	return sim_rndn(100000) < p;
 }
 
 static void
@@ -108,18 +96,14 @@ trace(const char *fmt, ...)
 	putchar('\n');
 }
 
-static void
+static void __attribute__((noreturn))
 fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	printf("VIOLATION seed=%" PRIu64 " t=%" PRIu64 "ms: ", seed_now, now);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\nreproduce: ctl_sim --seed %" PRIu64 " --verbose\n", seed_now);
-	fflush(stdout);
-	exit(1);
+	sim_vfail("ctl_sim", seed_now, fmt, ap);
 }
 
 /* ---- the store ---- */
@@ -351,6 +335,7 @@ struct snode {
 	int64_t seen;			/* the highest revision it read or was delivered */
 	char *pos_last;
 	uint64_t end[MAXT * MAXP];	/* log end per partition */
+	uint8_t waits[MAXT * MAXP];	/* (8): its controller said partition waits */
 };
 
 static struct snode nodes[MAXN + 1];
@@ -423,6 +408,66 @@ part_index(const char *key, uint32_t *t, uint32_t *p)
 			return *p < MAXP ? 0 : -1;
 		}
 	return -1;
+}
+
+/* ---- (8): the controller's log, read line by line ---- */
+static struct snode *log_node;	/* the node whose controller ticks (NULL: none) */
+static char log_line[512];
+static size_t log_len;
+
+static void
+log_waits(const char *line)
+{
+	struct snode *n = log_node;
+	uint32_t t, p, k;
+	char key[48];
+
+	/* a new term (an election, or its key seen again under its lease) says them again */
+	if (sscanf(line, "controller: this node (%u) is the controller", &k) == 1 &&
+	    k >= 1 && k <= MAXN) {
+		memset(nodes[k].waits, 0, sizeof(nodes[k].waits));
+		return;
+	}
+	if (n == NULL)
+		return;
+	if (sscanf(line, "controller: t%u/%u: ", &t, &p) != 2)
+		return;
+	snprintf(key, sizeof(key), "partitions/t%u/%u", t, p);
+	if (part_index(key, &t, &p) != 0)
+		fail("node %u's controller logs an unknown partition: %s", n->id, line);
+	k = t * MAXP + p;
+	if (strstr(line, "no live ISR member") != NULL) {
+		if (n->waits[k])
+			fail("node %u's controller says t%u/%u waits for an ISR member again, "
+			     "with no end said between (%s)", n->id, t, p, line);
+		n->waits[k] = 1;
+	} else if (strstr(line, "no longer waiting") != NULL) {
+		if (!n->waits[k])
+			fail("node %u's controller ends a wait of t%u/%u it did not say began",
+			     n->id, t, p);
+		n->waits[k] = 0;
+	}
+}
+
+static ssize_t
+log_write(void *cookie, const char *buf, size_t size)
+{
+	size_t i;
+
+	(void)cookie;
+	if (verbose)
+		fprintf(stderr, "[n%u] %.*s", log_node ? log_node->id : 0, (int)size, buf);
+	for (i = 0; i < size; i++) {
+		if (buf[i] != '\n') {
+			if (log_len < sizeof(log_line) - 1)
+				log_line[log_len++] = buf[i];
+			continue;
+		}
+		log_line[log_len] = '\0';
+		log_len = 0;
+		log_waits(log_line);
+	}
+	return (ssize_t)size;
 }
 
 /* node id's position for partition (t, p) as its pos key held it at revision r (the
@@ -640,7 +685,7 @@ st_txn(void *arg, const struct sl_controller_cmp *cmp, size_t ncmp,
 
 		h->node = n->id;
 		h->lease = n->lease;
-		h->at = now + 100 + rndn(3000);
+		h->at = now + 100 + sim_rndn(3000);
 		h->ncmp = ncmp;
 		h->nput = nput;
 		for (i = 0; i < ncmp; i++) {
@@ -800,6 +845,7 @@ node_start(struct snode *n)
 	n->fenced = 0;
 	n->lease = 0;
 	n->next_poll = now;
+	memset(n->waits, 0, sizeof(n->waits));
 	free(n->pos_last);
 	n->pos_last = NULL;
 	trace("node %u starts", n->id);
@@ -815,7 +861,7 @@ node_down(struct snode *n, int clean)
 	ctl_close(n->c);
 	n->c = NULL;
 	n->up = 0;
-	n->restart_at = now + 300 + rndn(2700);
+	n->restart_at = now + 300 + sim_rndn(2700);
 	trace("node %u %s", n->id, clean ? "stops (lease revoked)" : "killed");
 }
 
@@ -874,8 +920,8 @@ watch(struct snode *n)
 
 	while (n->wcur < nev && reachable(n)) {
 		if (n->wdue == 0) {
-			uint64_t d = chance(2000) ? 150 + rndn(450) :
-				     chance(20000) ? 20 + rndn(130) : rndn(20);
+			uint64_t d = chance(2000) ? 150 + sim_rndn(450) :
+				     chance(20000) ? 20 + sim_rndn(130) : sim_rndn(20);
 
 			n->wdue = now + d > n->wlast ? now + d : n->wlast;
 		}
@@ -959,7 +1005,7 @@ isr_change(struct snode *n)
 		if (!k->view || k->meta.leader != n->id || chance(50000))
 			continue;
 		m = k->meta;
-		who = m.replicas[rndn(m.nreplicas)];
+		who = m.replicas[sim_rndn(m.nreplicas)];
 		if (who == n->id)
 			continue;
 		if (in_ids(m.isr, m.nisr, who)) {
@@ -990,7 +1036,7 @@ isr_change(struct snode *n)
 static void
 node_poll(struct snode *n)
 {
-	n->next_poll = now + 5 + rndn(45);
+	n->next_poll = now + 5 + sim_rndn(45);
 	if (!n->registered) {
 		if (reachable(n) && node_register(n) == 0) {
 			sl_controller_set_lease(n->c, n->lease);
@@ -1004,7 +1050,21 @@ node_poll(struct snode *n)
 	watch(n);
 	publish_pos(n);
 	isr_change(n);
+	log_node = n;
 	sl_controller_tick(n->c, now, !n->fenced && reachable(n));
+	log_node = NULL;
+	if (sl_controller_acting(n->c)) {	/* (8) */
+		struct sl_controller_stats st;
+		uint64_t w = 0;
+		size_t k;
+
+		for (k = 0; k < RTE_DIM(n->waits); k++)
+			w += n->waits[k];
+		sl_controller_get_stats(n->c, &st);
+		if (st.waiting != w)
+			fail("node %u's controller counts %" PRIu64 " partitions waiting for an "
+			     "ISR member, its log said %" PRIu64, n->id, st.waiting, w);
+	}
 }
 
 /* the data: a leader up and writable appends, its up followers follow (never past it;
@@ -1028,7 +1088,7 @@ data_tick(void)
 		l = &nodes[m.leader];
 		if (!l->up || l->fenced || m.writes_disabled)
 			continue;
-		l->end[t * MAXP + p] += rndn(3);
+		l->end[t * MAXP + p] += sim_rndn(3);
 		for (j = 0; j < m.nreplicas; j++) {
 			struct snode *f = &nodes[m.replicas[j]];
 			uint64_t *e = &f->end[t * MAXP + p], le = l->end[t * MAXP + p];
@@ -1038,7 +1098,7 @@ data_tick(void)
 			if (*e > le)
 				*e = le;
 			else if (in_ids(m.isr, m.nisr, f->id) || chance(50000))
-				*e = le - rndn(le - *e + 1 < 3 ? le - *e + 1 : 3);
+				*e = le - sim_rndn(le - *e + 1 < 3 ? le - *e + 1 : 3);
 		}
 	}
 }
@@ -1050,8 +1110,8 @@ topic_create(uint32_t t)
 	int len;
 
 	snprintf(topics[t].name, sizeof(topics[t].name), "t%u", t);
-	topics[t].nparts = (uint16_t)(1 + rndn(chance(20000) ? MAXP : 12));
-	topics[t].replicas = (uint8_t)(1 + rndn(nn < 3 ? nn : 3));
+	topics[t].nparts = (uint16_t)(1 + sim_rndn(chance(20000) ? MAXP : 12));
+	topics[t].replicas = (uint8_t)(1 + sim_rndn(nn < 3 ? nn : 3));
 	snprintf(key, sizeof(key), "topics/%s", topics[t].name);
 	len = snprintf(val, sizeof(val), "{\"durability\":\"memory\",\"partitions\":%u,"
 			"\"replicas\":%u}", topics[t].nparts, topics[t].replicas);
@@ -1086,7 +1146,7 @@ faults(void)
 			up--;
 		} else if (reachable(n) && chance(p_cut)) {
 			sims.cuts++;
-			n->cut_until = now + 100 + rndn(2900);
+			n->cut_until = now + 100 + sim_rndn(2900);
 			trace("node %u cut off from the store until %" PRIu64, n->id, n->cut_until);
 		}
 	}
@@ -1178,21 +1238,21 @@ run(uint64_t seed, uint64_t ms)
 	seed_now = seed;
 	if (getenv("CTL_SIM_TRACE") != NULL)
 		verbose = strtoull(getenv("CTL_SIM_TRACE"), NULL, 10) == seed;
-	rng_state = seed * 0x2545f4914f6cdd1dull + 1;
-	nn = 3 + (uint32_t)rndn(3);
-	t2 = rndn(ms / 2);
-	p_kill = (uint32_t)rndn(40);		/* per node per ms, in 1/100000 */
-	p_stop = (uint32_t)rndn(10);
-	p_cut = (uint32_t)rndn(40);
-	p_refuse = (uint32_t)rndn(3000);	/* per txn */
-	p_lost = (uint32_t)rndn(3000);
-	p_hold = (uint32_t)rndn(2000);
+	sim_seed(seed);
+	nn = 3 + (uint32_t)sim_rndn(3);
+	t2 = sim_rndn(ms / 2);
+	p_kill = (uint32_t)sim_rndn(40);		/* per node per ms, in 1/100000 */
+	p_stop = (uint32_t)sim_rndn(10);
+	p_cut = (uint32_t)sim_rndn(40);
+	p_refuse = (uint32_t)sim_rndn(3000);	/* per txn */
+	p_lost = (uint32_t)sim_rndn(3000);
+	p_hold = (uint32_t)sim_rndn(2000);
 	for (i = 1; i <= nn; i++) {
 		nodes[i].id = i;
 		node_start(&nodes[i]);
-		nodes[i].next_poll = rndn(50);
+		nodes[i].next_poll = sim_rndn(50);
 	}
-	ntopics = 1 + (uint32_t)rndn(2);
+	ntopics = 1 + (uint32_t)sim_rndn(2);
 	for (i = 0; i < ntopics; i++)
 		topic_create(i);
 	for (now = 0; now < ms; now++) {
@@ -1231,38 +1291,25 @@ run(uint64_t seed, uint64_t ms)
 int
 main(int argc, char **argv)
 {
-	uint64_t a = 1, b = 1, ms = 20000, s;
-	int i;
+	struct sim_opts o = {.length = 20000};
+	uint64_t s;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-			a = b = strtoull(argv[++i], NULL, 10);
-		} else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
-			if (sscanf(argv[++i], "%" SCNu64 "-%" SCNu64, &a, &b) != 2 || b < a) {
-				fprintf(stderr, "--seeds A-B\n");
-				return 2;
-			}
-		} else if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc) {
-			ms = strtoull(argv[++i], NULL, 10);
-		} else if (strcmp(argv[i], "--verbose") == 0) {
-			verbose = 1;
-		} else {
-			fprintf(stderr, "usage: ctl_sim [--seed N | --seeds A-B] [--ms T] "
-					"[--verbose]\n");
-			return 2;
-		}
-	}
-	/* the controller's own log lines only with --verbose */
-	rte_log_set_global_level(verbose ? RTE_LOG_DEBUG : RTE_LOG_CRIT);
-	for (s = a; s <= b; s++)
-		run(s, ms);
+	if (sim_opts_parse(argc, argv, "--ms", &o) != 0)
+		return 2;
+	verbose = o.verbose;
+	/* the controller's log goes through log_write, for (8); printed only with --verbose */
+	rte_openlog_stream(fopencookie(NULL, "w", (cookie_io_functions_t){.write = log_write}));
+	rte_log_set_global_level(verbose ? RTE_LOG_DEBUG : RTE_LOG_NOTICE);
+	for (s = o.first; s <= o.last; s++)
+		run(s, o.length);
 	printf("ctl_sim: seeds %" PRIu64 "-%" PRIu64 " passed (in all: %" PRIu64 " txns, %"
 	       PRIu64 " written, %" PRIu64 " placed, %" PRIu64 " leader changes, %" PRIu64
 	       " elections, %" PRIu64 " kills, %" PRIu64 " cuts, %" PRIu64 " refused, %" PRIu64
 	       " answers lost, %" PRIu64 " held, %" PRIu64 " ISR changes, %" PRIu64
-	       " controller txns lost a compare, %" PRIu64 " reads after)\n", a, b, sims.txns,
-	       sims.writes, sims.placed, sims.failovers, sims.elections, sims.kills, sims.cuts,
-	       sims.refused, sims.lost, sims.held, sims.isr, sims.cas_lost, sims.reads);
+	       " controller txns lost a compare, %" PRIu64 " reads after)\n", o.first, o.last,
+	       sims.txns, sims.writes, sims.placed, sims.failovers, sims.elections, sims.kills,
+	       sims.cuts, sims.refused, sims.lost, sims.held, sims.isr, sims.cas_lost,
+	       sims.reads);
 	reset();
 	free(evs);
 	return 0;

@@ -26,6 +26,7 @@ NS=sl-etcdf-$$
 SUBNET=10.88.$(( $$ % 200 ))
 PROXY=$(dirname "$0")/etcd_proxy.py
 TTL_MS=2000
+ETCD_PREFIX=/sluice/f$$
 . "$(dirname "$0")/../integration/cluster.sh"
 make_bridge
 
@@ -70,21 +71,8 @@ s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	done
 done
 
-boot_etcd() {	# boot_etcd ID: node ID, reaching etcd through its relay
-	local id=$1 IF=slr$1$$ i
-	IF=${IF:0:15}
-	start_sluiced "n$id" "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$SUBNET.1$id" \
-		--node-id "$id" --etcd "http://127.0.0.1:${PROXY_PORT[$id]}" \
-		--etcd-prefix "/sluice/f$$" --cluster-key "$TMP/cluster.key"
-	NODE_PID[$id]=$SLUICED_PID
-	for i in $(seq 50); do
-		in_ns "$NS" ip link show "$IF" > /dev/null 2>&1 && break
-		sleep 0.1
-	done
-	in_ns "$NS" ip link set "$IF" address "02:00:00:00:0$id:01" || fail "tap $IF address"
-	in_ns "$NS" ip link set "$IF" master slbr0 || fail "tap $IF to the bridge"
-	in_ns "$NS" ip link set "$IF" up || fail "tap $IF up"
-}
+# node ID reaches etcd through its relay
+boot_relayed() { boot_etcd "$1" "http://127.0.0.1:${PROXY_PORT[$1]}"; }
 
 # jq-like reads of the control socket's JSON: jget NODE EXPR CMD... (EXPR on `j`)
 jget() {
@@ -97,10 +85,6 @@ try:
     print(eval(sys.argv[1]))
 except Exception:
     print("")' "$e"
-}
-view_of() {	# "leader epoch isr" of r/0 in NODE's view
-	jget "$1" '"%d %d %s" % (j["partitions"][0]["leader"], j["partitions"][0]["epoch"],
-		",".join(str(x) for x in sorted(j["partitions"][0]["isr"])))' partition show r 0
 }
 wait_for() {	# wait_for SECONDS WHAT CMD...: until CMD succeeds
 	local limit=$1 what=$2 i
@@ -117,7 +101,7 @@ acked() { wc -l < "$1"; }
 alive() { kill -0 "${NODE_PID[$1]}" 2> /dev/null; }
 
 for id in 1 2 3; do
-	boot_etcd $id
+	boot_relayed $id
 done
 ctl n1 topic create r 1 --replicas 3 > "$TMP/create.json" ||
 	fail "topic create: $(cat "$TMP/create.json")"
@@ -200,7 +184,7 @@ log "controller $C killed: node $C2 controls"
 led_by_other() { local v; v=$(view_of $S); [ -n "$v" ] && [ "${v%% *}" != "$C" ]; }
 wait_for 15 "a leader other than node $C (it may have led too)" led_by_other
 read -r L E _ <<< "$(view_of $S)"
-boot_etcd "$C"
+boot_relayed "$C"
 wait_for 30 "node $C back in the ISR" view_is "$L" "^$L $E 1,2,3\$"
 start_pub b "$L"
 wait_for 30 "300 acknowledged by leader $L" acks_over "$TMP/b.acked" 300
@@ -214,7 +198,7 @@ read -r NL E2 _ <<< "$(view_of $S)"
 start_pub c "$NL"
 wait_for 30 "writes on the new leader $NL" acks_over "$TMP/c.acked" 300
 stop_pub "$PUB_PID"
-boot_etcd "$L"
+boot_relayed "$L"
 wait_for 30 "node $L back in the ISR" view_is "$NL" "^$NL $E2 1,2,3\$"
 log "leader $L killed after the controller change: node $NL leads (epoch $E2), writes" \
     "resume, node $L rejoined the ISR"

@@ -13,65 +13,30 @@
 #       per producer, dataplane/ptab.h SL_PTAB_SEQS) must get its original answer, an
 #       older one SEQ_OLD (its outcome cannot be told: nothing written); then seq N+1
 #       (new) must be written right after them.
-import json, os, select, socket, struct, sys, time
+import json, os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 "integration"))
 import slproto  # noqa: E402
-from slproto import BUSY, F_PRODUCER, OP, check, err_code, hdr, ok_fields  # noqa: E402
+from slproto import OP, Session, check, err_code, ok_fields  # noqa: E402
 
-PORT = 5150
 PRODUCER = 0x5EED1DE3A0000007
 SEQS = 128
 
 
-class Session:
-    def __init__(self, addr, producer):
-        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.dst = (addr, PORT)
-        d = self.xchg(hdr(OP["HELLO"], struct.pack(">IIQ", 0, 0, producer),
-                          flags=F_PRODUCER, cookie=0xABC), 1, 30)
-        if d is None or d[3] != OP["WELCOME"]:
-            raise SystemExit("FAIL: HELLO with producer id %x: %s" %
-                             (producer, "no answer" if d is None else "ERR %s" % err_code(d)))
-        self.sess = struct.unpack(">Q", d[32:40])[0]
-
-    def xchg(self, frame, seq, total=30.0):
-        end = time.time() + total
-        while time.time() < end:
-            self.s.sendto(frame, self.dst)
-            t = time.time() + 0.3
-            while time.time() < t:
-                r, _, _ = select.select([self.s], [], [], t - time.time())
-                if not r:
-                    break
-                d = self.s.recv(65535)
-                if len(d) >= 32 and struct.unpack(">Q", d[16:24])[0] == seq:
-                    return d
-        return None
-
-    def publish(self, topic, seq, total=30.0):
-        """seq's publish (an MPUB of 3 for every third seq); busy answers are retried"""
-        if seq % 3 == 0:
-            op = OP["MPUB"]
-            body = slproto.mpub_body(topic, [b"seq %d part %d" % (seq, k) for k in range(3)])
-        else:
-            op = OP["PUB"]
-            body = slproto.pub_body(topic, b"seq %d" % seq)
-        end = time.time() + total
-        while True:
-            d = self.xchg(hdr(op, body, self.sess, seq), seq, max(end - time.time(), 1))
-            if err_code(d) in BUSY and time.time() < end:
-                time.sleep(0.05)
-                continue
-            return d
+def publish(s, topic, seq):
+    """seq's publish in session s (an MPUB of 3 for every third seq), its final answer"""
+    if seq % 3 == 0:
+        return s.publish(OP["MPUB"], slproto.mpub_body(
+            topic, [b"seq %d part %d" % (seq, k) for k in range(3)]), seq)
+    return s.publish(OP["PUB"], slproto.pub_body(topic, b"seq %d" % seq), seq)
 
 
 def before(addr, topic, out, n):
     s = Session(addr, PRODUCER)
     ans = {}
     for seq in range(1, n + 1):
-        d = s.publish(topic, seq)
+        d = publish(s, topic, seq)
         if ok_fields(d) is None:
             check(False, "%s seq %d: no OK (%s)" % (topic.decode(), seq, err_code(d)))
             break
@@ -87,18 +52,18 @@ def after(addr, topic, inp):
     last = max(ans)
     held = [q for q in sorted(ans) if q > last - SEQS]
     for seq in held:
-        got = ok_fields(s.publish(topic, seq))
+        got = ok_fields(publish(s, topic, seq))
         if got is None or got[:3] != ans[seq]:
             bad.append((seq, ans[seq], got))
     check(not bad, "%s: all %d retries (seqs %d..%d) after the restart got their original "
           "answers%s" % (topic.decode(), len(held), held[0], last, "" if not bad else
                          " -- %d did not, first %s" % (len(bad), bad[:3])))
     if held[0] > 1:
-        code = err_code(s.publish(topic, 1))
+        code = err_code(publish(s, topic, 1))
         check(code == slproto.E["SEQ_OLD"], "%s: seq 1, older than what the table "
               "remembers: SEQ_OLD, nothing written (%s)" % (topic.decode(), code))
     cnt, first, _ = ans[last]
-    d = ok_fields(s.publish(topic, last + 1))
+    d = ok_fields(publish(s, topic, last + 1))
     check(d is not None and d[1] == first + cnt,
           "%s: seq %d (new) is written right after them, id %d (%s)" %
           (topic.decode(), last + 1, first + cnt, d))

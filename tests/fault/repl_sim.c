@@ -50,6 +50,7 @@
 
 #include "err.h"
 #include "repl.h"
+#include "sim_common.h"
 
 #define MAXN 5
 #define NCLIENTS 3
@@ -64,30 +65,13 @@ static uint32_t sim_maxd;	/* the transport's largest datagram: an MTU of 1500 or
 static uint64_t step_now;
 static int verbose;
 
-/* ---- PRNG ---- */
-static uint64_t rng_state;
-
-static uint64_t
-rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t
-rndn(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
+/* ---- PRNG (sim_common.h) ---- */
 
 /* probability in 1/10000 */
 static int
 chance(uint32_t p)
 {
-	return rndn(10000) < p;
+	return sim_rndn(10000) < p;
 }
 
 static uint64_t now;
@@ -107,7 +91,7 @@ trace(const char *fmt, ...)
 	putchar('\n');
 }
 
-static void
+static void __attribute__((noreturn))
 fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -115,11 +99,7 @@ fail(const char *fmt, ...)
 	printf("VIOLATION seed=%" PRIu64 " step=%" PRIu64 " t=%" PRIu64 "ns: ", seed_now,
 	       step_now, now);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\nreproduce: repl_sim --seed %" PRIu64 " --verbose\n", seed_now);
-	fflush(stdout);
-	exit(1);
+	sim_vfail("repl_sim", seed_now, fmt, ap);
 }
 
 /* ---- records and disks ---- */
@@ -391,7 +371,7 @@ at(uint64_t t, int type, uint32_t a, uint32_t b, uint32_t inc)
 static uint64_t
 net_delay(void)
 {
-	return d_min + rndn(d_span);
+	return d_min + sim_rndn(d_span);
 }
 
 /* ---- the controller (membership seam) ---- */
@@ -428,7 +408,7 @@ ctl_publish(const char *why)
 
 		if (!n->alive)
 			continue;
-		t = now + 100 * US + rndn(2 * MS);
+		t = now + 100 * US + sim_rndn(2 * MS);
 		if (t <= n->last_view_t)
 			t = n->last_view_t + 1;
 		n->last_view_t = t;
@@ -923,7 +903,7 @@ node_open(struct node *n)
 	n->alive = 1;
 	n->inc++;
 	free(o);	/* sl_repl_open copied the ops */
-	at(now + rndn(MS), EV_POLL, n->id, 0, n->inc);
+	at(now + sim_rndn(MS), EV_POLL, n->id, 0, n->inc);
 }
 
 /* the counters of an incarnation, before it goes */
@@ -956,7 +936,7 @@ node_retain(struct node *n)
 		max = n->d.n - 1;
 	if (max == 0)
 		return;
-	k = chance(5000) ? max : 1 + (uint32_t)rndn(max);
+	k = chance(5000) ? max : 1 + (uint32_t)sim_rndn(max);
 	disk_drop_front(&n->d, k);
 	n->tbase += k;
 	n->cok_upto -= k;
@@ -987,7 +967,7 @@ node_crash(struct node *n)
 	trace("CRASH node %u (log %u records, %u synced)", n->id, n->d.n, n->d.synced);
 	if (n->d.synced < n->d.n)
 		trace("node %u loses %u unsynced records%s", n->id, n->d.n - n->d.synced,
-		      rndn(2) ? ", recovery cuts a torn record" : "");
+		      sim_rndn(2) ? ", recovery cuts a torn record" : "");
 	disk_cut(&n->d, n->d.synced);
 	n->ok_upto = 0;
 	ctl_isr_remove(n->id);
@@ -1005,13 +985,13 @@ node_crash(struct node *n)
 			fail("no live ISR member to elect");
 		ctl.v.leader = best;
 		ctl.v.epoch++;
-		ctl.v.leader_session = rnd() | 1;
+		ctl.v.leader_session = sim_rnd() | 1;
 		tot.elections++;
 		ctl_publish("leader crashed: election");
 	} else {
 		ctl_publish("node crashed");
 	}
-	at(now + 5 * MS + rndn(60 * MS), EV_RESTART, n->id, 0, 0);
+	at(now + 5 * MS + sim_rndn(60 * MS), EV_RESTART, n->id, 0, 0);
 }
 
 /* may node n crash now? never the last live ISR member */
@@ -1054,7 +1034,7 @@ client_new(uint32_t ci)
 	struct client *c = &clients[ci];
 	uint32_t k;
 
-	c->nm = chance(5000) ? 1 : 2 + rndn(3);
+	c->nm = chance(5000) ? 1 : 2 + sim_rndn(3);
 	for (k = 0; k < c->nm; k++)
 		c->payload[k] = payload_of(ci, ++c->msgno);
 	c->waiting = 1;
@@ -1128,7 +1108,7 @@ client_answer(uint32_t ci, uint32_t attempt, int err)
 		return;
 	if (err) {
 		trace("client %u attempt %u: %s", ci, attempt, sl_strerror(err));
-		c->deadline = now + 2 * MS + rndn(3 * MS);
+		c->deadline = now + 2 * MS + sim_rndn(3 * MS);
 		at(c->deadline, EV_CLIENT, ci, c->attempt, 0);
 		return;
 	}
@@ -1158,7 +1138,7 @@ client_answer(uint32_t ci, uint32_t attempt, int err)
 	c->acked += c->nm;
 	c->waiting = 0;
 	trace("client %u acked after %u attempts", ci, attempt);
-	at(now + 100 * US + rndn(2 * MS), EV_CLIENT, ci, 0, 0);
+	at(now + 100 * US + sim_rndn(2 * MS), EV_CLIENT, ci, 0, 0);
 }
 
 static void
@@ -1209,7 +1189,7 @@ consumer_tick(void)
 	uint64_t pos, commit;
 	int rc;
 
-	at(now + 300 * US + rndn(MS), EV_CONSUMER, 0, 0, 0);
+	at(now + 300 * US + sim_rndn(MS), EV_CONSUMER, 0, 0, 0);
 	if (cons.inflight) {
 		if (now < cons.deadline && nodes[cons.node].alive &&
 		    nodes[cons.node].inc == cons.inc)
@@ -1222,7 +1202,7 @@ consumer_tick(void)
 	commit = sl_repl_committed(n->r);
 	pos = n->chanpos[0];
 	if (chance(300) && commit) {
-		uint64_t p = 1 + rndn(commit + 1), old = pos;
+		uint64_t p = 1 + sim_rndn(commit + 1), old = pos;
 
 		cons.token = tok_next();
 		cons.inflight = 2;
@@ -1367,24 +1347,24 @@ run(uint64_t seed, uint64_t steps)
 	reset();
 	seed_now = seed;
 	sim_maxd = (seed & 1) ? 1400 : SL_REPL_MAX_DGRAM;
-	rng_state = seed * 0x2545f4914f6cdd1dull + 1;
+	sim_seed(seed);
 	now = 0;
-	nn = 3 + rndn(3);
-	p_drop = rndn(800);		/* up to 8 % */
-	p_dup = rndn(300);
-	p_crash = 200 + rndn(1500);	/* per fault tick (5 ms) */
-	p_sync = 1000 + rndn(6000);
-	p_isolate = rndn(400);
+	nn = 3 + sim_rndn(3);
+	p_drop = sim_rndn(800);		/* up to 8 % */
+	p_dup = sim_rndn(300);
+	p_crash = 200 + sim_rndn(1500);	/* per fault tick (5 ms) */
+	p_sync = 1000 + sim_rndn(6000);
+	p_isolate = sim_rndn(400);
 	d_min = 20 * US;
-	d_span = 50 * US + rndn(2 * MS);
-	p_retain = rndn(4) ? 100 + rndn(900) : 0;	/* per node per fault tick */
+	d_span = 50 * US + sim_rndn(2 * MS);
+	p_retain = sim_rndn(4) ? 100 + sim_rndn(900) : 0;	/* per node per fault tick */
 	trace("seed %" PRIu64 ": %u nodes, drop %u/10000, dup %u/10000, delay %" PRIu64
 	      "-%" PRIu64 " us, crash %u/10000 per 5 ms, sync %u/10000, retention %u/10000 "
 	      "per node per 5 ms", seed, nn, p_drop, p_dup, d_min / US, (d_min + d_span) / US,
 	      p_crash, p_sync, p_retain);
-	ctl.v.leader = rndn(nn);
+	ctl.v.leader = sim_rndn(nn);
 	ctl.v.epoch = 1;
-	ctl.v.leader_session = rnd() | 1;
+	ctl.v.leader_session = sim_rnd() | 1;
 	ctl.v.nreplicas = nn;
 	ctl.v.nisr = nn;
 	for (i = 0; i < nn; i++) {
@@ -1397,7 +1377,7 @@ run(uint64_t seed, uint64_t steps)
 	}
 	ctl_publish("initial");
 	for (i = 0; i < NCLIENTS; i++)
-		at(MS + rndn(MS), EV_CLIENT, i, 0, 0);
+		at(MS + sim_rndn(MS), EV_CLIENT, i, 0, 0);
 	cons.last = 0;
 	cons.confirmed = 1;
 	at(2 * MS, EV_CONSUMER, 0, 0, 0);
@@ -1463,15 +1443,15 @@ run(uint64_t seed, uint64_t steps)
 				if (nodes[i].alive && chance(p_retain))
 					node_retain(&nodes[i]);
 			if (chance(p_crash)) {
-				struct node *v = &nodes[rndn(nn)];
+				struct node *v = &nodes[sim_rndn(nn)];
 
 				if (may_crash(v))
 					node_crash(v);
 			}
 			if (chance(p_isolate)) {
-				struct node *v = &nodes[rndn(nn)];
+				struct node *v = &nodes[sim_rndn(nn)];
 
-				v->isolated_until = now + 10 * MS + rndn(150 * MS);
+				v->isolated_until = now + 10 * MS + sim_rndn(150 * MS);
 				trace("ISOLATE node %u until %" PRIu64 " ms", v->id,
 				      v->isolated_until / MS);
 			}
@@ -1504,28 +1484,16 @@ run(uint64_t seed, uint64_t steps)
 int
 main(int argc, char **argv)
 {
-	uint64_t a = 1, b = 1, steps = 20000, sum_commits = 0, sum_acked = 0;
+	struct sim_opts o = {.length = 20000};
+	uint64_t a, b, steps, sum_commits = 0, sum_acked = 0;
 	uint64_t sum_retains = 0, sum_resets = 0, reset_seeds = 0;
-	int i;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-			a = b = strtoull(argv[++i], NULL, 0);
-		} else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
-			char *dash;
-
-			a = strtoull(argv[++i], &dash, 0);
-			b = *dash == '-' ? strtoull(dash + 1, NULL, 0) : a;
-		} else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-			steps = strtoull(argv[++i], NULL, 0);
-		} else if (strcmp(argv[i], "--verbose") == 0) {
-			verbose = 1;
-		} else {
-			fprintf(stderr, "usage: %s [--seed N | --seeds A-B] [--steps K] "
-				"[--verbose]\n", argv[0]);
-			return 2;
-		}
-	}
+	if (sim_opts_parse(argc, argv, "--steps", &o) != 0)
+		return 2;
+	a = o.first;
+	b = o.last;
+	steps = o.length;
+	verbose = o.verbose;
 	for (uint64_t s = a; s <= b; s++) {
 		run(s, steps);
 		sum_commits += tot.commits;

@@ -4,7 +4,8 @@
 #
 # Helpers for the tests of a three-node cluster (sourced after lib.sh): the nodes' net_tap
 # ports on one Linux bridge inside a network namespace the test creates, so the nodes reach
-# each other and the kernel-socket clients. The replicated topic is `r`, one partition.
+# each other and the kernel-socket clients; the nodes take a cluster file (boot) or join
+# through etcd (boot_etcd, after etcd_lib.sh). The replicated topic is `r`, one partition.
 # The test sets NS and SUBNET (a.b.c: the bridge is .1, node ID is .1ID).
 
 # make_bridge: the namespace and its bridge, and the cluster file: nodes 1, 2, 3, topic r
@@ -27,15 +28,15 @@ make_bridge() {
 	in_ns "$NS" ip link set slbr0 up || fail "bridge up"
 }
 
-# boot ID [SLUICED_ARGS...]: start sluiced node ID on tap slr<ID>$$ (attached to the
-# bridge) with the cluster file $TMP/cluster.conf and key $TMP/cluster.key; NODE_PID[ID] is its PID
+# boot_tap ID SLUICED_ARGS...: start sluiced node ID on tap ${TAP_PREFIX:-slr}<ID>$$
+# (attached to the bridge) at $SUBNET.1<ID> with SLUICED_ARGS; NODE_PID[ID] is its PID
 declare -A NODE_PID
-boot() {
-	local id=$1 IF=slr$1$$ i
+boot_tap() {
+	local id=$1 IF=${TAP_PREFIX:-slr}$1$$ i
 	shift
 	IF=${IF:0:15}
 	start_sluiced "n$id" "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$SUBNET.1$id" \
-		--node-id "$id" --cluster "$TMP/cluster.conf" --cluster-key "$TMP/cluster.key" "$@"
+		--node-id "$id" "$@"
 	NODE_PID[$id]=$SLUICED_PID
 	for i in $(seq 50); do
 		in_ns "$NS" ip link show "$IF" > /dev/null 2>&1 && break
@@ -46,6 +47,22 @@ boot() {
 	in_ns "$NS" ip link set "$IF" address "02:00:00:00:0$id:01" || fail "tap $IF address"
 	in_ns "$NS" ip link set "$IF" master slbr0 || fail "tap $IF to the bridge"
 	in_ns "$NS" ip link set "$IF" up || fail "tap $IF up"
+}
+
+# boot ID [SLUICED_ARGS...]: boot_tap with the cluster file $TMP/cluster.conf and key
+# $TMP/cluster.key
+boot() {
+	local id=$1
+	shift
+	boot_tap "$id" --cluster "$TMP/cluster.conf" --cluster-key "$TMP/cluster.key" "$@"
+}
+
+# boot_etcd ID [URL]: boot_tap with no cluster file: the node joins through etcd at URL
+# (default $ETCD_URL, etcd_lib.sh's start_etcd) under the prefix $ETCD_PREFIX (default
+# /sluice/t<PID>), key $TMP/cluster.key
+boot_etcd() {
+	boot_tap "$1" --etcd "${2:-$ETCD_URL}" --etcd-prefix "${ETCD_PREFIX:-/sluice/t$$}" \
+		--cluster-key "$TMP/cluster.key"
 }
 
 # start_cluster: make_bridge, boot nodes 1, 2, 3, wait until the leader's ISR is 1,2,3
@@ -73,6 +90,26 @@ print(json.load(sys.stdin)["partition_info"][0][sys.argv[1]])' "$2"
 
 count_of() {	# count_of NODE: the messages NODE's log of r holds, up to its end
 	part_field "$1" message_count
+}
+
+view_of() {	# view_of NODE: "leader epoch isr" of r/0 in NODE's view ("" if none)
+	ctl "n$1" partition show r 0 2> /dev/null | python3 -c '
+import json, sys
+try:
+    p = json.load(sys.stdin)["partitions"][0]
+    print(p["leader"], p["epoch"], ",".join(str(x) for x in sorted(p["isr"])))
+except Exception:
+    print("")'
+}
+
+wait_view() {	# wait_view NODE PATTERN: until NODE's view matches the regex PATTERN
+	local i v
+	for i in $(seq 300); do
+		v=$(view_of "$1")
+		[[ "$v" =~ $2 ]] && return 0
+		sleep 0.1
+	done
+	fail "node $1's view is '$v', not /$2/"
 }
 
 wait_isr() {	# wait_isr WANT [NODE]: until NODE's view (default 1, the leader) has ISR WANT

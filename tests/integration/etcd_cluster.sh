@@ -26,43 +26,6 @@ make_bridge
 start_etcd e1 "$NS"
 log "etcd at $ETCD_URL (in $NS)"
 
-declare -A NODE_PID
-boot_etcd() {	# boot_etcd ID: as cluster.sh's boot, with --etcd instead of --cluster
-	local id=$1 IF=slr$1$$ i
-	IF=${IF:0:15}
-	start_sluiced "n$id" "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$SUBNET.1$id" \
-		--node-id "$id" --etcd "$ETCD_URL" --etcd-prefix "/sluice/t$$" \
-		--cluster-key "$TMP/cluster.key"
-	NODE_PID[$id]=$SLUICED_PID
-	for i in $(seq 50); do
-		in_ns "$NS" ip link show "$IF" > /dev/null 2>&1 && break
-		sleep 0.1
-	done
-	in_ns "$NS" ip link set "$IF" address "02:00:00:00:0$id:01" || fail "tap $IF address"
-	in_ns "$NS" ip link set "$IF" master slbr0 || fail "tap $IF to the bridge"
-	in_ns "$NS" ip link set "$IF" up || fail "tap $IF up"
-}
-
-view_of() {	# view_of NODE: "leader epoch isr" of r/0 in NODE's view ("" if none)
-	ctl "n$1" partition show r 0 2> /dev/null | python3 -c '
-import json, sys
-try:
-    p = json.load(sys.stdin)["partitions"][0]
-    print(p["leader"], p["epoch"], ",".join(str(x) for x in sorted(p["isr"])))
-except Exception:
-    print("")'
-}
-
-wait_view() {	# wait_view NODE PATTERN: until NODE's view matches the regex PATTERN
-	local i v
-	for i in $(seq 300); do
-		v=$(view_of "$1")
-		[[ "$v" =~ $2 ]] && return 0
-		sleep 0.1
-	done
-	fail "node $1's view is '$v', not /$2/"
-}
-
 for id in 1 2 3; do
 	boot_etcd $id
 done

@@ -11,87 +11,36 @@
 #       seq 1 and MPUB seq 2 again (what a client whose OKs were lost sends): answered with
 #       the original ids, nothing written; then PUB seq 3 (new), its retry in yet another
 #       session; a session without a producer id (an old client) still publishes.
-import json, os, select, socket, struct, sys, time
+import json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import slproto  # noqa: E402
-from slproto import BUSY, F_PRODUCER, OP, check, err_code, hdr, ok_fields  # noqa: E402
+from slproto import OP, Session, check, err_code, err_text, ok_fields  # noqa: E402
 
-PORT = 5150
 PRODUCER = 0x5EED1DE3A0000001
 TOPIC = b"r"
-
-
-def pub_body(msg):
-    return slproto.pub_body(TOPIC, msg)
-
-
-def mpub_body(msgs):
-    return slproto.mpub_body(TOPIC, msgs)
-
-
-class Session:
-    def __init__(self, addr, producer):
-        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.dst = (addr, PORT)
-        body = struct.pack(">II", 0, 0)
-        flags = 0
-        if producer:
-            body += struct.pack(">Q", producer)
-            flags = F_PRODUCER
-        d = self.xchg(hdr(OP["HELLO"], body, flags=flags, cookie=0xABC), 1, 10)
-        if d is None or d[3] != OP["WELCOME"]:
-            raise SystemExit("FAIL: HELLO with producer id %x: %s" %
-                             (producer, "no answer" if d is None else
-                              "ERR %s" % err_code(d)))
-        self.sess = struct.unpack(">Q", d[32:40])[0]
-
-    def xchg(self, frame, seq, total=30.0):
-        end = time.time() + total
-        while time.time() < end:
-            self.s.sendto(frame, self.dst)
-            t = time.time() + 0.3
-            while time.time() < t:
-                r, _, _ = select.select([self.s], [], [], t - time.time())
-                if not r:
-                    break
-                d = self.s.recv(65535)
-                if len(d) >= 32 and struct.unpack(">Q", d[16:24])[0] == seq:
-                    return d
-        return None
-
-    def publish(self, op, body, seq, total=30.0):
-        """the final answer: busy answers are retried with the same seq"""
-        end = time.time() + total
-        while True:
-            d = self.xchg(hdr(op, body, self.sess, seq), seq, max(end - time.time(), 1))
-            if err_code(d) in BUSY and time.time() < end:
-                time.sleep(0.05)
-                continue
-            return d
 
 
 def answer(d):
     if d is None:
         return "no answer"
     if d[3] == OP["ERR"]:
-        n = struct.unpack(">H", d[38:40])[0]
-        return "ERR %d %s" % (err_code(d), d[40:40 + n].decode(errors="replace"))
+        return "ERR %d %s" % (err_code(d), err_text(d))
     return "OK count %d id %d offset %d aux %d" % ok_fields(d)
 
 
 def before(addr, out):
-    s = Session(addr, PRODUCER)
-    d1 = s.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    s = Session(addr, PRODUCER, 10)
+    d1 = s.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-1"), 1)
     check(d1 is not None and d1[3] == OP["OK"], "PUB seq 1 at the leader: %s" % answer(d1))
-    d2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
+    d2 = s.publish(OP["MPUB"], slproto.mpub_body(TOPIC, [b"once-2a", b"once-2b"]), 2)
     check(d2 is not None and d2[3] == OP["OK"] and ok_fields(d2)[0] == 2,
           "MPUB seq 2 (2 messages): %s" % answer(d2))
     if slproto.failed:
         sys.exit(1)
     # the same producer in a new session on the same node: recognised
-    t = Session(addr, PRODUCER)
-    r1 = t.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    t = Session(addr, PRODUCER, 10)
+    r1 = t.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-1"), 1)
     check(r1 is not None and r1[3] == OP["OK"] and ok_fields(r1)[1] == ok_fields(d1)[1],
           "seq 1 again in a new session, same node: the original id (%s)" % answer(r1))
     json.dump({"id1": ok_fields(d1)[1], "off1": ok_fields(d1)[2], "id2": ok_fields(d2)[1],
@@ -100,24 +49,24 @@ def before(addr, out):
 
 def after(addr, inp):
     o = json.load(open(inp))
-    s = Session(addr, PRODUCER)
-    r1 = s.publish(OP["PUB"], pub_body(b"once-1"), 1)
+    s = Session(addr, PRODUCER, 10)
+    r1 = s.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-1"), 1)
     check(r1 is not None and r1[3] == OP["OK"] and ok_fields(r1)[:3] == (1, o["id1"], o["off1"]),
           "new leader, new session: PUB seq 1 retried gets the original answer, id %d "
           "offset %d (%s)" % (o["id1"], o["off1"], answer(r1)))
-    r2 = s.publish(OP["MPUB"], mpub_body([b"once-2a", b"once-2b"]), 2)
+    r2 = s.publish(OP["MPUB"], slproto.mpub_body(TOPIC, [b"once-2a", b"once-2b"]), 2)
     check(r2 is not None and r2[3] == OP["OK"] and ok_fields(r2)[:3] == (2, o["id2"], o["off2"]),
           "MPUB seq 2 retried: the original first id %d, count 2 (%s)" % (o["id2"], answer(r2)))
-    r3 = s.publish(OP["PUB"], pub_body(b"once-3"), 3)
+    r3 = s.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-3"), 3)
     check(r3 is not None and r3[3] == OP["OK"] and ok_fields(r3)[1] == o["id2"] + 2,
           "PUB seq 3 (new) is written after them, id %d (%s)" % (o["id2"] + 2, answer(r3)))
-    t = Session(addr, PRODUCER)
-    r4 = t.publish(OP["PUB"], pub_body(b"once-3"), 3)
+    t = Session(addr, PRODUCER, 10)
+    r4 = t.publish(OP["PUB"], slproto.pub_body(TOPIC, b"once-3"), 3)
     check(r4 is not None and r4[3] == OP["OK"] and r3 is not None and
           ok_fields(r4)[1] == ok_fields(r3)[1], "seq 3 retried in another session: same id "
           "(%s)" % answer(r4))
-    u = Session(addr, 0)
-    r5 = u.publish(OP["PUB"], pub_body(b"plain"), 1)
+    u = Session(addr, 0, 10)
+    r5 = u.publish(OP["PUB"], slproto.pub_body(TOPIC, b"plain"), 1)
     check(r5 is not None and r5[3] == OP["OK"] and ok_fields(r5)[1] == o["id2"] + 3,
           "a session without a producer id (an old client) publishes as before (%s)" %
           answer(r5))

@@ -2,12 +2,13 @@
 # Copyright (c) 2026 The sluice authors
 #
 # sluice's client protocol for the raw-socket tests (docs/protocol.md): frame building,
-# answer fields, the error and opcode tables, the sluicectl JSON helper and the tests'
-# ok/FAIL counting. Used by tests/integration and tests/fault scripts (the fault ones add
-# tests/integration to sys.path).
-import json, struct, subprocess, sys
+# answer fields, the error and opcode tables, a session that publishes with retries, the
+# sluicectl JSON helper and the tests' ok/FAIL counting. Used by tests/integration and
+# tests/fault scripts (the fault ones add tests/integration to sys.path).
+import json, select, socket, struct, subprocess, sys, time
 
 MAGIC = 0x534C
+PORT = 5150  # sluiced's client UDP port
 OP = dict(HELLO=1, PUB=2, MPUB=3, SUB=4, RDY=5, FIN=6, REQ=7, TOUCH=8, CLS=9, NOP=10,
           SET_OFFSET=11, OK=0x80, ERR=0x81, MSG=0x82, WELCOME=0x83)
 E = dict(MALFORMED=1001, SESSION=1004, TOPIC=1005, CHANNEL=1007, FULL=1008, SEQ_OLD=1010,
@@ -40,6 +41,15 @@ def finish():
 
 def hdr(op, body, sess=0, seq=1, flags=0, cookie=0xC00C1E):
     return struct.pack(">HBBHHQQQ", MAGIC, 1, op, flags, len(body), sess, seq, cookie) + body
+
+
+def hello(producer=0, cookie=0xC00C1E):
+    """A HELLO frame; with a producer id (section 8.11): header flag F_PRODUCER, the id
+    after the body."""
+    if not producer:
+        return hdr(OP["HELLO"], struct.pack(">II", 0, 0), cookie=cookie)
+    return hdr(OP["HELLO"], struct.pack(">IIQ", 0, 0, producer), flags=F_PRODUCER,
+               cookie=cookie)
 
 
 def addr(topic, chan, part=0):
@@ -87,6 +97,47 @@ def ok_fields(d):
     if d is None or len(d) < 64 or d[3] != OP["OK"]:
         return None
     return struct.unpack(">IQQQ", d[36:64])
+
+
+class Session:
+    """A client session over UDP: HELLO (with a producer id unless 0) answered WELCOME,
+    else SystemExit; xchg resends a frame until an answer with its seq comes; publish
+    retries busy answers (BUSY) with the same seq."""
+
+    def __init__(self, addr, producer=0, total=30.0, port=PORT):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.dst = (addr, port)
+        d = self.xchg(hello(producer, cookie=0xABC), 1, total)
+        if d is None or d[3] != OP["WELCOME"]:
+            raise SystemExit("FAIL: HELLO with producer id %x: %s" %
+                             (producer, "no answer" if d is None else
+                              "ERR %s" % err_code(d)))
+        self.sess = struct.unpack(">Q", d[32:40])[0]
+
+    def xchg(self, frame, seq, total=30.0):
+        """The first answer carrying seq, the frame sent every 0.3 s; None after total s."""
+        end = time.time() + total
+        while time.time() < end:
+            self.s.sendto(frame, self.dst)
+            t = time.time() + 0.3
+            while time.time() < t:
+                r, _, _ = select.select([self.s], [], [], t - time.time())
+                if not r:
+                    break
+                d = self.s.recv(65535)
+                if answer_seq(d) == seq and len(d) >= 32:
+                    return d
+        return None
+
+    def publish(self, op, body, seq, total=30.0):
+        """The final answer to a PUB or MPUB: busy answers are retried with the same seq."""
+        end = time.time() + total
+        while True:
+            d = self.xchg(hdr(op, body, self.sess, seq), seq, max(end - time.time(), 1))
+            if err_code(d) in BUSY and time.time() < end:
+                time.sleep(0.05)
+                continue
+            return d
 
 
 def ctl_run(ctl, sock, *args):

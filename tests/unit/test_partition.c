@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_random.h>
+#include <rte_log.h>
 #include <rte_eal.h>
 #include <rte_malloc.h>
 
@@ -25,6 +27,7 @@
 #include "err.h"
 #include "partition.h"
 #include "persist.h"
+#include "ptab.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -299,18 +302,32 @@ rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
-/* Publish (producer 0xfeed, seq) with n messages; the answer in *res. */
+/* Publish (producer, seq) with n messages; the answer in *res. */
 static int
-pub_seq(struct sl_partition *p, uint64_t seq, uint32_t n, struct sl_partition_res *res)
+pub_prod(struct sl_partition *p, uint64_t producer, uint64_t seq, uint32_t n,
+	 struct sl_partition_res *res)
 {
 	struct sl_wire_pub pub;
 
 	make_pub(&pub, n > 1, n, 1);
-	pub.producer = 0xfeed;
+	pub.producer = producer;
 	pub.pseq = seq;
 	memset(res, 0, sizeof(*res));
 	return sl_partition_publish(p, &pub, n > 1, 1000, 0, seq, res);
 }
+
+/* Publish (producer 0xfeed, seq) with n messages; the answer in *res. */
+static int
+pub_seq(struct sl_partition *p, uint64_t seq, uint32_t n, struct sl_partition_res *res)
+{
+	return pub_prod(p, 0xfeed, seq, n, res);
+}
+
+/* Persistence for the restart tests: no lcore until a test gives it one. */
+static const struct sl_persist_conf persist_conf = {
+	.nsources = 1, .socket_id = SOCKET_ID_ANY, .buf_bytes = 1 << 20, .adaptive_idle = 1,
+	.idle_max_us = 100,
+};
 
 /* Retry seqs 7 (ids 1..2) and 8 (id 3) on a reopened partition: the original answers,
  * nothing written. */
@@ -343,9 +360,7 @@ static void
 test_producer_restart(void)
 {
 	struct sl_persist_policy mem = {.durability = SL_PERSIST_MEMORY};
-	struct sl_persist_conf pcf = {.nsources = 1, .socket_id = SOCKET_ID_ANY,
-				      .buf_bytes = 1 << 20, .adaptive_idle = 1,
-				      .idle_max_us = 100};
+	struct sl_persist_conf pcf = persist_conf;
 	struct sl_partition_conf extra = {0};
 	char tmp[] = "/tmp/sl-test-part-ptab-XXXXXX", dir[64], dir2[64];
 	struct sl_partition_res res;
@@ -446,6 +461,225 @@ out:
 	__atomic_store_n(&sl_broker_quit, 1, __ATOMIC_RELEASE);
 	sl_persist_close(extra.persist);
 	__atomic_store_n(&sl_broker_quit, 0, __ATOMIC_RELEASE);
+	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* producers.shm as sl_pstore_ptab_mem writes it (storage/persist.h): a 4096-byte header
+ * (magic, version, table length, this boot's id), then the table. */
+#define PT_HDR 4096
+
+enum forge {
+	FORGE_NONE,		/* as a process of this boot leaves it: trusted */
+	FORGE_GARBAGE,		/* random bytes */
+	FORGE_SHORT,		/* 10 bytes of the magic */
+	FORGE_HDR_ONLY,		/* a right header, no table */
+	FORGE_TRUNCATED,	/* a right header, half the table */
+	FORGE_LEN_BIG,		/* the header says 2^40 bytes */
+	FORGE_LEN_SMALL,	/* the header says 8 bytes less than the table */
+	FORGE_VERSION,		/* version 2 */
+	FORGE_BOOT,		/* another boot's id */
+	FORGE_TAB_N,		/* a producer holding SL_PTAB_SEQS + 1 entries */
+	FORGE_TAB_HEAD,		/* a ring head out of range */
+	FORGE_TAB_ORDER,	/* ids not in log order */
+	FORGE_TAB_FREE,		/* a free entry holding entries */
+	FORGE_SYMLINK,		/* a link to another file */
+	FORGE_DIR,		/* a directory */
+	FORGE_N
+};
+
+static const char *const forge_what[FORGE_N] = {
+	"this boot's table", "random bytes", "10 bytes", "a header and no table",
+	"half a table", "a length of 2^40", "a length 8 bytes short", "version 2",
+	"another boot's id", "a producer with 129 entries", "a ring head out of range",
+	"ids out of log order", "a free entry with entries", "a symbolic link", "a directory",
+};
+
+/* what the table file's refusal must say (in the log) */
+static const char *const forge_said[FORGE_N] = {
+	NULL, "not a producer table file", "not a producer table file", "truncated",
+	"truncated", "a table of 1099511627776 bytes", "bytes, not", "version 2, not 1",
+	"written before this boot", "malformed table", "malformed table", "malformed table",
+	"malformed table", "producer table file", "producer table file",
+};
+
+/* Write producers.shm in dir: a table claiming ids 1..3 for producer 0xbad (seq 5: ids
+ * 1..2, seq 6: id 3), forged as f says. 0, or -1 when it cannot be written. */
+static int
+forge_write(const char *dir, const char *boot, enum forge f)
+{
+	static uint8_t buf[PT_HDR + sizeof(struct sl_ptab)];
+	struct sl_ptab *t = (struct sl_ptab *)(buf + PT_HDR);
+	uint64_t len = sizeof(*t);
+	size_t n = sizeof(buf), i;
+	char path[160], other[160];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/producers.shm", dir);
+	if (unlink(path) != 0 && errno != ENOENT)
+		return -1;
+	if (f == FORGE_DIR)
+		return mkdir(path, 0700);
+	if (f == FORGE_SYMLINK) {
+		snprintf(other, sizeof(other), "%s/victim", dir);
+		fp = fopen(other, "w");
+		if (fp == NULL)
+			return -1;
+		fputs("not to be overwritten", fp);
+		fclose(fp);
+		return symlink(other, path);
+	}
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, "SLPRODSH", 8);
+	buf[8] = f == FORGE_VERSION ? 2 : 1;
+	if (f == FORGE_LEN_BIG)
+		len = 1ull << 40;
+	else if (f == FORGE_LEN_SMALL)
+		len -= 8;
+	for (i = 0; i < 8; i++)
+		buf[16 + i] = (uint8_t)(len >> (8 * i));
+	memcpy(buf + 24, boot, 37);
+	if (f == FORGE_BOOT)
+		buf[24] ^= 1;
+	sl_ptab_init(t);
+	sl_ptab_note(t, 0xbad, 5, 1, 2, 0);
+	sl_ptab_note(t, 0xbad, 6, 3, 1, 2);
+	if (f == FORGE_TAB_N)
+		t->p[0].n = SL_PTAB_SEQS + 1;
+	else if (f == FORGE_TAB_HEAD)
+		t->p[0].head = SL_PTAB_SEQS;
+	else if (f == FORGE_TAB_ORDER)
+		t->p[0].e[1].id = 1;
+	else if (f == FORGE_TAB_FREE)
+		t->p[1].n = 1;
+	if (f == FORGE_GARBAGE)
+		for (i = 0; i < n; i++)
+			buf[i] = (uint8_t)rte_rand();
+	else if (f == FORGE_SHORT)
+		n = 10;
+	else if (f == FORGE_HDR_ONLY)
+		n = PT_HDR;
+	else if (f == FORGE_TRUNCATED)
+		n = PT_HDR + sizeof(*t) / 2;
+	fp = fopen(path, "w");
+	if (fp == NULL)
+		return -1;
+	i = fwrite(buf, 1, n, fp);
+	return fclose(fp) == 0 && i == n ? 0 : -1;
+}
+
+/* A memory-durability partition killed with records only in its memory log file (as in
+ * test_producer_restart) is reopened with a producers.shm forged in every way: only this
+ * boot's well-formed table is used (its tags come back); every other file is refused, said
+ * in the log, nothing of it trusted (the table comes from the commit log, which holds the
+ * replayed records untagged: no producer), the partition serves, and the file is made
+ * anew (or, not a regular file, left as it is: the table in memory only). */
+static void
+test_producer_forged(void)
+{
+	struct sl_persist_policy mem = {.durability = SL_PERSIST_MEMORY};
+	struct sl_persist_conf pcf = persist_conf;
+	char tmp[] = "/tmp/sl-test-part-forge-XXXXXX", dir[96], path[160], boot[37];
+	struct sl_partition_conf extra = {0};
+	struct sl_partition_res res;
+	struct sl_part_info info;
+	struct sl_partition *p;
+	char *logbuf = NULL;
+	size_t loglen = 0;
+	struct stat st;
+	FILE *fp, *log;
+	int f, rc;
+
+	memset(boot, 0, sizeof(boot));
+	fp = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (fp == NULL || fread(boot, 1, 36, fp) != 36) {
+		printf("# no boot id: the forged producer table files are not tested\n");
+		if (fp != NULL)
+			fclose(fp);
+		return;
+	}
+	fclose(fp);
+	extra.persist = sl_persist_open(&pcf);
+	if (extra.persist == NULL || mkdtemp(tmp) == NULL) {
+		CHECK(0, "persistence and a data directory for the forged-file test");
+		sl_persist_close(extra.persist);
+		return;
+	}
+	for (f = 0; f < FORGE_N; f++) {
+		snprintf(dir, sizeof(dir), "%s/t%d/0", tmp, f);
+		extra.store = sl_pstore_open(dir, "t", 0, &mem, 0);
+		if (extra.store == NULL) {
+			CHECK(0, "store opened in %s", dir);
+			break;
+		}
+		p = open_part_conf(1 << 20, &extra);
+		rc = pub_seq(p, 7, 2, &res) | pub_seq(p, 8, 1, &res);
+		sl_partition_close(p);		/* as a kill */
+		if (rc != 0 || forge_write(dir, boot, (enum forge)f) != 0) {
+			CHECK(0, "%s: written and forged", forge_what[f]);
+			break;
+		}
+		/* the log of the reopen read back (fixture.h runs the EAL at *:error) */
+		log = open_memstream(&logbuf, &loglen);
+		if (log != NULL)
+			rte_openlog_stream(log);
+		rte_log_set_level_pattern("*", RTE_LOG_INFO);
+		extra.store = sl_pstore_open(dir, "t", 0, &mem, 0);
+		p = extra.store != NULL ? open_part_conf(1 << 20, &extra) : NULL;
+		rte_log_set_level_pattern("*", RTE_LOG_ERR);
+		rte_openlog_stream(NULL);
+		if (log != NULL)
+			fclose(log);
+		if (p == NULL) {
+			CHECK(0, "%s: store reopened", forge_what[f]);
+			free(logbuf);
+			break;
+		}
+		sl_partition_info(p, &info);
+		if (f == FORGE_NONE) {
+			rc = pub_prod(p, 0xbad, 5, 2, &res);
+			CHECK(info.producers == 1 && rc == 0 && res.id == 1 && logbuf != NULL &&
+			      strstr(logbuf, "producers.shm") == NULL,
+			      "%s: used, nothing said (the records' tags come back from it: a "
+			      "retry of its (0xbad, 5) answered id %" PRIu64 ")", forge_what[f],
+			      res.id);
+		} else {
+			rc = pub_prod(p, 0xbad, 5, 2, &res);
+			CHECK(info.producers == 0 && rc == 0 && res.id == 4 && logbuf != NULL &&
+			      strstr(logbuf, forge_said[f]) != NULL,
+			      "%s: refused, said (\"%s\"), nothing trusted (no producer; "
+			      "(0xbad, 5) new: written at id %" PRIu64 ")", forge_what[f],
+			      forge_said[f], res.id);
+		}
+		if (f != FORGE_NONE && logbuf != NULL && strstr(logbuf, forge_said[f]) == NULL)
+			printf("# its log: %s", logbuf);
+		free(logbuf);
+		logbuf = NULL;
+		snprintf(path, sizeof(path), "%s/producers.shm", dir);
+		if (f == FORGE_SYMLINK || f == FORGE_DIR) {
+			snprintf(path, sizeof(path), "%s/victim", dir);
+			fp = f == FORGE_SYMLINK ? fopen(path, "r") : NULL;
+			if (fp != NULL) {
+				char got[64] = "";
+
+				if (fgets(got, sizeof(got), fp) == NULL)
+					got[0] = 0;
+				fclose(fp);
+				CHECK(strcmp(got, "not to be overwritten") == 0,
+				      "%s: the file it names is left as it was", forge_what[f]);
+			}
+		} else {
+			CHECK(stat(path, &st) == 0 &&
+			      st.st_size == (off_t)(PT_HDR + sizeof(struct sl_ptab)),
+			      "%s: the file made anew (%lld bytes)", forge_what[f],
+			      (long long)st.st_size);
+		}
+		rc = pub_seq(p, 9, 1, &res);
+		CHECK(rc == 0 && res.id == (f == FORGE_NONE ? 4u : 6u),
+		      "%s: the partition serves (seq 9 written at id %" PRIu64 ")",
+		      forge_what[f], res.id);
+		sl_partition_close(p);
+	}
+	sl_persist_close(extra.persist);
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -906,6 +1140,7 @@ main(int argc, char **argv)
 	test_publish();
 	test_producer();
 	test_producer_restart();
+	test_producer_forged();
 	test_full();
 	test_grow_kick();
 	test_channels();
