@@ -67,20 +67,27 @@ udp_flush(void *x)
 {
 	struct xudp *u = x;
 	uint32_t i = 0;
-	int n, lost = 0;
+	int n, lost = 0, again = 1;
 
 	while (i < u->tx_n) {
 		n = sendmmsg(u->fd, &u->tx_msgs[i], u->tx_n - i, 0);
 		if (n > 0) {
 			i += (uint32_t)n;
+			again = 1;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		/* the first one was refused (a pending ICMP error, a full buffer): it is lost,
-		 * the others get their own chance as they had with send() */
+		/* the first one was refused: a pending ICMP error (reported once) costs it
+		 * nothing, it is tried once more; else (a full buffer) it is lost as with
+		 * send(), and the others get their own chance */
+		if (again && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) {
+			again = 0;
+			continue;
+		}
 		i++;
 		lost++;
+		again = 1;
 	}
 	u->tx_n = 0;
 	u->tx_used = 0;
