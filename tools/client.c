@@ -1886,6 +1886,7 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 		rc = session_reset(c);
 	else if (switch_due(c, now))
 		rc = leader_switch(c);
+	tx_flush(c);	/* what the new session sent again */
 	c->depth--;
 	return rc < 0 ? rc : handled;
 }
