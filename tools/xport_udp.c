@@ -29,7 +29,7 @@
 #include "xport.h"
 
 #define SOCK_BUF_BYTES (4 * 1024 * 1024)
-#define RX_BATCH 64
+#define RX_BATCH 32		/* a window of 32 answers per call; RX_BATCH x RX_SLOT of memory */
 #define RX_SLOT 65536		/* any UDP payload */
 #define TX_BATCH 64
 #define TX_BYTES (256 * 1024)	/* > SL_XPORT_DGRAM_MAX */
