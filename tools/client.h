@@ -231,10 +231,10 @@ sl_client_fd(const struct sl_client *c);
  * silent: the earliest retransmission, request timeout, busy-publish resend, heartbeat,
  * leader-switch deadline; 0 when work is waiting now (FINs or queued requests to send,
  * publishes in the send batch, a session reset or leader switch to run); UINT64_MAX when
- * nothing is due (poll when readable only). May be early, never late: an event loop polls when the descriptor is
- * readable or when this time has passed, whichever is first, and asks again after every
- * poll and after every other call on the client (a call may queue work). Calling
- * context: the client's thread; no syscall apart from reading the clock.
+ * nothing is due (poll when readable only). May be early, never late: an event loop polls
+ * when the descriptor is readable or when this time has passed, whichever is first, and
+ * asks again after every poll and after every other call on the client (a call may queue
+ * work). Calling context: the client's thread; no syscall apart from reading the clock.
  */
 uint64_t
 sl_client_next_timer_us(const struct sl_client *c);
