@@ -59,8 +59,17 @@
  * again (docs/protocol.md section 8, rule 11). A broker that refuses such a HELLO
  * (SL_E_MALFORMED: older than producer ids) gets the HELLO of before.
  *
+ * Sending in batches. A request's datagram goes to the transport's send batch
+ * (ops->queue; xmit_q) and the batch leaves as one system call (the UDP transport's
+ * sendmmsg) before the client waits for answers, at the end of every poll, at the end of
+ * every public call that sends (but sl_client_pub_async outside a poll: its request
+ * waits for the next poll, flush or blocking call, so a window of publishes leaves
+ * together; sl_client_next_timer_us says 0 meanwhile), or when the batch is full. Order
+ * is kept: the batch is sent in the order it was filled, and a datagram sent at once
+ * (HELLO, METADATA: xmit) goes after it.
+ *
  * Nothing here allocates, logs or makes a syscall per message, apart from the
- * transport's own send/recv.
+ * transport's own send/recv (batched: a few per window).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -212,6 +221,7 @@ struct sl_client {
 	uint64_t order;
 	uint64_t next_timer;	/* earliest retransmission / timeout; may be early */
 	uint64_t last_tx;
+	uint32_t tx_pending;	/* datagrams in the transport's send batch (ops->queue) */
 	uint64_t busy_next;	/* next resend of the busy-waiting publishes; MAX = none */
 	uint64_t busy_rto;	/* its back-off */
 	struct busy_ent *busy_tmp;	/* [n_slots]: the resend's sort buffer */
@@ -276,11 +286,54 @@ min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* Send the transport's send batch, if any (one sendmmsg for the UDP transport). */
+static void
+tx_flush(struct sl_client *c)
+{
+	int lost;
+
+	if (c->tx_pending == 0)
+		return;
+	lost = c->ops->flush(c->x);
+	if (lost > 0)
+		c->st.tx_frames -= (uint64_t)lost < c->st.tx_frames ? (uint64_t)lost :
+								      c->st.tx_frames;
+	c->tx_pending = 0;
+}
+
+/* Send one datagram now, after whatever the send batch holds. */
 static void
 xmit(struct sl_client *c, const uint8_t *frame, uint32_t len, uint64_t now)
 {
+	tx_flush(c);
 	if (c->ops->send(c->x, frame, len) == 0)
 		c->st.tx_frames++;
+	c->last_tx = now;
+}
+
+/*
+ * Add one datagram of a request to the transport's send batch: it leaves with the next
+ * tx_flush (before the client waits for an answer, at the end of a poll, at the end of a
+ * public call other than sl_client_pub_async outside a poll) or when the batch is full.
+ * Without batching (no ops->queue) it is sent at once.
+ */
+static void
+xmit_q(struct sl_client *c, const uint8_t *frame, uint32_t len, uint64_t now)
+{
+	int rc;
+
+	if (c->ops->queue == NULL) {
+		xmit(c, frame, len, now);
+		return;
+	}
+	rc = c->ops->queue(c->x, frame, len);
+	if (rc >= 0) {
+		c->st.tx_frames++;
+		if (rc > 0)	/* a full batch left at once and lost some */
+			c->st.tx_frames -= (uint64_t)rc < c->st.tx_frames ? (uint64_t)rc :
+									    c->st.tx_frames;
+		c->tx_pending++;
+	}
 	c->last_tx = now;
 }
 
@@ -319,7 +372,7 @@ xmit_split(struct sl_client *c, const uint8_t *frame, uint32_t len, uint64_t now
 		f.chunk_len = p.msgs_len - f.off < chunk ? p.msgs_len - f.off : chunk;
 		n = sl_wire_encode_mpart(c->frag, c->frame_cap, &h, &f);
 		if (n > 0)
-			xmit(c, c->frag, (uint32_t)n, now);
+			xmit_q(c, c->frag, (uint32_t)n, now);
 	}
 }
 
@@ -330,7 +383,7 @@ req_xmit(struct sl_client *c, const struct req *r, uint64_t now)
 	if (r->split)
 		xmit_split(c, r->frame, r->len, now);
 	else
-		xmit(c, r->frame, r->len, now);
+		xmit_q(c, r->frame, r->len, now);
 }
 
 /* Rewrite header fields of an encoded frame of ours. */
@@ -1773,6 +1826,9 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 	int n, handled = 0, rc = 0;
 
 	c->depth++;
+	/* what the application queued since the last poll (sl_client_pub_async) leaves
+	 * first, in one batch */
+	tx_flush(c);
 	now = now_us(c);
 	end = now + timeout_us;
 	/* what already arrived first: after a stall (this process descheduled on a busy
@@ -1794,6 +1850,8 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 			due = min_u64(end, min_u64(c->next_timer, heartbeat_due(c)));
 			wait = due > now ? (uint32_t)(due - now) : 0;
 		}
+		if (wait > 0)
+			tx_flush(c);	/* retransmissions, a heartbeat: before waiting */
 		n = c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, wait);
 		if (n > 0) {
 			handle_frame(c, rxbuf(c), (uint32_t)n);
@@ -1820,10 +1878,15 @@ poll_once(struct sl_client *c, uint32_t timeout_us)
 		send_queued(c);
 	fins_flush(c);
 	heartbeat(c, now);
+	/* everything this poll sent (requests started by callbacks, retransmissions,
+	 * queued requests, FINs, a heartbeat) leaves in one batch, before a session reset
+	 * or leader switch moves the transport */
+	tx_flush(c);
 	if (c->need_reset && !c->resetting && !c->closing && !c->switching)
 		rc = session_reset(c);
 	else if (switch_due(c, now))
 		rc = leader_switch(c);
+	tx_flush(c);	/* what the new session sent again */
 	c->depth--;
 	return rc < 0 ? rc : handled;
 }
@@ -1886,7 +1949,7 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 	int err;
 
 	if (conf == NULL || ops == NULL || ops->send == NULL || ops->recv == NULL ||
-	    ops->close == NULL) {
+	    ops->close == NULL || (ops->queue != NULL && ops->flush == NULL)) {
 		err = EINVAL;
 		goto fail;
 	}
@@ -2065,6 +2128,7 @@ sl_client_close(struct sl_client *c)
 		now = now_us(c);
 	}
 	fail_requests(c, -ECANCELED, 0);
+	tx_flush(c);
 	c->ops->close(c->x);
 	for (i = 0; i < c->n_subs; i++)
 		free(c->subs[i]);
@@ -2303,7 +2367,11 @@ chan_op(struct sl_client *c, uint64_t sub_id, uint8_t opcode, struct sl_wire_cha
 		return len;
 	}
 	req_start(c, idx, opcode, (uint32_t)len, NULL, NULL, w, 0);
-	return w != NULL ? wait_req(c, w) : 0;
+	if (w != NULL)
+		return wait_req(c, w);
+	if (c->depth == 0)
+		tx_flush(c);	/* outside a poll: sent now, as before batching */
+	return 0;
 }
 
 int
@@ -2326,8 +2394,10 @@ sl_client_fin(struct sl_client *c, uint64_t sub_id, uint64_t msg_id)
 	if (c == NULL)
 		return -SL_E_INVAL;
 	rc = fin_add(c, sub_id, msg_id);
-	if (rc == 0 && c->depth == 0)
+	if (rc == 0 && c->depth == 0) {
 		fins_flush(c); /* outside a poll: do not wait for the next one */
+		tx_flush(c);
+	}
 	return rc;
 }
 
@@ -2424,7 +2494,8 @@ sl_client_next_timer_us(const struct sl_client *c)
 
 	if (c == NULL)
 		return UINT64_MAX;
-	if (c->need_switch == 2 || (c->need_reset && !c->resetting && !c->closing) ||
+	if (c->tx_pending > 0 || c->need_switch == 2 ||
+	    (c->need_reset && !c->resetting && !c->closing) ||
 	    (c->session_ok && c->in_flight < c->window && fins_pending(c)) ||
 	    (c->n_queued > 0 && can_send(c)))
 		return 0;

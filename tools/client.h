@@ -157,7 +157,10 @@ sl_client_mpub(struct sl_client *c, const char *topic, uint16_t partition, uint3
 /**
  * Pipelined publish: queue one message and return at once; cb runs from a later poll
  * with the answer. Blocks (polling) only while the window is full. Returns 0 or a
- * negative error (nothing queued). count > 1 makes it an MPUB.
+ * negative error (nothing queued). count > 1 makes it an MPUB. Called outside a poll
+ * (not from a callback), the request may wait in the transport's send batch until the
+ * next sl_client_poll, sl_client_flush or blocking call, so that the publishes queued in
+ * between leave in one system call (sl_client_next_timer_us returns 0 meanwhile).
  */
 int
 sl_client_pub_async(struct sl_client *c, const char *topic, uint16_t partition,
@@ -226,12 +229,12 @@ sl_client_fd(const struct sl_client *c);
 /**
  * Microseconds until the client needs sl_client_poll() although its descriptor stays
  * silent: the earliest retransmission, request timeout, busy-publish resend, heartbeat,
- * leader-switch deadline; 0 when work is waiting now (FINs or queued requests to send, a
- * session reset or leader switch to run); UINT64_MAX when nothing is due (poll when
- * readable only). May be early, never late: an event loop polls when the descriptor is
- * readable or when this time has passed, whichever is first, and asks again after every
- * poll and after every other call on the client (a call may queue work). Calling
- * context: the client's thread; no syscall apart from reading the clock.
+ * leader-switch deadline; 0 when work is waiting now (FINs or queued requests to send,
+ * publishes in the send batch, a session reset or leader switch to run); UINT64_MAX when
+ * nothing is due (poll when readable only). May be early, never late: an event loop polls
+ * when the descriptor is readable or when this time has passed, whichever is first, and
+ * asks again after every poll and after every other call on the client (a call may queue
+ * work). Calling context: the client's thread; no syscall apart from reading the clock.
  */
 uint64_t
 sl_client_next_timer_us(const struct sl_client *c);

@@ -42,11 +42,22 @@ struct sl_xport_ops {
 	/** Optional: the descriptor that becomes readable when recv() has a datagram
 	 * (the same one for the transport's life, retarget included). NULL: none. */
 	int (*fd)(void *x);
+	/** Optional, with flush: add one UDP payload of len bytes to the send batch (copied:
+	 * the caller's buffer is free again on return); a full batch is sent at once. The
+	 * batch leaves, in order, at the next flush() (or retarget(), to the old address).
+	 * Returns how many payloads of the batch a send at once lost (0 normally), or a
+	 * negative errno (-EMSGSIZE: longer than the transport sends; nothing queued).
+	 * NULL: the client sends every payload with send() at once. */
+	int (*queue)(void *x, const void *frame_payload, uint32_t len);
+	/** Send the batch (e.g. one sendmmsg). Returns how many payloads were lost (not
+	 * sent: the client retransmits requests anyway), 0 when all left. */
+	int (*flush)(void *x);
 };
 
 /**
  * Open a kernel UDP transport to conf->broker_ip:broker_port (a connected non-blocking
- * socket, 4 MiB socket buffers). Sets *ops. Returns the transport, or NULL with errno
+ * socket, 4 MiB socket buffers; sends batched with sendmmsg, receives with recvmmsg).
+ * Sets *ops. Returns the transport, or NULL with errno
  * set. Calling context: any thread, not on a per-packet path.
  */
 void *

@@ -2,10 +2,18 @@
  * Copyright (c) 2026 The sluice authors
  *
  * libsluice kernel UDP transport: one connected, non-blocking UDP socket to the broker.
- * recv() waits with ppoll() (microsecond timeout). Answers are read in batches: one
- * recvmmsg() takes up to RX_BATCH datagrams that are waiting, and the next recv() calls
- * hand them out without a system call (a window of pipelined requests gets its answers
- * in a few calls instead of one per answer).
+ * System calls are batched both ways, so that a window of pipelined requests costs a few
+ * calls per round instead of one per datagram:
+ *  - sending: queue() copies each payload into the send batch (up to TX_BATCH datagrams,
+ *    TX_BYTES bytes) and flush() sends the batch with one sendmmsg() (the client flushes
+ *    before it waits for answers and at the end of each poll; a full batch leaves at
+ *    once). A datagram the kernel refuses (ECONNREFUSED from an earlier ICMP, a full
+ *    socket buffer) is lost as a failed send() was: the client retransmits.
+ *  - receiving: recv() waits with ppoll() (microsecond timeout); one recvmmsg() takes up
+ *    to RX_BATCH datagrams that are waiting, and the next recv() calls hand them out
+ *    without a system call. After a recvmmsg() that emptied the socket (fewer than
+ *    RX_BATCH) or found it empty, a recv() that may wait goes to ppoll() first (it
+ *    returns at once when a datagram came since) instead of trying recvmmsg() again.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,16 +29,25 @@
 #include "xport.h"
 
 #define SOCK_BUF_BYTES (4 * 1024 * 1024)
-#define RX_BATCH 16
+#define RX_BATCH 32		/* a window of 32 answers per call; RX_BATCH x RX_SLOT of memory */
 #define RX_SLOT 65536		/* any UDP payload */
+#define TX_BATCH 64
+#define TX_BYTES (256 * 1024)	/* > SL_XPORT_DGRAM_MAX */
 
 struct xudp {
 	int fd;
+	int dry;		/* the last recvmmsg() emptied the socket or found it empty */
 	uint32_t head;		/* next datagram of the batch to hand out */
 	uint32_t n;		/* datagrams in the batch */
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	uint8_t *bufs;		/* RX_BATCH x RX_SLOT */
+	/* send batch: tx_n datagrams, tx_used bytes of tx_buf */
+	uint32_t tx_n;
+	uint32_t tx_used;
+	struct mmsghdr tx_msgs[TX_BATCH];
+	struct iovec tx_iov[TX_BATCH];
+	uint8_t *tx_buf;	/* TX_BYTES */
 };
 
 static int
@@ -43,6 +60,58 @@ udp_send(void *x, const void *frame_payload, uint32_t len)
 	if (n < 0)
 		return -errno;
 	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static int
+udp_flush(void *x)
+{
+	struct xudp *u = x;
+	uint32_t i = 0;
+	int n, lost = 0, again = 1;
+
+	while (i < u->tx_n) {
+		n = sendmmsg(u->fd, &u->tx_msgs[i], u->tx_n - i, 0);
+		if (n > 0) {
+			i += (uint32_t)n;
+			again = 1;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* the first one was refused: a pending ICMP error (reported once) costs it
+		 * nothing, it is tried once more; else (a full buffer) it is lost as with
+		 * send(), and the others get their own chance */
+		if (again && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) {
+			again = 0;
+			continue;
+		}
+		i++;
+		lost++;
+		again = 1;
+	}
+	u->tx_n = 0;
+	u->tx_used = 0;
+	return lost;
+}
+
+static int
+udp_queue(void *x, const void *frame_payload, uint32_t len)
+{
+	struct xudp *u = x;
+	uint8_t *d;
+	int lost = 0;
+
+	if (len > SL_XPORT_DGRAM_MAX)
+		return -EMSGSIZE;
+	if (u->tx_n == TX_BATCH || u->tx_used + len > TX_BYTES)
+		lost = udp_flush(u);
+	d = u->tx_buf + u->tx_used;
+	memcpy(d, frame_payload, len);
+	u->tx_iov[u->tx_n].iov_base = d;
+	u->tx_iov[u->tx_n].iov_len = len;
+	u->tx_n++;
+	u->tx_used += len;
+	return lost;
 }
 
 static int
@@ -66,10 +135,13 @@ udp_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 			memcpy(buf, d, m->msg_len);
 			return (int)m->msg_len;
 		}
+		if (u->dry && timeout_us > 0)
+			goto wait; /* ppoll returns at once if a datagram came since */
 		n = recvmmsg(u->fd, u->msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n > 0) {
 			u->head = 0;
 			u->n = (uint32_t)n;
+			u->dry = n < RX_BATCH;
 			continue;
 		}
 		if (n == 0)
@@ -78,12 +150,15 @@ udp_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno; /* e.g. ECONNREFUSED: no broker listening (yet) */
+		u->dry = 1;
 		if (timeout_us == 0)
 			return 0;
+wait:
 		ts.tv_sec = timeout_us / 1000000;
 		ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
 		if (ppoll(&pfd, 1, &ts, NULL) <= 0)
 			return 0; /* timeout, or EINTR: let the caller look at its flags */
+		u->dry = 0;
 		timeout_us = 0; /* readable: one more recv, no second wait */
 	}
 }
@@ -97,6 +172,7 @@ udp_close(void *x)
 		return;
 	close(u->fd);
 	free(u->bufs);
+	free(u->tx_buf);
 	free(u);
 }
 
@@ -114,9 +190,11 @@ udp_retarget(void *x, uint32_t ip, uint16_t port)
 	char junk[64];
 
 	sa.sin_addr.s_addr = ip;
+	(void)udp_flush(u);	/* queued for the old address */
 	if (connect(u->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
 		return -errno;
 	u->head = u->n = 0;
+	u->dry = 0;
 	/* what the old peer sent and we did not read yet is not for the new one */
 	while (recv(u->fd, junk, sizeof(junk), MSG_TRUNC) >= 0 || errno == ECONNREFUSED)
 		;
@@ -137,6 +215,8 @@ static const struct sl_xport_ops udp_ops = {
 	.now_us = NULL,
 	.retarget = udp_retarget,
 	.fd = udp_fd,
+	.queue = udp_queue,
+	.flush = udp_flush,
 };
 
 void *
@@ -169,6 +249,15 @@ sl_xport_udp_open(const struct sl_client_conf *conf, const struct sl_xport_ops *
 		err = ENOMEM;
 		goto fail;
 	}
+	u->tx_buf = malloc(TX_BYTES);
+	if (u->tx_buf == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < TX_BATCH; i++) {
+		u->tx_msgs[i].msg_hdr.msg_iov = &u->tx_iov[i];
+		u->tx_msgs[i].msg_hdr.msg_iovlen = 1;
+	}
 	for (i = 0; i < RX_BATCH; i++) {
 		u->iov[i].iov_base = u->bufs + (size_t)i * RX_SLOT;
 		u->iov[i].iov_len = RX_SLOT;
@@ -196,8 +285,10 @@ sl_xport_udp_open(const struct sl_client_conf *conf, const struct sl_xport_ops *
 fail:
 	if (u != NULL && u->fd >= 0)
 		close(u->fd);
-	if (u != NULL)
+	if (u != NULL) {
 		free(u->bufs);
+		free(u->tx_buf);
+	}
 	free(u);
 	errno = err;
 	return NULL;

@@ -525,6 +525,61 @@ static const struct sl_xport_ops fake_ops = {
 	.now_us = fake_now,
 };
 
+/* The same broker behind a transport that batches sends as the kernel UDP one does
+ * (queue, then flush in order): every test runs over both. */
+#define TXB_MAX 3	/* < WIN_CONF: full batches happen */
+
+static struct {
+	uint32_t n;
+	uint32_t len[TXB_MAX];
+	uint8_t buf[TXB_MAX][FRAME_MAX];
+	uint32_t flushes;	/* flushes that sent something */
+	uint32_t largest;	/* datagrams in the largest of them */
+	uint32_t full;		/* batches sent because they were full */
+} txb;
+
+static int
+fake_flush(void *x)
+{
+	uint32_t i, n = txb.n;
+
+	txb.n = 0;
+	if (n == 0)
+		return 0;
+	txb.flushes++;
+	if (n > txb.largest)
+		txb.largest = n;
+	for (i = 0; i < n; i++)
+		(void)fake_send(x, txb.buf[i], txb.len[i]);
+	return 0;
+}
+
+static int
+fake_queue(void *x, const void *p, uint32_t len)
+{
+	if (len > FRAME_MAX)
+		return -EMSGSIZE;
+	if (txb.n == TXB_MAX) {
+		txb.full++;
+		(void)fake_flush(x);
+	}
+	memcpy(txb.buf[txb.n], p, len);
+	txb.len[txb.n++] = len;
+	return 0;
+}
+
+static const struct sl_xport_ops fake_ops_batch = {
+	.send = fake_send,
+	.recv = fake_recv,
+	.close = fake_close,
+	.dgram_max = NULL,
+	.now_us = fake_now,
+	.queue = fake_queue,
+	.flush = fake_flush,
+};
+
+static const struct sl_xport_ops *g_ops = &fake_ops;
+
 /* ---- callbacks ---- */
 
 #define PUBS 30
@@ -625,7 +680,7 @@ test_open_fails(void)
 
 	memset(&fk, 0, sizeof(fk));
 	fk.blackhole = 1;
-	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	c = sl_client_open_xport(&conf, g_ops, &fk);
 	CHECK(c == NULL && errno == SL_E_TIMEOUT, "open without a broker: NULL, errno %d", errno);
 	CHECK(fk.closed == 1, "open failure closes the transport");
 	CHECK(fk.now == (uint64_t)TIMEOUT_MS * 1000, "HELLO gave up after timeout_ms (%" PRIu64
@@ -643,7 +698,7 @@ test_open(void)
 
 	memset(&fk, 0, sizeof(fk));
 	fk.next_sub_id = 77;
-	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	c = sl_client_open_xport(&conf, g_ops, &fk);
 	CHECK(c != NULL, "open over the fake transport");
 	if (c == NULL)
 		exit(1);
@@ -815,7 +870,7 @@ test_window_span(void)
 
 	/* a client of its own: the first retransmission after retry_ms */
 	memset(&fk, 0, sizeof(fk));
-	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	c = sl_client_open_xport(&conf, g_ops, &fk);
 	CHECK(c != NULL, "open for the window span");
 	if (c == NULL)
 		return;
@@ -1121,6 +1176,12 @@ test_next_timer(struct sl_client *c)
 	fk.blackhole = 1;
 	memset(&pubcb, 0, sizeof(pubcb));
 	CHECK(sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, NULL) == 0, "publish queued");
+	if (g_ops->queue != NULL) {
+		t = sl_client_next_timer_us(c);
+		CHECK(t == 0 && txb.n == 1, "in the send batch: poll now (%" PRIu64 " us)", t);
+		(void)sl_client_poll(c, 0);
+		CHECK(txb.n == 0, "the poll sent it");
+	}
 	t = sl_client_next_timer_us(c);
 	CHECK(t > 0 && t <= (uint64_t)RETRY_MS * 1000,
 	      "a request unanswered: next timer is its retransmission (%" PRIu64 " us)", t);
@@ -1186,7 +1247,7 @@ test_fail_busy(void)
 
 	memset(&fk, 0, sizeof(fk));
 	conf.fail_busy = 1;
-	c = sl_client_open_xport(&conf, &fake_ops, &fk);
+	c = sl_client_open_xport(&conf, g_ops, &fk);
 	CHECK(c != NULL, "open with fail_busy");
 	if (c == NULL)
 		return;
@@ -1212,8 +1273,49 @@ test_fail_busy(void)
 	sl_client_close(c);
 }
 
-int
-main(void)
+/*
+ * Over a batching transport (a batch of TXB_MAX, less than the window): publishes queued
+ * outside a poll wait in the send batch (next timer 0) but for a batch that fills, which
+ * leaves at once; the rest leaves at the next poll, in order.
+ */
+static void
+test_batching(struct sl_client *c)
+{
+	const void *d[1] = { "b" };
+	uint32_t l[1] = { 1 };
+	uint32_t i, f0, fl0, full0;
+	int rc = 0;
+
+	settle(c);
+	memset(&pubcb, 0, sizeof(pubcb));
+	fk.seq_gaps = 0;
+	fk.dup_no_flag = 0;
+	f0 = fk.frames_in;
+	fl0 = txb.flushes;
+	full0 = txb.full;
+	for (i = 0; i < TXB_MAX && rc == 0; i++)
+		rc = sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, NULL);
+	CHECK(rc == 0 && fk.frames_in == f0 && txb.n == TXB_MAX,
+	      "%u publishes queued outside a poll wait in the send batch (%u sent, %u queued)",
+	      TXB_MAX, fk.frames_in - f0, txb.n);
+	CHECK(sl_client_next_timer_us(c) == 0, "next timer 0 while the batch waits");
+	rc = sl_client_pub_async(c, "topic", 0, 1, d, l, on_pub, NULL);
+	CHECK(rc == 0 && txb.full == full0 + 1 && fk.frames_in == f0 + TXB_MAX && txb.n == 1,
+	      "one more: the full batch left at once (%u sent), the new one waits",
+	      fk.frames_in - f0);
+	(void)sl_client_poll(c, 0);
+	CHECK(txb.n == 0 && txb.flushes == fl0 + 2 && fk.frames_in == f0 + TXB_MAX + 1,
+	      "the next poll sends the rest (%u flushes, %u frames)", txb.flushes - fl0,
+	      fk.frames_in - f0);
+	settle(c);
+	CHECK(pubcb.n == TXB_MAX + 1 && pubcb.ok == TXB_MAX + 1 && txb.n == 0,
+	      "every publish answered (%u/%u), nothing left in the batch", pubcb.ok, pubcb.n);
+	CHECK(fk.seq_gaps == 0 && fk.dup_no_flag == 0,
+	      "batched sends keep the order (no seq gap, no repeat without RETRY)");
+}
+
+static int
+run_all(void)
 {
 	struct sl_client *c;
 	int64_t sub;
@@ -1233,6 +1335,23 @@ main(void)
 	test_unsub_close(c, sub);
 	test_fail_busy();
 	test_window_span();
+	return 0;
+}
+
+int
+main(void)
+{
+	struct sl_client *c;
+
+	printf("# over a transport that sends each datagram at once\n");
+	g_ops = &fake_ops;
+	run_all();
+	printf("# over a transport that batches sends (queue + flush)\n");
+	g_ops = &fake_ops_batch;
+	run_all();
+	c = test_open();
+	test_batching(c);
+	sl_client_close(c);
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;

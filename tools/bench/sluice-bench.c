@@ -414,7 +414,10 @@ slot_get(struct run *run)
 }
 
 /* Send n requests: closed loop (window) or open loop (rate). Returns the elapsed ns from
- * the first send to the last answer. */
+ * the first send to the last answer. Closed loop: every free slot gets its request
+ * (sl_client_pub_async only queues it in libsluice's send batch) and then one poll sends
+ * them all (one sendmmsg over kernel UDP) and takes the answers that came, so a window
+ * costs a few system calls; a request's latency runs from its submission as before. */
 static uint64_t
 pub_phase(struct run *run, uint64_t n)
 {
