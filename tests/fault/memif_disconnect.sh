@@ -4,7 +4,7 @@
 #
 # A memif client that goes away must never crash the broker. sluiced serves a net_memif
 # port (role server); MEMIF_CYCLES times (default 20) a DPDK client (memif_flood.c) connects,
-# opens a session, floods the port (an MPUB of 32 and 32 full-size frames per round) and
+# opens a session, floods the port (32 full-size frames per round, an MPUB of 32 every 8) and
 # is SIGKILLed after a random 0-300 ms, or, every third cycle, ends on its own mid-flood.
 # The DPDK memif PMD tears a connection down on its interrupt thread (memif_disconnect:
 # link down, then munmap of the peer's regions) with nothing to keep a worker out of its
@@ -29,13 +29,13 @@ VDEV="net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no"
 
 start_sluiced memif "" "--lcores 0@0,1@0,2@1" -- \
 	--port "net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no" \
-	--ip 10.79.0.2 --topic ft:1 --idle "$IDLE"
+	--ip 10.79.0.2 --topic ft:1 --topic mt:1 --idle "$IDLE"
 
 killed=0
 ended=0
 for i in $(seq "$CYCLES"); do
 	rounds=0
-	[ $((i % 3)) -eq 0 ] && rounds=$((2000 + RANDOM % 3000))
+	[ $((i % 3)) -eq 0 ] && rounds=$((300 + RANDOM % 500))
 	# the client always runs without hugepages: a SIGKILLed one leaves no page files
 	"$FLOOD" --no-pci --lcores 0@1 --no-huge -m 256 --file-prefix "sl-flood$i-$$" \
 		--vdev "$VDEV" --log-level=lib.eal:warning -- 10.79.0.2 10.79.0.1 ft "$rounds" \
@@ -70,9 +70,9 @@ done
 log "$CYCLES cycles ($killed killed, $ended ended mid-flood): sluiced alive"
 grep -o '"rx_pkts": [0-9]*' "$TMP/stats.json" | head -n 1
 
-log "a full client run over the same port"
+log "a full client run over the same port (a fresh topic: it checks ids from 1)"
 "$CLIENT" --no-pci --lcores 0@1 --no-huge -m 512 --file-prefix "sl-memifc-$$" \
-	--vdev "$VDEV" --log-level=lib.eal:warning -- 10.79.0.2 10.79.0.1 ft 1000 \
+	--vdev "$VDEV" --log-level=lib.eal:warning -- 10.79.0.2 10.79.0.1 mt 1000 \
 	> "$TMP/client.log" 2>&1
 rc=$?
 grep -v '^EAL' "$TMP/client.log" | tail -n 5
