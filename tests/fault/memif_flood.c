@@ -6,12 +6,12 @@
  *   memif_flood [EAL options] -- BROKER_IP LOCAL_IP TOPIC ROUNDS
  *
  * It opens a session over libsluice's DPDK transport (net_memif port 0), prints "flooding",
- * then for ROUNDS rounds (0 = until killed) sends a burst of 32 full-size frames of a local
- * experimental EtherType that the broker reads and drops, so that its worker spends most
- * of its time inside the memif PMD's receive burst, copying out of the shared regions;
- * every 8th round also an MPUB of 32 (pipelined, window 32). The test SIGKILLs it there,
- * or lets it end (exit without closing the port: the broker sees the control socket
- * close). Exit 0 after ROUNDS rounds, 2 on a set-up error.
+ * then for ROUNDS rounds (0 = until killed) sends a burst of 32 jumbo frames (9000 bytes)
+ * of a local experimental EtherType that the broker reads and drops, so that its worker
+ * spends most of its time inside the memif PMD's receive burst, copying out of the shared
+ * regions; every 8th round also an MPUB of 32 (pipelined, window 32). The test SIGKILLs
+ * it there, or lets it end (exit without closing the port: the broker sees the control
+ * socket close). Exit 0 after ROUNDS rounds, 2 on a set-up error.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,6 +26,7 @@
 #include "err.h"
 
 #define NOISE_LEN 1500
+#define NOISE_SEGS 6
 #define NOISE_TYPE 0x88b5	/* IEEE 802 local experimental EtherType 1 */
 
 static void
@@ -37,15 +38,19 @@ on_pub(void *arg, const struct sl_pub_result *r)
 		*acked += r->count;
 }
 
-/* 32 broadcast frames nobody parses beyond the Ethernet header. */
+/* 32 broadcast frames nobody parses beyond the Ethernet header, each NOISE_SEGS segments of
+ * NOISE_LEN bytes: a jumbo frame spans several memif buffers, so the broker's receive
+ * burst copies about 300 KB and lasts long enough to be caught inside. */
 static void
 send_noise(struct rte_mempool *pool)
 {
 	struct rte_mbuf *m[32];
-	uint16_t i, n = 0, sent;
+	uint16_t i, k, n = 0, sent;
 
 	for (i = 0; i < 32; i++) {
 		struct rte_ether_hdr *eh;
+		struct rte_mbuf *seg;
+		char *d;
 
 		m[n] = rte_pktmbuf_alloc(pool);
 		if (m[n] == NULL)
@@ -59,6 +64,17 @@ send_noise(struct rte_mempool *pool)
 		memset(&eh->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
 		rte_eth_macaddr_get(0, &eh->src_addr);
 		eh->ether_type = rte_cpu_to_be_16(NOISE_TYPE);
+		for (k = 1; k < NOISE_SEGS; k++) {
+			seg = rte_pktmbuf_alloc(pool);
+			if (seg == NULL)
+				break;
+			d = rte_pktmbuf_append(seg, NOISE_LEN);
+			if (d == NULL || rte_pktmbuf_chain(m[n], seg) != 0) {
+				rte_pktmbuf_free(seg);
+				break;
+			}
+			memset(d, 0x5a, NOISE_LEN);
+		}
 		n++;
 	}
 	sent = rte_eth_tx_burst(0, 0, m, n);
@@ -90,7 +106,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	rounds = strtoull(argv[4], NULL, 10);
-	pool = rte_pktmbuf_pool_create("flood_mbufs", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	pool = rte_pktmbuf_pool_create("flood_mbufs", 16383, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 				       (int)rte_socket_id());
 	if (pool == NULL || sl_client_dpdk_port_start(0, pool, 0, 10000) != 0) {
 		fprintf(stderr, "port 0 setup failed (is sluiced's memif server up?)\n");
