@@ -4,7 +4,7 @@
 #
 # A memif client that goes away must never crash the broker. sluiced serves a net_memif
 # port (role server); MEMIF_CYCLES times (default 20) a DPDK client (memif_flood.c) connects,
-# opens a session, floods the port (32 full-size frames per round, an MPUB of 32 every 8) and
+# opens a session, floods the port (32 jumbo frames per round, an MPUB of 32 every 8) and
 # is SIGKILLed after a random 0-300 ms, or, every third cycle, ends on its own mid-flood.
 # The DPDK memif PMD tears a connection down on its interrupt thread (memif_disconnect:
 # link down, then munmap of the peer's regions) with nothing to keep a worker out of its
