@@ -2,13 +2,23 @@
  * Copyright (c) 2026 The sluice authors
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include <rte_bus.h>
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_log.h>
+#include <urcu-qsbr.h>
 
 #include "err.h"
 #include "net.h"
@@ -17,6 +27,189 @@
 RTE_LOG_REGISTER_SUFFIX(sl_port_logtype, port, INFO);
 #define PLOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, sl_port_logtype, "port: " fmt "\n", ##__VA_ARGS__)
+
+/* ---- memif peers that go away (docs/architecture.md, "When a memif peer goes away") ----
+ *
+ * DPDK's memif PMD (22.11 and every later release up to 25.11) tears a connection down in
+ * memif_disconnect(), on the EAL interrupt thread when the peer's control socket closes or
+ * sends DISCONNECT: it marks the link down and clears its "connected" flag (plain stores),
+ * closes the queues' event fds, then munmap()s the peer's shared regions (rings,
+ * descriptors, buffers) and frees their descriptions. Its receive and transmit bursts test
+ * the flag once on entry and then read and write those regions with nothing that makes the
+ * interrupt thread wait for them: a worker inside a burst when the peer goes touches
+ * unmapped memory (SIGSEGV in librte_net_memif). The PMD raises no LSC or RMV event (it
+ * has no RTE_ETH_DEV_INTR_LSC), so no ethdev callback runs before the unmap, and a link
+ * test before each burst would only repeat the PMD's own flag test: neither closes the
+ * window.
+ *
+ * What does: sluiced defines munmap() (exported from the executable, control/meson.build,
+ * so the PMD's calls bind to it). On the interrupt thread, while one of our memif ports
+ * has its link down (memif_disconnect has begun), it waits for an RCU grace period before
+ * the real munmap: every worker then has passed a quiescent state (once per loop
+ * iteration, or offline while idle), so a burst that saw the port connected has returned,
+ * and a later one sees the cleared flag and returns 0 without touching the regions. The
+ * wait is bounded (GP_WAIT_MS, the grace period runs on a helper thread): the interrupt
+ * thread might hold an EAL lock (an rte_free that returns hugepages) that an online
+ * reader needs, and must not deadlock; a timeout is logged and leaves that unmap
+ * unprotected. Every other munmap goes straight to the system call. */
+
+#define MEMIF_MAX_PORTS 8
+#define GP_WAIT_MS 2000
+
+static uint16_t memif_ports[MEMIF_MAX_PORTS];
+static unsigned int memif_nports;	/* written by the control thread, read anywhere */
+
+struct gp_wait {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+	int refs;		/* the waiter and the helper: the last to leave frees it */
+};
+
+static void
+gp_put(struct gp_wait *g)
+{
+	int last;
+
+	pthread_mutex_lock(&g->lock);
+	last = --g->refs == 0;
+	pthread_mutex_unlock(&g->lock);
+	if (last) {
+		pthread_cond_destroy(&g->cond);
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+	}
+}
+
+static void *
+gp_helper(void *arg)
+{
+	struct gp_wait *g = arg;
+
+	synchronize_rcu();
+	pthread_mutex_lock(&g->lock);
+	g->done = 1;
+	pthread_cond_signal(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	gp_put(g);
+	return NULL;
+}
+
+/* An RCU grace period, waited for at most GP_WAIT_MS. 1 when it completed. */
+static int
+grace_period_bounded(void)
+{
+	pthread_condattr_t ca;
+	struct gp_wait *g;
+	struct timespec ts;
+	pthread_t t;
+	int done;
+
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return 0;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	g->refs = 2;
+	if (pthread_create(&t, NULL, gp_helper, g) != 0) {
+		g->refs = 1;
+		gp_put(g);
+		return 0;
+	}
+	pthread_detach(t);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += GP_WAIT_MS / 1000;
+	ts.tv_nsec += (long)(GP_WAIT_MS % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->lock);
+	while (!g->done && pthread_cond_timedwait(&g->cond, &g->lock, &ts) == 0)
+		;
+	done = g->done;
+	pthread_mutex_unlock(&g->lock);
+	gp_put(g);
+	return done;
+}
+
+/* The memif port whose peer is being disconnected, or -1. */
+static int
+memif_port_down(void)
+{
+	unsigned int i, n = __atomic_load_n(&memif_nports, __ATOMIC_ACQUIRE);
+	struct rte_eth_link link;
+
+	for (i = 0; i < n && i < MEMIF_MAX_PORTS; i++) {
+		uint16_t pid = __atomic_load_n(&memif_ports[i], __ATOMIC_RELAXED);
+
+		/* a plain read of dev_link for memif (its link_update does nothing in a
+		 * primary process) */
+		if (rte_eth_link_get_nowait(pid, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_DOWN)
+			return pid;
+	}
+	return -1;
+}
+
+/* Interposes libc's munmap for the whole process (see above). Any thread. */
+int
+munmap(void *addr, size_t len)
+{
+	int pid;
+
+	if (__atomic_load_n(&memif_nports, __ATOMIC_RELAXED) != 0 && rte_thread_is_intr() &&
+	    (pid = memif_port_down()) >= 0) {
+		uint64_t t0 = rte_get_timer_cycles(), us;
+
+		/* the PMD cleared its flag before this call; order that store before the
+		 * grace period starts (synchronize_rcu begins with a full barrier too) */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (grace_period_bounded()) {
+			us = (rte_get_timer_cycles() - t0) * 1000000 / rte_get_timer_hz();
+			PLOG(INFO, "port %d: memif peer gone; every worker left the port before "
+				   "its shared region %p was unmapped (waited %" PRIu64 " us)",
+			     pid, addr, us);
+		} else {
+			PLOG(WARNING, "port %d: memif peer gone; no grace period within %u ms, "
+				      "unmapping %p unguarded", pid, GP_WAIT_MS, addr);
+		}
+	}
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* Control thread, before the workers start. */
+static void
+memif_guard_add(uint16_t port_id)
+{
+	unsigned int n = memif_nports;
+
+	if (n >= MEMIF_MAX_PORTS) {
+		PLOG(WARNING, "port %u: more than %u memif ports: this one is not guarded "
+			      "against a peer that goes away", port_id, MEMIF_MAX_PORTS);
+		return;
+	}
+	memif_ports[n] = port_id;
+	__atomic_store_n(&memif_nports, n + 1, __ATOMIC_RELEASE);
+}
+
+/* Control thread, before the port is stopped. */
+static void
+memif_guard_del(uint16_t port_id)
+{
+	unsigned int i, n = memif_nports;
+
+	for (i = 0; i < n; i++) {
+		if (memif_ports[i] != port_id)
+			continue;
+		__atomic_store_n(&memif_ports[i], memif_ports[n - 1], __ATOMIC_RELAXED);
+		__atomic_store_n(&memif_nports, n - 1, __ATOMIC_RELEASE);
+		return;
+	}
+}
 
 /* The device name is devargs up to the first comma. */
 static void
@@ -154,6 +347,8 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	if (forced_mtu != 0)
 		out->mtu = forced_mtu;
 	snprintf(out->name, sizeof(out->name), "%s", name);
+	if (strcmp(info.driver_name, "net_memif") == 0)
+		memif_guard_add(port_id);
 	PLOG(INFO, "%s: port %u up, MAC " RTE_ETHER_ADDR_PRT_FMT ", %s, %u RX queue(s)%s, MTU %u",
 	     name, port_id, RTE_ETHER_ADDR_BYTES(&mac), conf->ip, nrxq,
 	     nrxq > 1 ? " (RSS)" : " (software dispatch)", out->mtu);
@@ -165,6 +360,7 @@ sl_port_close(struct sl_broker_port *p)
 {
 	struct rte_eth_dev_info info;
 
+	memif_guard_del(p->port_id);
 	rte_eth_dev_stop(p->port_id);
 	if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL) {
 		rte_eth_dev_close(p->port_id);

@@ -7,6 +7,12 @@
  * the port can) or a single RX queue polled by worker 0 (the others then get their
  * partitions' frames through software dispatch rings), enable checksum offloads the
  * port offers, set the MTU, start it. Control thread, before the workers start.
+ *
+ * A net_memif port is also guarded against a peer that goes away: port.c defines munmap()
+ * (exported by sluiced), which on the EAL interrupt thread, while a memif port's link is
+ * down, waits for an RCU grace period (bounded) so that the PMD never unmaps a departed
+ * peer's shared memory under a worker's RX/TX burst (docs/architecture.md, "When a memif
+ * peer goes away"). Every other munmap goes straight to the system call.
  */
 #ifndef SL_PORT_H
 #define SL_PORT_H
@@ -31,11 +37,13 @@ struct sl_port_conf {
 	int no_offload;			/* do not use checksum offloads */
 };
 
-/** Probe, configure and start a port; fill *out. 0 or a negative errno. */
+/** Probe, configure and start a port; fill *out (a memif port joins the unmap guard). 0 or
+ * a negative errno. Control thread, before the workers start. */
 int
 sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out);
 
-/** Stop and close a port (and detach a vdev we probed). */
+/** Stop and close a port (and detach a vdev we probed); a memif port leaves the unmap
+ * guard first. Control thread, after the workers stopped. */
 void
 sl_port_close(struct sl_broker_port *p);
 
