@@ -1442,6 +1442,7 @@ meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
 	}
 	h.session = c->token_len != 0 ? c->session : 0;
 	h.cookie = c->nonce ^ 0x4D45544100000000ULL ^ ++c->ask_seq;
+	h.flags = SL_WIRE_F_META2;	/* an older broker ignores it and answers META v1 */
 	n = sl_wire_encode_metareq(frame, sizeof(frame), &h, c->sw_partition, c->sw_topic);
 	if (n < 0)
 		return n;
@@ -1458,7 +1459,8 @@ meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
 		if (rh.opcode == SL_OP_ERR)
 			return -SL_E_TOPIC;
 		if (rh.opcode != SL_OP_META ||
-		    sl_wire_decode_meta(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, &m) != 0 ||
+		    sl_wire_decode_meta(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, rh.flags,
+					&m) != 0 ||
 		    m.count == 0 || m.first_partition != c->sw_partition) {
 			c->st.bad_frames++;
 			continue;

@@ -504,7 +504,8 @@ sl_gw_meta(struct sl_gw *gw, const char *topic, struct sl_gw_meta *m)
 			    err.code == SL_E_TOPIC)
 				unknown++;
 		} else if (rh.opcode == SL_OP_META &&
-			   sl_wire_decode_meta(rx + SL_WIRE_HDR_LEN, rh.body_len, &meta) == 0) {
+			   sl_wire_decode_meta(rx + SL_WIRE_HDR_LEN, rh.body_len, rh.flags,
+					       &meta) == 0) {
 			meta_take(m, claimed, &meta, sluice_port(gw));
 			metas++;
 		}
