@@ -242,6 +242,9 @@ struct sl_client {
 	int need_switch;	/* 1: NOT_LEADER (switch_at), 2: silent broker */
 	int switching;
 	uint64_t switch_at;	/* NOT_LEADER: switch by then even if answers are missing */
+	uint64_t find_t0;	/* start of the leader search under way (0: none) */
+	uint64_t find_next;	/* its next round: not before this (0: now) */
+	uint64_t find_pause;	/* the pause after the next failed round */
 	uint16_t sw_partition;	/* the partition whose leader is sought */
 	char sw_topic[SL_WIRE_NAME_MAX + 1];
 
@@ -1525,23 +1528,37 @@ leader_round(struct sl_client *c, struct baddr *to)
 	return 0;
 }
 
-/* Rounds until a leader is found or the request timeout passed, pausing between rounds
- * (a leader is being elected). 0 with *to, or -SL_E_TIMEOUT. */
+/* One round of the leader search (a search lasts until a leader is found or the request
+ * timeout passed, with a pause between rounds while a leader is being elected): 0 with
+ * *to; -EAGAIN: none yet, the next round not before c->find_next (the client goes on
+ * meanwhile: its caller's event loop is not held for the search, only for one round, at
+ * most one METADATA wait per address); -SL_E_TIMEOUT: none within the request timeout
+ * (a new search starts at the next switch). */
 static int
 leader_find(struct sl_client *c, struct baddr *to)
 {
-	uint64_t t0 = now_us(c), pause = c->retry_us, now;
+	uint64_t now = now_us(c);
 
-	for (;;) {
-		if (leader_round(c, to) == 0)
-			return 0;
-		now = now_us(c);
-		if (now - t0 >= c->timeout_us)
-			return -SL_E_TIMEOUT;
-		/* nothing to read meanwhile: frames of the old broker are discarded */
-		(void)c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, (uint32_t)pause);
-		pause = min_u64(2 * pause, 200000);
+	if (c->find_t0 == 0) {
+		c->find_t0 = now;
+		c->find_pause = c->retry_us;
 	}
+	if (leader_round(c, to) == 0) {
+		c->find_t0 = 0;
+		c->find_next = 0;
+		return 0;
+	}
+	now = now_us(c);
+	(void)retarget_to(c, c->cur);	/* meanwhile the requests' retransmissions go there */
+	if (now - c->find_t0 >= c->timeout_us) {
+		c->find_t0 = 0;
+		c->find_next = 0;
+		return -SL_E_TIMEOUT;
+	}
+	c->find_next = now + c->find_pause;
+	c->find_pause = min_u64(2 * c->find_pause, 200000);
+	timer_arm(c, c->find_next);	/* a blocking call's poll wakes for it */
+	return -EAGAIN;
 }
 
 /* Put every unanswered publish and SUB back in the QUEUED state for the new session
@@ -1599,8 +1616,14 @@ leader_switch(struct sl_client *c)
 		rc = retarget_to(c, c->cur);	/* alive and leading: keep the session */
 	else if (rc == 0)
 		rc = retarget_to(c, to);
-	else
+	else if (rc != -EAGAIN)
 		rc = -SL_E_TIMEOUT;
+	if (rc == -EAGAIN) {	/* no leader yet: the next round from a later poll */
+		c->need_switch = why;
+		c->last_rx = now;
+		c->switching = 0;
+		return 0;
+	}
 	if (rc != 0 || (why == 2 && same_addr(to, c->cur) && same_addr(c->sess_at, c->cur))) {
 		if (rc != 0)
 			c->need_switch = why;	/* again from the next poll */
@@ -1679,6 +1702,8 @@ switch_due(struct sl_client *c, uint64_t now)
 
 	if (!c->follow || c->switching || c->resetting || c->closing)
 		return 0;
+	if (c->need_switch != 0 && c->find_next > now)
+		return 0;	/* a search under way: its next round later */
 	if (c->need_switch == 0 && c->session_ok && c->n_sent > 0 &&
 	    now - c->last_rx >= c->failover_us) {
 		if (silence_target(c) != 0) {
@@ -2426,12 +2451,15 @@ sl_client_next_timer_us(const struct sl_client *c)
 
 	if (c == NULL)
 		return UINT64_MAX;
-	if (c->need_switch == 2 || (c->need_reset && !c->resetting && !c->closing) ||
+	if ((c->need_switch == 2 && c->find_next == 0) ||
+	    (c->need_reset && !c->resetting && !c->closing) ||
 	    (c->session_ok && c->in_flight < c->window && fins_pending(c)) ||
 	    (c->n_queued > 0 && can_send(c)))
 		return 0;
 	due = min_u64(c->next_timer, heartbeat_due(c));
-	if (c->need_switch == 1)
+	if (c->need_switch != 0 && c->find_next != 0)
+		due = min_u64(due, c->find_next);	/* the search's next round */
+	else if (c->need_switch == 1)
 		due = min_u64(due, c->switch_at);
 	if (c->follow && c->session_ok && c->n_sent > 0)
 		due = min_u64(due, c->last_rx + c->failover_us);
