@@ -18,7 +18,11 @@
  * by asking the addresses (and the current broker) with METADATA who leads the partition
  * concerned, then moves to it: a new session (HELLO) there, its unanswered publishes and
  * SUBs sent again in their original order (new seqs, same order), its subscriptions
- * subscribed again. One client talks to one broker at a time: it follows the leader of
+ * subscribed again. While no node says it leads (an election under way), the search goes
+ * on in rounds from later polls (one round: one METADATA wait per address at most, then a
+ * pause of retry_ms doubling up to 200 ms, sl_client_next_timer_us says when), so an
+ * event loop is never held for the whole search; requests wait (and time out) meanwhile.
+ * One client talks to one broker at a time: it follows the leader of
  * the partition that moved (use one client per leader when partitions of one client lead
  * on different nodes). A publish the old leader wrote but whose answer was lost is
  * written again by the new leader (docs/protocol.md, "Following the leader").
