@@ -245,6 +245,7 @@ struct sl_client {
 	uint64_t find_t0;	/* start of the leader search under way (0: none) */
 	uint64_t find_next;	/* its next round: not before this (0: now) */
 	uint64_t find_pause;	/* the pause after the next failed round */
+	int meta_v2;		/* the last META answer was v2 (max_record known) */
 	uint16_t sw_partition;	/* the partition whose leader is sought */
 	char sw_topic[SL_WIRE_NAME_MAX + 1];
 
@@ -1469,9 +1470,42 @@ meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
 			continue;
 		}
 		sl_wire_meta_get(&m, 0, e);
+		c->meta_v2 = m.v2;
 		return 0;
 	}
 	return -SL_E_TIMEOUT;
+}
+
+int
+sl_client_metadata(struct sl_client *c, const char *topic, uint16_t partition,
+		   struct sl_wire_meta_entry *e)
+{
+	char topic_was[SL_WIRE_NAME_MAX + 1];
+	uint16_t part_was;
+	size_t len;
+	int rc;
+
+	if (c == NULL || topic == NULL || e == NULL)
+		return -SL_E_INVAL;
+	len = strnlen(topic, SL_WIRE_NAME_MAX + 1);
+	if (sl_wire_check_name(topic, len) != 0)
+		return -SL_E_NAME;
+	if (c->depth > 0 || c->switching || c->resetting || c->closing)
+		return -EBUSY;
+	/* the partition a pending leader switch seeks is kept for it */
+	memcpy(topic_was, c->sw_topic, sizeof(topic_was));
+	part_was = c->sw_partition;
+	memcpy(c->sw_topic, topic, len);
+	c->sw_topic[len] = '\0';
+	c->sw_partition = partition;
+	c->depth++;
+	rc = meta_ask(c, c->cur, e);
+	c->depth--;
+	memcpy(c->sw_topic, topic_was, sizeof(topic_was));
+	c->sw_partition = part_was;
+	if (rc < 0)
+		return rc;
+	return c->meta_v2 ? 0 : 1;
 }
 
 /* One round over the current broker and the seeds: the address of the node that says it

@@ -173,6 +173,24 @@ sl_client_pub_async(struct sl_client *c, const char *topic, uint16_t partition,
 int
 sl_client_flush(struct sl_client *c, uint32_t timeout_ms);
 
+/**
+ * Ask the broker the client talks to with METADATA (the META v2 flag set) about one
+ * partition of topic: *e gets its entry (leader, epoch, flags, and max_record: the
+ * largest replica record one PUB/MPUB to it may make, the sum over its messages of
+ * SL_WIRE_META_REC_SIZE(len), 0 = no bound but the datagram; docs/protocol.md, "META").
+ * Blocking, up to one METADATA wait (50 to 500 ms, from the round trip); frames that
+ * arrive meanwhile other than the answer are discarded (requests in flight recover by
+ * retransmission): call it before publishing, or with nothing in flight. Returns 0
+ * (META v2: e->max_record holds), 1 (the broker predates META v2: e->max_record is 0 and
+ * means nothing, assume the bound of a replicated partition), or a negative error
+ * (-SL_E_TOPIC: an ERR, e.g. no such topic or partition; -SL_E_TIMEOUT: no answer;
+ * -SL_E_NAME; -EBUSY: called from a callback or during a leader switch). Calling
+ * context: the client's thread, not from a callback.
+ */
+int
+sl_client_metadata(struct sl_client *c, const char *topic, uint16_t partition,
+		   struct sl_wire_meta_entry *e);
+
 /** Requests in flight. */
 uint32_t
 sl_client_in_flight(const struct sl_client *c);
