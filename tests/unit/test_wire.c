@@ -1260,7 +1260,8 @@ test_meta_v2(void)
 	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, &e);
 	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
 	CHECK(n == (int)sizeof(doc) && rc == 0 && d.flags == 0 && body[8 + 14] == 0 &&
-		      body[8 + 15] == 0 && sl_wire_decode_meta(guard_copy(body, 28), 28, 0, &o) == 0,
+		      body[8 + 15] == 0 &&
+		      sl_wire_decode_meta(guard_copy(body, 28), 28, 0, &o) == 0,
 	      "META v1: no header flag, reserved bytes 0, decodes as before");
 }
 
