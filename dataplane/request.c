@@ -343,16 +343,20 @@ node_addr(const struct sl_worker *w, const struct sl_request *r, uint32_t id, ui
 	return 0;
 }
 
-/* A partition's METADATA entry from its replication view. RCU read side. */
+/* A partition's METADATA entry from its replication view (max_record: for META v2).
+ * RCU read side. */
 static void
 meta_entry(const struct sl_worker *w, const struct sl_request *r, const struct sl_coord_part *cp,
 	   struct sl_wire_meta_entry *e)
 {
 	const struct sl_part_meta *m = rcu_dereference(cp->meta);
-	uint32_t me = w->conf->node_id, i;
+	uint32_t me = w->conf->node_id, i, d = sl_worker_repl_dgram(w->conf);
 
 	e->partition = cp->id;
 	e->flags = 0;
+	/* every partition of a node with replication writes through sl_repl_write, which
+	 * refuses a record above max_dgram - 128 (whatever the replica count) */
+	e->max_record = d > 128 ? (uint16_t)(d - 128) : 0;
 	e->leader = m->leader;
 	e->epoch = m->epoch;
 	e->leader_ip = node_addr(w, r, m->leader, &e->leader_port);
@@ -429,6 +433,7 @@ op_metadata(struct sl_worker *w, struct sl_request *r)
 	buf = reply_buf(r, &cap);
 	m.nparts = t->nparts;
 	m.first_partition = q.first_partition;
+	m.v2 = (r->hdr.flags & SL_WIRE_F_META2) != 0;
 	m.count = (uint16_t)RTE_MIN(t->nparts - q.first_partition, SL_WIRE_META_MAX);
 	/* and what the mbuf holds: one entry at the least, checked by the encoder */
 	if (cap < META_ROOM(m.count))

@@ -885,7 +885,8 @@ sl_wire_encode_metareq(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint16
 }
 
 int
-sl_wire_decode_meta(const uint8_t *body, size_t len, struct sl_wire_meta *out)
+sl_wire_decode_meta(const uint8_t *body, size_t len, uint16_t hdr_flags,
+		    struct sl_wire_meta *out)
 {
 	const uint8_t *e;
 	uint16_t i;
@@ -895,6 +896,7 @@ sl_wire_decode_meta(const uint8_t *body, size_t len, struct sl_wire_meta *out)
 	out->nparts = sl_bytes_get_be16(body);
 	out->first_partition = sl_bytes_get_be16(body + 2);
 	out->count = sl_bytes_get_be16(body + 4);
+	out->v2 = (hdr_flags & SL_WIRE_F_META2) != 0;
 	if (sl_bytes_get_be16(body + 6) != 0 || out->count > SL_WIRE_META_MAX ||
 	    (uint32_t)out->first_partition + out->count > out->nparts ||
 	    len != SL_WIRE_META_HDR_LEN + (size_t)out->count * SL_WIRE_META_ENTRY_LEN)
@@ -904,7 +906,7 @@ sl_wire_decode_meta(const uint8_t *body, size_t len, struct sl_wire_meta *out)
 		e = out->entries + (size_t)i * SL_WIRE_META_ENTRY_LEN;
 		if (sl_bytes_get_be16(e) != (uint16_t)(out->first_partition + i) ||
 		    (sl_bytes_get_be16(e + 2) & ~SL_WIRE_META_F_ALL) ||
-		    sl_bytes_get_be16(e + 14) != 0)
+		    (!out->v2 && sl_bytes_get_be16(e + 14) != 0))
 			return -SL_E_MALFORMED;
 	}
 	return 0;
@@ -920,6 +922,7 @@ sl_wire_meta_get(const struct sl_wire_meta *m, uint16_t i, struct sl_wire_meta_e
 	e->leader = sl_bytes_get_be32(p + 4);
 	memcpy(&e->leader_ip, p + 8, 4);	/* kept in network order */
 	e->leader_port = sl_bytes_get_be16(p + 12);
+	e->max_record = m->v2 ? sl_bytes_get_be16(p + 14) : 0;
 	e->epoch = sl_bytes_get_be32(p + 16);
 }
 
@@ -936,8 +939,12 @@ sl_wire_encode_meta(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		return -SL_E_INVAL;
 	for (i = 0; i < m->count; i++)
 		if (e[i].partition != (uint16_t)(m->first_partition + i) ||
-		    (e[i].flags & ~SL_WIRE_META_F_ALL))
+		    (e[i].flags & ~SL_WIRE_META_F_ALL) || (!m->v2 && e[i].max_record != 0))
 			return -SL_E_INVAL;
+	if (m->v2)
+		hdr->flags |= SL_WIRE_F_META2;
+	else
+		hdr->flags &= (uint16_t)~SL_WIRE_F_META2;
 	n = frame_begin(buf, cap, hdr, SL_OP_META,
 			SL_WIRE_META_HDR_LEN + (size_t)m->count * SL_WIRE_META_ENTRY_LEN);
 	if (n < 0)
@@ -953,7 +960,7 @@ sl_wire_encode_meta(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		sl_bytes_put_be32(p + 4, e[i].leader);
 		memcpy(p + 8, &e[i].leader_ip, 4);
 		sl_bytes_put_be16(p + 12, e[i].leader_port);
-		sl_bytes_put_be16(p + 14, 0);
+		sl_bytes_put_be16(p + 14, m->v2 ? e[i].max_record : 0);
 		sl_bytes_put_be32(p + 16, e[i].epoch);
 	}
 	return n;

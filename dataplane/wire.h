@@ -80,6 +80,9 @@ enum sl_wire_op {
  * to its application): a busy refusal opens no hole in the session's order (protocol.md
  * section 8, rule 10). Ignored on other requests and by brokers that predate it. */
 #define SL_WIRE_F_NORESEND 0x0008
+/* METADATA: the client reads META v2 (ignored by brokers that predate it, which answer
+ * the META of before). META: this META is v2: entry bytes 14..15 carry max_record. */
+#define SL_WIRE_F_META2 0x0010
 
 /* PUB / MPUB body flags */
 #define SL_WIRE_PUB_TRACE 0x01 /* a u64 trace id follows the topic name */
@@ -290,7 +293,11 @@ struct sl_wire_metareq {
  *     4    4 leader      leader's node id (0: no leader known)
  *     8    4 leader_ip   IPv4, network order as on the wire (0: unknown)
  *    12    2 leader_port its client UDP port (0: unknown)
- *    14    2 reserved    0
+ *    14    2 reserved    0; in META v2 (header flag SL_WIRE_F_META2, sent only to a
+ *                        METADATA with that flag) max_record: the largest replica record
+ *                        one PUB/MPUB to the partition may make, the sum over its
+ *                        messages of SL_WIRE_META_REC_SIZE(len); 0 = no such bound (not
+ *                        replicated: only the datagram, WELCOME's max_msg, bounds it)
  *    16    4 epoch       write epoch of the partition's current view
  * A client pages with first_partition = first_partition + count while that is < nparts.
  */
@@ -301,6 +308,9 @@ struct sl_wire_metareq {
 #define SL_WIRE_META_F_LEADER 0x0002	/* the answering node leads the partition */
 #define SL_WIRE_META_F_REPLICA 0x0004	/* the answering node is one of its replicas */
 #define SL_WIRE_META_F_ALL 0x0007
+/* a message's share of a replica record (its log encoding, docs/storage.md): 32 bytes
+ * and the length rounded up to 8 */
+#define SL_WIRE_META_REC_SIZE(len) (32 + (((uint64_t)(len) + 7) & ~(uint64_t)7))
 
 struct sl_wire_meta_entry {
 	uint16_t partition;
@@ -308,6 +318,7 @@ struct sl_wire_meta_entry {
 	uint32_t leader;
 	uint32_t leader_ip;		/* network byte order */
 	uint16_t leader_port;		/* host byte order */
+	uint16_t max_record;		/* v2 only (0 in v1): see above */
 	uint32_t epoch;
 };
 
@@ -315,6 +326,7 @@ struct sl_wire_meta {
 	uint16_t nparts;
 	uint16_t first_partition;
 	uint16_t count;
+	uint8_t v2;			/* META v2 (header flag SL_WIRE_F_META2) */
 	const uint8_t *entries;		/* count entries: read with sl_wire_meta_get */
 };
 
@@ -368,9 +380,11 @@ sl_wire_decode_msg(const uint8_t *body, size_t len, struct sl_wire_msg *out);
 int
 sl_wire_decode_metareq(const uint8_t *body, size_t len, struct sl_wire_metareq *out);
 /* META: count <= SL_WIRE_META_MAX, first_partition + count <= nparts, entries numbered
- * first_partition, first_partition + 1, ..., known flags only, reserved bytes 0 */
+ * first_partition, first_partition + 1, ..., known flags only, reserved bytes 0. hdr_flags:
+ * the header's; with SL_WIRE_F_META2 it is v2 (out->v2 = 1: max_record read, any value) */
 int
-sl_wire_decode_meta(const uint8_t *body, size_t len, struct sl_wire_meta *out);
+sl_wire_decode_meta(const uint8_t *body, size_t len, uint16_t hdr_flags,
+		    struct sl_wire_meta *out);
 
 /** The i-th entry (i < count) of a decoded META. Any thread. */
 void
@@ -434,7 +448,9 @@ sl_wire_encode_msg(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 int
 sl_wire_encode_metareq(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr, uint16_t first,
 		       const char *topic);
-/* META with m->count entries of e[] (e[i].partition must be m->first_partition + i) */
+/* META with m->count entries of e[] (e[i].partition must be m->first_partition + i).
+ * m->v2: a META v2 (sets SL_WIRE_F_META2 in hdr->flags, writes max_record), only for a
+ * METADATA that had that flag; else the flag is cleared and max_record must be 0. */
 int
 sl_wire_encode_meta(uint8_t *buf, size_t cap, struct sl_wire_hdr *hdr,
 		    const struct sl_wire_meta *m, const struct sl_wire_meta_entry *e);

@@ -676,6 +676,18 @@ repl_send(void *arg, uint32_t to, const char *topic, uint8_t topic_len, uint16_t
 	sl_peer_send(w->peer, to, topic, topic_len, partition, buf, len, w->now_tsc);
 }
 
+uint32_t
+sl_worker_repl_dgram(const struct sl_broker_conf *c)
+{
+	uint16_t mtu = 9000, i;
+
+	if (c->repl_port == 0)
+		return 0;
+	for (i = 0; i < c->nports; i++)
+		mtu = RTE_MIN(mtu, c->ports[i].mtu);
+	return RTE_MIN((uint32_t)SL_REPL_MAX_DGRAM, (uint32_t)mtu - 28 - SL_RLINK_OVERHEAD);
+}
+
 int
 sl_worker_partition_replicate(struct sl_worker *w, struct sl_partition *p, const char *topic)
 {
@@ -688,11 +700,7 @@ sl_worker_partition_replicate(struct sl_worker *w, struct sl_partition *p, const
 		.scratch = w->rbuf,
 		.isr_lag_ns = (uint64_t)c->isr_lag_ms * 1000000,
 	};
-	uint16_t mtu = 9000, i;
 
-	for (i = 0; i < c->nports; i++)
-		mtu = RTE_MIN(mtu, c->ports[i].mtu);
-	rc.max_dgram = RTE_MIN((uint32_t)SL_REPL_MAX_DGRAM,
-			       (uint32_t)mtu - 28 - SL_RLINK_OVERHEAD);
+	rc.max_dgram = sl_worker_repl_dgram(c);
 	return sl_partition_replicate(p, &rc);
 }

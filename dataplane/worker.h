@@ -165,6 +165,12 @@ sl_worker_teardown(struct sl_worker *w);
 int
 sl_worker_main(void *arg);
 
+/** The largest replica datagram this node sends (the record of one publish must fit it,
+ * less 128 bytes: replication/repl.h), from the ports' MTU; 0 without replication
+ * (repl_port 0). Any thread. */
+uint32_t
+sl_worker_repl_dgram(const struct sl_broker_conf *c);
+
 /** Give partition p (owned by w) its replication state, its datagrams sent through w's
  * peer module. Control thread, before the partition is attached. 0 or -errno. */
 int

@@ -252,6 +252,10 @@ struct sl_client {
 	int need_switch;	/* 1: NOT_LEADER (switch_at), 2: silent broker */
 	int switching;
 	uint64_t switch_at;	/* NOT_LEADER: switch by then even if answers are missing */
+	uint64_t find_t0;	/* start of the leader search under way (0: none) */
+	uint64_t find_next;	/* its next round: not before this (0: now) */
+	uint64_t find_pause;	/* the pause after the next failed round */
+	int meta_v2;		/* the last META answer was v2 (max_record known) */
 	uint16_t sw_partition;	/* the partition whose leader is sought */
 	char sw_topic[SL_WIRE_NAME_MAX + 1];
 
@@ -1495,6 +1499,7 @@ meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
 	}
 	h.session = c->token_len != 0 ? c->session : 0;
 	h.cookie = c->nonce ^ 0x4D45544100000000ULL ^ ++c->ask_seq;
+	h.flags = SL_WIRE_F_META2;	/* an older broker ignores it and answers META v1 */
 	n = sl_wire_encode_metareq(frame, sizeof(frame), &h, c->sw_partition, c->sw_topic);
 	if (n < 0)
 		return n;
@@ -1511,15 +1516,49 @@ meta_ask(struct sl_client *c, struct baddr a, struct sl_wire_meta_entry *e)
 		if (rh.opcode == SL_OP_ERR)
 			return -SL_E_TOPIC;
 		if (rh.opcode != SL_OP_META ||
-		    sl_wire_decode_meta(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, &m) != 0 ||
+		    sl_wire_decode_meta(rxbuf(c) + SL_WIRE_HDR_LEN, rh.body_len, rh.flags,
+					&m) != 0 ||
 		    m.count == 0 || m.first_partition != c->sw_partition) {
 			c->st.bad_frames++;
 			continue;
 		}
 		sl_wire_meta_get(&m, 0, e);
+		c->meta_v2 = m.v2;
 		return 0;
 	}
 	return -SL_E_TIMEOUT;
+}
+
+int
+sl_client_metadata(struct sl_client *c, const char *topic, uint16_t partition,
+		   struct sl_wire_meta_entry *e)
+{
+	char topic_was[SL_WIRE_NAME_MAX + 1];
+	uint16_t part_was;
+	size_t len;
+	int rc;
+
+	if (c == NULL || topic == NULL || e == NULL)
+		return -SL_E_INVAL;
+	len = strnlen(topic, SL_WIRE_NAME_MAX + 1);
+	if (sl_wire_check_name(topic, len) != 0)
+		return -SL_E_NAME;
+	if (c->depth > 0 || c->switching || c->resetting || c->closing)
+		return -EBUSY;
+	/* the partition a pending leader switch seeks is kept for it */
+	memcpy(topic_was, c->sw_topic, sizeof(topic_was));
+	part_was = c->sw_partition;
+	memcpy(c->sw_topic, topic, len);
+	c->sw_topic[len] = '\0';
+	c->sw_partition = partition;
+	c->depth++;
+	rc = meta_ask(c, c->cur, e);
+	c->depth--;
+	memcpy(c->sw_topic, topic_was, sizeof(topic_was));
+	c->sw_partition = part_was;
+	if (rc < 0)
+		return rc;
+	return c->meta_v2 ? 0 : 1;
 }
 
 /* One round over the current broker and the seeds: the address of the node that says it
@@ -1576,23 +1615,37 @@ leader_round(struct sl_client *c, struct baddr *to)
 	return 0;
 }
 
-/* Rounds until a leader is found or the request timeout passed, pausing between rounds
- * (a leader is being elected). 0 with *to, or -SL_E_TIMEOUT. */
+/* One round of the leader search (a search lasts until a leader is found or the request
+ * timeout passed, with a pause between rounds while a leader is being elected): 0 with
+ * *to; -EAGAIN: none yet, the next round not before c->find_next (the client goes on
+ * meanwhile: its caller's event loop is not held for the search, only for one round, at
+ * most one METADATA wait per address); -SL_E_TIMEOUT: none within the request timeout
+ * (a new search starts at the next switch). */
 static int
 leader_find(struct sl_client *c, struct baddr *to)
 {
-	uint64_t t0 = now_us(c), pause = c->retry_us, now;
+	uint64_t now = now_us(c);
 
-	for (;;) {
-		if (leader_round(c, to) == 0)
-			return 0;
-		now = now_us(c);
-		if (now - t0 >= c->timeout_us)
-			return -SL_E_TIMEOUT;
-		/* nothing to read meanwhile: frames of the old broker are discarded */
-		(void)c->ops->recv(c->x, rxbuf(c), RX_BUF_LEN, (uint32_t)pause);
-		pause = min_u64(2 * pause, 200000);
+	if (c->find_t0 == 0) {
+		c->find_t0 = now;
+		c->find_pause = c->retry_us;
 	}
+	if (leader_round(c, to) == 0) {
+		c->find_t0 = 0;
+		c->find_next = 0;
+		return 0;
+	}
+	now = now_us(c);
+	(void)retarget_to(c, c->cur);	/* meanwhile the requests' retransmissions go there */
+	if (now - c->find_t0 >= c->timeout_us) {
+		c->find_t0 = 0;
+		c->find_next = 0;
+		return -SL_E_TIMEOUT;
+	}
+	c->find_next = now + c->find_pause;
+	c->find_pause = min_u64(2 * c->find_pause, 200000);
+	timer_arm(c, c->find_next);	/* a blocking call's poll wakes for it */
+	return -EAGAIN;
 }
 
 /* Put every unanswered publish and SUB back in the QUEUED state for the new session
@@ -1650,8 +1703,14 @@ leader_switch(struct sl_client *c)
 		rc = retarget_to(c, c->cur);	/* alive and leading: keep the session */
 	else if (rc == 0)
 		rc = retarget_to(c, to);
-	else
+	else if (rc != -EAGAIN)
 		rc = -SL_E_TIMEOUT;
+	if (rc == -EAGAIN) {	/* no leader yet: the next round from a later poll */
+		c->need_switch = why;
+		c->last_rx = now;
+		c->switching = 0;
+		return 0;
+	}
 	if (rc != 0 || (why == 2 && same_addr(to, c->cur) && same_addr(c->sess_at, c->cur))) {
 		if (rc != 0)
 			c->need_switch = why;	/* again from the next poll */
@@ -1730,6 +1789,8 @@ switch_due(struct sl_client *c, uint64_t now)
 
 	if (!c->follow || c->switching || c->resetting || c->closing)
 		return 0;
+	if (c->need_switch != 0 && c->find_next > now)
+		return 0;	/* a search under way: its next round later */
 	if (c->need_switch == 0 && c->session_ok && c->n_sent > 0 &&
 	    now - c->last_rx >= c->failover_us) {
 		if (silence_target(c) != 0) {
@@ -2494,13 +2555,15 @@ sl_client_next_timer_us(const struct sl_client *c)
 
 	if (c == NULL)
 		return UINT64_MAX;
-	if (c->tx_pending > 0 || c->need_switch == 2 ||
+	if (c->tx_pending > 0 || (c->need_switch == 2 && c->find_next == 0) ||
 	    (c->need_reset && !c->resetting && !c->closing) ||
 	    (c->session_ok && c->in_flight < c->window && fins_pending(c)) ||
 	    (c->n_queued > 0 && can_send(c)))
 		return 0;
 	due = min_u64(c->next_timer, heartbeat_due(c));
-	if (c->need_switch == 1)
+	if (c->need_switch != 0 && c->find_next != 0)
+		due = min_u64(due, c->find_next);	/* the search's next round */
+	else if (c->need_switch == 1)
 		due = min_u64(due, c->switch_at);
 	if (c->follow && c->session_ok && c->n_sent > 0)
 		due = min_u64(due, c->last_rx + c->failover_us);

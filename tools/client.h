@@ -18,7 +18,11 @@
  * by asking the addresses (and the current broker) with METADATA who leads the partition
  * concerned, then moves to it: a new session (HELLO) there, its unanswered publishes and
  * SUBs sent again in their original order (new seqs, same order), its subscriptions
- * subscribed again. One client talks to one broker at a time: it follows the leader of
+ * subscribed again. While no node says it leads (an election under way), the search goes
+ * on in rounds from later polls (one round: one METADATA wait per address at most, then a
+ * pause of retry_ms doubling up to 200 ms, sl_client_next_timer_us says when), so an
+ * event loop is never held for the whole search; requests wait (and time out) meanwhile.
+ * One client talks to one broker at a time: it follows the leader of
  * the partition that moved (use one client per leader when partitions of one client lead
  * on different nodes). A publish the old leader wrote but whose answer was lost is
  * written again by the new leader (docs/protocol.md, "Following the leader").
@@ -171,6 +175,24 @@ sl_client_pub_async(struct sl_client *c, const char *topic, uint16_t partition,
  * 0, or -SL_E_TIMEOUT. */
 int
 sl_client_flush(struct sl_client *c, uint32_t timeout_ms);
+
+/**
+ * Ask the broker the client talks to with METADATA (the META v2 flag set) about one
+ * partition of topic: *e gets its entry (leader, epoch, flags, and max_record: the
+ * largest replica record one PUB/MPUB to it may make, the sum over its messages of
+ * SL_WIRE_META_REC_SIZE(len), 0 = no bound but the datagram; docs/protocol.md, "META").
+ * Blocking, up to one METADATA wait (50 to 500 ms, from the round trip); frames that
+ * arrive meanwhile other than the answer are discarded (requests in flight recover by
+ * retransmission): call it before publishing, or with nothing in flight. Returns 0
+ * (META v2: e->max_record holds), 1 (the broker predates META v2: e->max_record is 0 and
+ * means nothing, assume the bound of a replicated partition), or a negative error
+ * (-SL_E_TOPIC: an ERR, e.g. no such topic or partition; -SL_E_TIMEOUT: no answer;
+ * -SL_E_NAME; -EBUSY: called from a callback or during a leader switch). Calling
+ * context: the client's thread, not from a callback.
+ */
+int
+sl_client_metadata(struct sl_client *c, const char *topic, uint16_t partition,
+		   struct sl_wire_meta_entry *e);
 
 /** Requests in flight. */
 uint32_t

@@ -81,7 +81,7 @@ decode_body(uint8_t opcode, uint16_t hdr_flags, const uint8_t *body, size_t len,
 	case SL_OP_METADATA:
 		return sl_wire_decode_metareq(body, len, &o->mreq);
 	case SL_OP_META:
-		return sl_wire_decode_meta(body, len, &o->meta);
+		return sl_wire_decode_meta(body, len, hdr_flags, &o->meta);
 	case SL_OP_MPUB_PART:
 		return sl_wire_decode_mpart(body, len, &o->mpart);
 	default:
@@ -168,7 +168,8 @@ consume(uint8_t opcode, const union body_out *o)
 			sl_wire_meta_get(&o->meta, (uint16_t)i, &e);
 			if (e.partition != (uint16_t)(o->meta.first_partition + i))
 				abort();
-			acc += e.leader ^ e.leader_ip ^ e.epoch ^ e.leader_port ^ e.flags;
+			acc += e.leader ^ e.leader_ip ^ e.epoch ^ e.leader_port ^ e.flags ^
+			       e.max_record;
 		}
 		break;
 	default:
@@ -263,7 +264,7 @@ same_body(uint8_t opcode, const union body_out *a, const union body_out *b)
 		       a->mreq.topic_len == b->mreq.topic_len &&
 		       memcmp(a->mreq.topic, b->mreq.topic, a->mreq.topic_len) == 0;
 	case SL_OP_META:
-		return a->meta.nparts == b->meta.nparts &&
+		return a->meta.nparts == b->meta.nparts && a->meta.v2 == b->meta.v2 &&
 		       a->meta.first_partition == b->meta.first_partition &&
 		       a->meta.count == b->meta.count &&
 		       memcmp(a->meta.entries, b->meta.entries,

@@ -115,6 +115,15 @@ def main():
                                     0, 3)
                       + struct.pack(">HHI4sHHI", 2, 0x0007, 3, bytes([10, 0, 0, 13]), 5150,
                                     0, 3), session=0, seq=0),
+        # META v2 (header flag 0x0010): asked for by METADATA with that flag; entries carry
+        # max_record (1236 on a 1500 MTU with replication, 0 without)
+        "metadata_v2": frame(0x0C, struct.pack(">HB", 0, len(t)) + t, flags=0x0010,
+                             session=0, seq=0),
+        "meta_v2": frame(0x84, struct.pack(">HHHH", 2, 0, 2, 0)
+                         + struct.pack(">HHI4sHHI", 0, 0x0003, 1, bytes([10, 0, 0, 11]), 5150,
+                                       1236, 2)
+                         + struct.pack(">HHI4sHHI", 1, 0x0004, 2, bytes([10, 0, 0, 12]), 5150,
+                                       0, 2), flags=0x0010, session=0, seq=0),
     }
     for name, data in f.items():
         with open(os.path.join(out, name + ".raw"), "wb") as fp:

@@ -9,7 +9,8 @@
 # leader is killed (SIGKILL) half way and node 2 made leader by `sluicectl partition set`,
 # as a controller would. The producer sees at most failed PUBs (E_PUB_FAILED, then it
 # publishes them again); every message the gateway acknowledged must reach the consumer.
-# The gateway's /metrics is scraped during the run and must show the leader switch.
+# The gateway's /metrics is scraped during the run and must show the leader switch. Then
+# an NSQ MPUB of 32 x 32 bytes to r leaves as two sluice MPUBs within the replica record.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsq_lib.sh"
 
@@ -95,5 +96,11 @@ if command -v promtool > /dev/null; then
 else
 	log "SKIP promtool check: promtool not installed (Debian package prometheus)"
 fi
+# META v2's max_record (1236 on this MTU): the replicated topic's MPUB of 32 x 32 bytes
+# (2048 bytes of record) leaves as two sluice MPUBs, 19 + 13, both accepted
+n=$(mpub32_requests r)
+[ "$n" = 2 ] || fail "an MPUB of 32 x 32 bytes to the replicated topic: $n sluice requests, \
+not 2"
+log "MPUB of 32 x 32 bytes to the replicated topic: two sluice MPUBs, accepted"
 stop_pid "$GW_PID" || fail "sluice-nsqd exited with $? on SIGTERM"
 log "PASS"

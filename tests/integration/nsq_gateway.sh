@@ -6,7 +6,7 @@
 # and the nsqd and nsqlookupd HTTP APIs, checked over raw sockets (nsq_proto.py), and the
 # gateway's Prometheus /metrics (values checked there; the format by `promtool check
 # metrics` when the Debian package prometheus is installed). Then a clean shutdown of the
-# gateway on SIGTERM.
+# gateway on SIGTERM. An NSQ MPUB of 32 x 32 bytes leaves as one sluice MPUB (META v2).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsq_lib.sh"
 
@@ -21,6 +21,14 @@ if command -v promtool > /dev/null; then
 else
 	log "SKIP promtool check: promtool not installed (Debian package prometheus)"
 fi
+# META v2 says the topic is not replicated: an NSQ MPUB of 32 x 32 bytes (2048 bytes of
+# replica record, above a replicated topic's 1236) leaves as one sluice MPUB (two before)
+ip netns exec "$NS" curl -s --max-time 10 -d first "http://$NSQD_HTTP/pub?topic=mp32" |
+	grep -q OK || fail "/pub to mp32"
+n=$(mpub32_requests mp32)
+[ "$n" = 1 ] || fail "an MPUB of 32 x 32 bytes to an unreplicated topic: $n sluice requests, \
+not 1"
+log "MPUB of 32 x 32 bytes to an unreplicated topic: one sluice MPUB"
 log "clean gateway shutdown"
 stop_pid "$GW_PID" || fail "sluice-nsqd exited with $? on SIGTERM"
 log "PASS"

@@ -73,3 +73,24 @@ run_nsqjs() {
 	ip netns exec "$NS" node "$(dirname "$0")/nsqjs_e2e.js" "$NSQJS_CACHE/node_modules" \
 		"$NSQD_TCP" "$LOOKUPD_HTTP" "$1" "$2" || fail "nsqjs end to end"
 }
+
+# mpub32_requests TOPIC: an HTTP /mpub of 32 messages of 32 bytes to TOPIC through the
+# gateway ($NS, $NSQD_HTTP or GW_HTTP); prints how many sluice publishes the gateway sent
+# for it (from its /metrics), or fails
+mpub32_requests() {
+	local http=${GW_HTTP:-$NSQD_HTTP} p0 p1 m0 m1 ans
+	metric() {
+		ip netns exec "$NS" curl -s --max-time 10 "http://$http/metrics" |
+			awk -v n="$1" '$1 == n {print $2}'
+	}
+	p0=$(metric sluice_nsqd_sluice_publishes_total)
+	m0=$(metric sluice_nsqd_sluice_published_messages_total)
+	ans=$(python3 -c 'print("\n".join("m%030d" % i for i in range(32)))' |
+		ip netns exec "$NS" curl -s --max-time 20 --data-binary @- \
+			"http://$http/mpub?topic=$1")
+	[ "$ans" = OK ] || fail "/mpub of 32 x 32 bytes to $1: $ans"
+	p1=$(metric sluice_nsqd_sluice_publishes_total)
+	m1=$(metric sluice_nsqd_sluice_published_messages_total)
+	[ $((m1 - m0)) = 32 ] || fail "/mpub to $1: $((m1 - m0)) messages sent to sluice, not 32"
+	echo $((p1 - p0))
+}

@@ -74,6 +74,8 @@ struct fake {
 	int busy_always;	/* ... and every copy after it too */
 	uint32_t busy_answers;
 	uint16_t pub_flags;	/* header flags of the last publish received */
+	int meta_v1;		/* answer METADATA as a broker older than META v2 */
+	uint32_t metadatas;	/* METADATA requests received */
 	uint64_t session;	/* current session; 0 = forgotten */
 	uint64_t sessions;	/* sessions created */
 	uint64_t next_sub_id;
@@ -235,6 +237,33 @@ do_hello(struct fake *f, const struct sl_wire_hdr *req)
 	push(f, buf, sl_wire_encode_welcome(buf, sizeof(buf), &h, &w));
 }
 
+/* METADATA: topic "topic" has 2 partitions, this node leads them; max_record 1236 in a
+ * META v2 (asked with SL_WIRE_F_META2, unless playing an older broker). */
+static void
+do_metadata(struct fake *f, const struct sl_wire_hdr *req, const uint8_t *body, uint32_t len)
+{
+	struct sl_wire_meta m = {.nparts = 2, .count = 1};
+	struct sl_wire_hdr h = answer_hdr(req);
+	struct sl_wire_meta_entry e = {.flags = SL_WIRE_META_F_ALL, .leader = 1,
+				       .leader_port = 5150, .epoch = 7};
+	struct sl_wire_metareq q;
+	uint8_t buf[FRAME_MAX];
+
+	f->metadatas++;
+	if (sl_wire_decode_metareq(body, len - SL_WIRE_HDR_LEN, &q) != 0 ||
+	    q.topic_len != 5 || memcmp(q.topic, "topic", 5) != 0 || q.first_partition >= 2) {
+		answer_err(f, req, SL_E_TOPIC);
+		return;
+	}
+	m.first_partition = q.first_partition;
+	e.partition = q.first_partition;
+	e.leader_ip = 0x0100007f;
+	m.v2 = !f->meta_v1 && (req->flags & SL_WIRE_F_META2) != 0;
+	e.max_record = m.v2 ? 1236 : 0;
+	h.flags = req->flags;	/* the encoder sets or clears SL_WIRE_F_META2 itself */
+	push(f, buf, sl_wire_encode_meta(buf, sizeof(buf), &h, &m, &e));
+}
+
 /* Compare a retransmission with the kept first copy: identical except RETRY. */
 static void
 check_retry(struct fake *f, const struct sl_wire_hdr *h, const uint8_t *buf, uint32_t len)
@@ -329,6 +358,10 @@ fake_send(void *x, const void *p, uint32_t len)
 	}
 	if (h.opcode == SL_OP_HELLO) {
 		do_hello(f, &h);
+		return 0;
+	}
+	if (h.opcode == SL_OP_METADATA) {
+		do_metadata(f, &h, body, len);
 		return 0;
 	}
 	if (h.opcode == SL_OP_MPUB_PART && h.session == f->session && f->session != 0) {
@@ -1215,6 +1248,39 @@ test_next_timer(struct sl_client *c)
 	      st1.rto_us);
 }
 
+/* sl_client_metadata: META v2 with max_record from a broker that knows it, 1 from an
+ * older one, errors; the session goes on. */
+static void
+test_metadata(struct sl_client *c)
+{
+	struct sl_wire_meta_entry e;
+	uint32_t asked = fk.metadatas;
+	int rc;
+
+	settle(c);
+	memset(&e, 0xff, sizeof(e));
+	rc = sl_client_metadata(c, "topic", 1, &e);
+	CHECK(rc == 0 && e.partition == 1 && e.max_record == 1236 && e.epoch == 7 &&
+		      e.flags == SL_WIRE_META_F_ALL && fk.metadatas == asked + 1,
+	      "sl_client_metadata: META v2, partition 1, max_record 1236 (rc %d)", rc);
+	fk.meta_v1 = 1;
+	rc = sl_client_metadata(c, "topic", 0, &e);
+	CHECK(rc == 1 && e.partition == 0 && e.max_record == 0,
+	      "a broker older than META v2: 1, max_record 0 (rc %d)", rc);
+	fk.meta_v1 = 0;
+	CHECK(sl_client_metadata(c, "nope", 0, &e) == -SL_E_TOPIC &&
+		      sl_client_metadata(c, "topic", 2, &e) == -SL_E_TOPIC,
+	      "unknown topic, partition past the last: -SL_E_TOPIC");
+	CHECK(sl_client_metadata(c, "a/b", 0, &e) == -SL_E_NAME &&
+		      sl_client_metadata(c, NULL, 0, &e) == -SL_E_INVAL,
+	      "bad name, no topic: refused without asking");
+	fk.blackhole = 1;
+	CHECK(sl_client_metadata(c, "topic", 0, &e) == -SL_E_TIMEOUT, "no answer: -SL_E_TIMEOUT");
+	fk.blackhole = 0;
+	rc = sl_client_pub(c, "topic", 0, "x", 1, NULL);
+	CHECK(rc == 0, "the session goes on: a blocking PUB answered (%d)", rc);
+}
+
 static void
 test_unsub_close(struct sl_client *c, int64_t sub)
 {
@@ -1332,6 +1398,7 @@ run_all(void)
 	sub = test_sub_and_fin(c);
 	test_chan_ops(c, sub);
 	test_session_reset(c, sub);
+	test_metadata(c);
 	test_unsub_close(c, sub);
 	test_fail_busy();
 	test_window_span();

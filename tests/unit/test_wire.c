@@ -1134,40 +1134,40 @@ test_meta(void)
 		      body[8 + 19] == 3,
 	      "META bytes: nparts, first, count, entry fields big-endian, ip as on the wire");
 	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
-	rc |= sl_wire_decode_meta(guard_copy(body, 48), 48, &o);
+	rc |= sl_wire_decode_meta(guard_copy(body, 48), 48, 0, &o);
 	CHECK(rc == 0 && d.opcode == SL_OP_META && o.nparts == 3 && o.first_partition == 1 &&
 		      o.count == 2, "META decodes back");
 	sl_wire_meta_get(&o, 1, &g);
 	CHECK(g.partition == 2 && g.flags == SL_WIRE_META_F_ALL && g.leader == 2 &&
 		      g.leader_ip == e[0].leader_ip && g.leader_port == 5150 && g.epoch == 3,
 	      "META entry 1 decodes to its values");
-	CHECK(sl_wire_decode_meta(guard_copy(body, 47), 47, &o) == -SL_E_MALFORMED &&
-		      sl_wire_decode_meta(guard_copy(body, 7), 7, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_meta(guard_copy(body, 47), 47, 0, &o) == -SL_E_MALFORMED &&
+		      sl_wire_decode_meta(guard_copy(body, 7), 7, 0, &o) == -SL_E_MALFORMED,
 	      "META one byte short, or shorter than its header: MALFORMED");
 	body[8 + 15] = 1;
-	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, 0, &o) == -SL_E_MALFORMED,
 	      "META entry reserved byte not 0: MALFORMED");
 	body[8 + 15] = 0;
 	body[8 + 3] = 0x08;
-	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, 0, &o) == -SL_E_MALFORMED,
 	      "META unknown entry flag: MALFORMED");
 	body[8 + 3] = 0x04;
 	body[8 + 1] = 0;
-	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, 0, &o) == -SL_E_MALFORMED,
 	      "META entry numbered out of sequence: MALFORMED");
 	body[8 + 1] = 1;
 	body[1] = 2;
-	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, 0, &o) == -SL_E_MALFORMED,
 	      "META entries past the partition count: MALFORMED");
 	body[1] = 3;
 	body[7] = 1;
-	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, &o) == -SL_E_MALFORMED,
+	CHECK(sl_wire_decode_meta(guard_copy(body, 48), 48, 0, &o) == -SL_E_MALFORMED,
 	      "META header reserved not 0: MALFORMED");
 	/* an empty page, and the largest one */
 	m.count = 0;
 	m.first_partition = 3;
 	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, NULL);
-	CHECK(n == SL_WIRE_HDR_LEN + 8 && sl_wire_decode_meta(guard_copy(body, 8), 8, &o) == 0 &&
+	CHECK(n == SL_WIRE_HDR_LEN + 8 && sl_wire_decode_meta(guard_copy(body, 8), 8, 0, &o) == 0 &&
 		      o.count == 0, "META with no entry (first == nparts)");
 	m.nparts = 1000;
 	m.first_partition = 100;
@@ -1178,7 +1178,7 @@ test_meta(void)
 	}
 	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, e);
 	CHECK(n > 0 && n <= 1400 && sl_wire_decode_meta(guard_copy(body, (size_t)n - 32),
-							 (size_t)n - 32, &o) == 0 &&
+							 (size_t)n - 32, 0, &o) == 0 &&
 		      o.count == SL_WIRE_META_MAX,
 	      "META of %d entries fits a 1400-byte datagram (%d)", SL_WIRE_META_MAX, n);
 	m.count = SL_WIRE_META_MAX + 1;
@@ -1188,6 +1188,81 @@ test_meta(void)
 	e[1].partition = 7;
 	CHECK(sl_wire_encode_meta(buf, sizeof(buf), &h, &m, e) == -SL_E_INVAL,
 	      "META encoder refuses entries out of sequence");
+}
+
+/* META v2 (header flag SL_WIRE_F_META2): max_record in entry bytes 14..15, the documented
+ * example; a v1 decoder still refuses it; v1 stays as before. */
+static void
+test_meta_v2(void)
+{
+	/* the documented META v2: topic of 2 partitions, first 0, one entry: partition 0,
+	 * LEADER|WRITABLE, node 1 at 10.0.0.11:5150, max_record 1236, epoch 2 */
+	static const uint8_t doc[] = {
+		0x53, 0x4c, 0x01, 0x84, 0x00, 0x10, 0x00, 0x1c, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x00, 0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x00, 0x0b,
+		0x14, 0x1e, 0x04, 0xd4, 0x00, 0x00, 0x00, 0x02,
+	};
+	static const uint8_t req[] = {
+		0x53, 0x4c, 0x01, 0x0c, 0x00, 0x10, 0x00, 0x07, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0x00, 0x00, 0x04, 'd', 'e', 'm', 'o',
+	};
+	const uint8_t ip11[4] = {10, 0, 0, 11};
+	struct sl_wire_meta_entry e = {.partition = 0, .flags = 3, .leader = 1,
+				       .leader_port = 5150, .max_record = 1236, .epoch = 2}, g;
+	struct sl_wire_meta m = {.nparts = 2, .first_partition = 0, .count = 1, .v2 = 1}, o;
+	struct sl_wire_hdr h = {.cookie = 0x1122334455667788ULL}, d;
+	static uint8_t buf[256];
+	uint8_t *body = buf + SL_WIRE_HDR_LEN;
+	int n, rc;
+
+	h.flags = SL_WIRE_F_META2;
+	n = sl_wire_encode_metareq(buf, sizeof(buf), &h, 0, "demo");
+	CHECK(n == (int)sizeof(req) && memcmp(buf, req, sizeof(req)) == 0,
+	      "METADATA asking for META v2: the documented 39 bytes, header flags 0x0010");
+	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
+	CHECK(rc == 0 && d.flags == SL_WIRE_F_META2, "METADATA v2 request header decodes");
+	memcpy(&e.leader_ip, ip11, 4);
+	h.flags = 0;
+	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, &e);
+	CHECK(n == (int)sizeof(doc) && memcmp(buf, doc, sizeof(doc)) == 0,
+	      "META v2 of one entry: the documented 60 bytes (%d)", n);
+	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
+	rc |= sl_wire_decode_meta(guard_copy(body, 28), 28, d.flags, &o);
+	sl_wire_meta_get(&o, 0, &g);
+	CHECK(rc == 0 && o.v2 && g.max_record == 1236 && g.flags == 3 && g.epoch == 2 &&
+		      g.leader_port == 5150 && g.leader_ip == e.leader_ip,
+	      "META v2 decodes back with max_record 1236");
+	CHECK(sl_wire_decode_meta(guard_copy(body, 28), 28, 0, &o) == -SL_E_MALFORMED,
+	      "META v2 given to a v1 decoder (no header flag): MALFORMED, as old clients do");
+	body[8 + 14] = 0xff;
+	body[8 + 15] = 0xff;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 28), 28, SL_WIRE_F_META2, &o) == 0 &&
+		      (sl_wire_meta_get(&o, 0, &g), g.max_record == 0xffff),
+	      "META v2: any max_record is decoded (0xffff)");
+	body[8 + 3] = 0x08;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 28), 28, SL_WIRE_F_META2, &o) ==
+		      -SL_E_MALFORMED, "META v2 unknown entry flag: MALFORMED");
+	body[8 + 3] = 0x03;
+	body[7] = 1;
+	CHECK(sl_wire_decode_meta(guard_copy(body, 28), 28, SL_WIRE_F_META2, &o) ==
+		      -SL_E_MALFORMED, "META v2 header reserved not 0: MALFORMED");
+	CHECK(sl_wire_decode_meta(guard_copy(body, 27), 27, SL_WIRE_F_META2, &o) ==
+		      -SL_E_MALFORMED, "META v2 one byte short: MALFORMED");
+	/* v1: the flag is cleared even if the caller left it set; max_record must be 0 */
+	m.v2 = 0;
+	h.flags = SL_WIRE_F_META2;
+	CHECK(sl_wire_encode_meta(buf, sizeof(buf), &h, &m, &e) == -SL_E_INVAL,
+	      "META v1 encoder refuses a max_record it cannot carry");
+	e.max_record = 0;
+	n = sl_wire_encode_meta(buf, sizeof(buf), &h, &m, &e);
+	rc = sl_wire_decode_hdr(guard_copy(buf, (size_t)n), (size_t)n, &d);
+	CHECK(n == (int)sizeof(doc) && rc == 0 && d.flags == 0 && body[8 + 14] == 0 &&
+		      body[8 + 15] == 0 &&
+		      sl_wire_decode_meta(guard_copy(body, 28), 28, 0, &o) == 0,
+	      "META v1: no header flag, reserved bytes 0, decodes as before");
 }
 
 int
@@ -1212,5 +1287,6 @@ main(void)
 	test_hello_token();
 	test_metadata();
 	test_meta();
+	test_meta_v2();
 	return check_report();
 }

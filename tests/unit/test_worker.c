@@ -30,6 +30,7 @@
 #include "bytes.h"
 #include "err.h"
 #include "wire.h"
+#include "worker.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -92,7 +93,8 @@ recv_answer_dst(uint8_t dst[6])
 			a.len = -1;
 		break;
 	case SL_OP_META:
-		if (sl_wire_decode_meta(ans + SL_WIRE_HDR_LEN, a.h.body_len, &a.meta) != 0)
+		if (sl_wire_decode_meta(ans + SL_WIRE_HDR_LEN, a.h.body_len, a.h.flags,
+					&a.meta) != 0)
 			a.len = -1;
 		break;
 	case SL_OP_MSG:
@@ -916,6 +918,24 @@ test_metadata(void)
 	a = metadata(session, "t", 0);
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_META && a.h.session == session,
 	      "METADATA in a session: the same answer");
+	CHECK(a.h.flags == 0 && !a.meta.v2, "METADATA without SL_WIRE_F_META2: META v1");
+	h = hdr(0, 0xDA7B);
+	h.flags = SL_WIRE_F_META2;
+	a = xchg(req, sl_wire_encode_metareq(req, sizeof(req), &h, 0, "t"));
+	sl_wire_meta_get(&a.meta, 0, &e);
+	CHECK(a.len > 0 && a.h.opcode == SL_OP_META && a.h.flags == SL_WIRE_F_META2 &&
+		      a.meta.v2 && e.max_record == 0 && e.flags == SL_WIRE_META_F_ALL,
+	      "METADATA with SL_WIRE_F_META2: META v2, max_record 0 (no replication here)");
+	{
+		struct sl_broker_conf rc = {.repl_port = 0, .nports = 1};
+
+		rc.ports[0].mtu = 1500;
+		CHECK(sl_worker_repl_dgram(&rc) == 0, "no replication: no record bound");
+		rc.repl_port = 5151;
+		CHECK(sl_worker_repl_dgram(&rc) == 1364,
+		      "replication on a 1500 MTU: 1364-byte replica datagrams, max_record 1236 "
+		      "(%u)", sl_worker_repl_dgram(&rc));
+	}
 	a = metadata(0, "nope", 0);
 	CHECK(a.len > 0 && a.h.opcode == SL_OP_ERR && a.err.code == SL_E_TOPIC &&
 		      a.err.req_opcode == SL_OP_METADATA, "unknown topic: ERR TOPIC");

@@ -55,9 +55,9 @@
  * in one replica datagram: at most min(8192, MTU - 28 - 108) - 128 bytes (replication/
  * repl.c, dataplane/worker.c), D - 236 with D the UDP payload above, else the publish is
  * answered "message too large". An MPUB of many small messages is 3x larger there than on
- * the wire, so batches and chunks are bounded by that too. */
-#define STORED_HDR 32
-#define STORED_SIZE(len) (STORED_HDR + (((uint64_t)(len) + 7) & ~(uint64_t)7))
+ * the wire, so batches and chunks are bounded by that too: by the max_record of META v2
+ * (docs/protocol.md), or for nodes that do not send it by the bound computed here. */
+#define STORED_SIZE(len) SL_WIRE_META_REC_SIZE(len)
 #define REPL_DGRAM_MAX 8192
 #define REPL_FROM_DGRAM 236
 #define META_WAIT_MS 150	/* sl_gw_meta: the wait for the nodes' answers */
@@ -447,6 +447,8 @@ meta_take(struct sl_gw_meta *m, uint8_t *claimed, const struct sl_wire_meta *met
 		m->nparts = meta->nparts;
 	for (i = 0; i < meta->count; i++) {
 		sl_wire_meta_get(meta, i, &e);
+		if (meta->v2 && e.max_record != 0 && e.max_record < m->max_record)
+			m->max_record = e.max_record;
 		if (e.partition >= SL_GW_PARTS_MAX || e.leader_ip == 0)
 			continue;
 		lead = (e.flags & SL_WIRE_META_F_LEADER) != 0;
@@ -472,14 +474,17 @@ sl_gw_meta(struct sl_gw *gw, const char *topic, struct sl_gw_meta *m)
 	struct pollfd pfd = { .fd = gw->meta_fd, .events = POLLIN };
 	struct sl_wire_meta meta;
 	struct sl_wire_err err;
+	uint32_t v1 = 0;
 	uint64_t end, now;
 	ssize_t r;
 	int n;
 
 	memset(m, 0, sizeof(*m));
+	m->max_record = UINT32_MAX;
 	if (gw->meta_fd < 0)
 		return -SL_E_TIMEOUT;
 	h.cookie = ++gw->meta_cookie;
+	h.flags = SL_WIRE_F_META2;	/* older nodes ignore it and answer META v1 */
 	n = sl_wire_encode_metareq(frame, sizeof(frame), &h, 0, topic);
 	if (n < 0)
 		return n;
@@ -504,11 +509,15 @@ sl_gw_meta(struct sl_gw *gw, const char *topic, struct sl_gw_meta *m)
 			    err.code == SL_E_TOPIC)
 				unknown++;
 		} else if (rh.opcode == SL_OP_META &&
-			   sl_wire_decode_meta(rx + SL_WIRE_HDR_LEN, rh.body_len, &meta) == 0) {
+			   sl_wire_decode_meta(rx + SL_WIRE_HDR_LEN, rh.body_len, rh.flags,
+					       &meta) == 0) {
 			meta_take(m, claimed, &meta, sluice_port(gw));
 			metas++;
+			v1 += !meta.v2;
 		}
 	}
+	if (v1 > 0 || metas == 0)
+		m->max_record = 0;	/* not known from every node */
 	if (metas > 0 && m->nparts > 0)
 		return 0;
 	return unknown > 0 ? -SL_E_TOPIC : -SL_E_TIMEOUT;
@@ -720,10 +729,47 @@ stored_budget(const struct sl_gw *gw)
 	return d - REPL_FROM_DGRAM;
 }
 
-uint32_t
-sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n)
+/* What META said of t's replica record bound (META v2 from every node), taken. */
+static void
+topic_take_meta(struct sl_gw_topic *t, const struct sl_gw_meta *m)
 {
-	uint64_t budget, used = 0, stored = 0, sbudget = stored_budget(gw);
+	if (m->max_record != 0)
+		t->max_record = m->max_record;
+}
+
+/* t's replica record budget: the max_record of META v2 (UINT64_MAX: not replicated),
+ * asked at the first publish and again META_RETRY_MS later while not known (the topic
+ * does not exist yet, no answer); the replicated bound until then, and for nodes that
+ * answer META v1. */
+static uint64_t
+topic_budget(struct sl_gw *gw, struct sl_gw_topic *t)
+{
+	struct sl_gw_meta m;
+	uint64_t now;
+
+	if (t->max_record == 0) {
+		now = sl_gw_now_ms();
+		if (t->rec_ms == 0 || now - t->rec_ms >= META_RETRY_MS) {
+			t->rec_ms = now | 1;
+			if (sl_gw_meta(gw, t->name, &m) == 0) {
+				topic_take_meta(t, &m);
+				if (t->max_record == 0) /* an older node: do not ask again */
+					t->max_record = (uint32_t)stored_budget(gw);
+			}
+		}
+	}
+	if (t->max_record == UINT32_MAX)
+		return UINT64_MAX;
+	return t->max_record != 0 ? t->max_record : stored_budget(gw);
+}
+
+uint32_t
+sl_gw_chunk(struct sl_gw *gw, const char *topic, const uint32_t *lens, uint32_t n)
+{
+	struct sl_gw_topic *t = sl_gw_topic_get(gw, topic, 1);
+	uint64_t budget, used = 0, stored = 0;
+	uint64_t sbudget = t != NULL ? topic_budget(gw, t) : stored_budget(gw);
+	size_t tlen = strlen(topic);
 	uint32_t i;
 
 	/* header 32, partition/topic_len/flags 4, topic, count 2 */
@@ -785,6 +831,8 @@ ctx_done(struct pub_ctx *p, int err)
 			p->t->pub_ok += p->count;
 		if (p->t != NULL && p->t->nparts == 0)
 			p->t->meta_ms = 0; /* it exists now: ask METADATA at the next batch */
+		if (p->t != NULL && p->t->max_record == 0)
+			p->t->rec_ms = 0;
 		if (gw->on_topic_exists != NULL && p->t != NULL)
 			gw->on_topic_exists(gw, p->t->name);
 	} else {
@@ -827,6 +875,7 @@ pub_sess(struct sl_gw *gw, struct sl_gw_topic *t, uint16_t *part)
 		t->meta_ms = now | 1;
 		if (sl_gw_meta(gw, t->name, &m) != 0)
 			return NULL;
+		topic_take_meta(t, &m);
 		t->nparts = m.nparts < SL_GW_PARTS_MAX ? m.nparts : SL_GW_PARTS_MAX;
 		for (p = 0; p < t->nparts; p++)
 			t->ps[p] = sl_gw_sess_open(gw, &m, (uint16_t)p);
@@ -893,11 +942,12 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 {
 	struct sl_gw_topic *t = sl_gw_topic_get(gw, topic, 1);
 	struct pub_batch *b;
-	uint64_t bytes = 0, payload = 0, stored = 0, budget, sbudget = stored_budget(gw);
+	uint64_t bytes = 0, payload = 0, stored = 0, budget, sbudget;
 	uint32_t i;
 
 	if (t == NULL) /* the gateway's topic table is full */
 		return -SL_E_LIMIT;
+	sbudget = topic_budget(gw, t);
 	if (count == 0 || count > SL_WIRE_MPUB_MAX)
 		return -SL_E_PUB_ARG;
 	budget = batch_budget(gw, strlen(topic));

@@ -80,6 +80,9 @@ struct sl_gw_meta {
 		uint16_t port;
 		uint32_t epoch;
 	} leader[SL_GW_PARTS_MAX];
+	/* META v2 (every META answered was v2): the smallest max_record of any partition,
+	 * UINT32_MAX when none has one (not replicated); 0: unknown (an older node) */
+	uint32_t max_record;
 };
 
 struct sl_gw_channel {
@@ -103,6 +106,11 @@ struct sl_gw_topic {
 	uint16_t nparts;		/* 0: not known yet (METADATA asked again later) */
 	uint16_t rr;			/* the next batch's partition */
 	uint64_t meta_ms;		/* last METADATA asked */
+	/* the replica record bound of a batch (META v2 max_record, smallest of the
+	 * partitions): UINT32_MAX none; 0 not known yet (the bound of a replicated topic
+	 * is assumed, METADATA asked again after META_RETRY_MS) */
+	uint32_t max_record;
+	uint64_t rec_ms;		/* last METADATA asked for max_record */
 	struct sl_gw_sess *ps[SL_GW_PARTS_MAX];
 	uint32_t nchannels;
 	uint32_t waiting_subs;		/* connections waiting for the topic to exist */
@@ -215,12 +223,14 @@ sl_gw_publish(struct sl_gw *gw, const char *topic, uint32_t count, const void *c
 
 /**
  * How many of the n messages (lens[]) starting at the first fit one sluice MPUB
- * datagram for a topic of tlen bytes, and the replica record a replicated topic's leader
- * makes of them (docs/nsq-gateway.md, "Batches toward a replicated topic"); at least 1.
- * Any context.
+ * datagram for topic, and the replica record its leader makes of them when it is
+ * replicated (docs/nsq-gateway.md, "Batches toward a replicated topic"): the bound META
+ * v2 gives (max_record), asked once per topic (blocking up to META_WAIT_MS, again after
+ * META_RETRY_MS while the topic does not exist or no node answered), else that of a
+ * replicated topic; at least 1. Calling context: loop thread.
  */
 uint32_t
-sl_gw_chunk(const struct sl_gw *gw, size_t tlen, const uint32_t *lens, uint32_t n);
+sl_gw_chunk(struct sl_gw *gw, const char *topic, const uint32_t *lens, uint32_t n);
 
 /**
  * Ask the nodes with METADATA which partitions topic has and who leads each: every node

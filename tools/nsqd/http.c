@@ -176,7 +176,7 @@ http_publish(struct sl_gw *gw, struct evhttp_request *req, const char *topic,
 	h->keep = keep;
 	h->left = 1;
 	while (i < n) {
-		k = sl_gw_chunk(gw, strlen(topic), lens + i, n - i);
+		k = sl_gw_chunk(gw, topic, lens + i, n - i);
 		h->left++;
 		rc = sl_gw_publish(gw, topic, k, datas + i, lens + i, pub_done, h);
 		if (rc != 0) {

@@ -728,7 +728,7 @@ publish(struct conn *c, const char *topic, int mpub, uint32_t n, const void **da
 	s->left = 1; /* held until every chunk is issued */
 	c->refs++;
 	while (i < n) {
-		k = sl_gw_chunk(gw, strlen(topic), lens + i, n - i);
+		k = sl_gw_chunk(gw, topic, lens + i, n - i);
 		s->left++;
 		c->refs++;
 		rc = sl_gw_publish(gw, topic, k, datas + i, lens + i, on_published, s);
