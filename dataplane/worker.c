@@ -583,6 +583,7 @@ intr_setup(struct sl_worker *w)
 			 * answer -ENOTSUP and need none */
 			rc = rte_eth_dev_rx_intr_enable(port->port_id, w->idx);
 			w->intr_arm[pi] = rc == 0;
+			w->intr_any_arm |= rc == 0;
 			if (rc == 0)
 				rte_eth_dev_rx_intr_disable(port->port_id, w->idx);
 			rc = rc == -ENOTSUP ? 0 : rc;
@@ -670,13 +671,22 @@ intr_block(struct sl_worker *w)
 {
 	struct rte_epoll_event ev[SL_BROKER_MAX_PORTS + 1];
 	uint64_t cnt;
+	uint32_t work;
 	int ms = intr_timeout_ms(w), n, i;
 
 	if (ms == 0)
 		return 0;
 	__atomic_store_n(&w->asleep, 1, __ATOMIC_SEQ_CST);
-	intr_arm(w, 1);
-	if (iterate(w) == 0) {
+	/* look once more: frames of queues that must be armed may have come in before,
+	 * (others stay in the epoll set, edge-triggered: a frame that came in since the
+	 * last poll is a ready event), and a command before asleep was seen */
+	if (w->intr_any_arm) {
+		intr_arm(w, 1);
+		work = iterate(w);
+	} else {
+		work = rte_ring_count(w->cmd) + rte_ring_count(w->acdone);
+	}
+	if (work == 0) {
 		rcu_thread_offline();
 		n = rte_epoll_wait_interruptible(RTE_EPOLL_PER_THREAD, ev, RTE_DIM(ev), ms);
 		rcu_thread_online();
@@ -687,7 +697,8 @@ intr_block(struct sl_worker *w)
 	}
 	rcu_quiescent_state();
 	__atomic_store_n(&w->asleep, 0, __ATOMIC_RELAXED);
-	intr_arm(w, 0);
+	if (w->intr_any_arm)
+		intr_arm(w, 0);
 	return 1;
 }
 
@@ -695,7 +706,7 @@ int
 sl_worker_main(void *arg)
 {
 	struct sl_worker *w = arg;
-	uint32_t empty = 0, sleep_us = 0, cap, deep_us;
+	uint32_t empty = 0, sleep_us = 0, cap, deep_us, polls;
 	uint64_t last_work = rte_get_tsc_cycles();
 	const uint64_t deep_tsc = rte_get_tsc_hz() / 1000 * SL_WORKER_DEEP_MS;
 
@@ -706,6 +717,8 @@ sl_worker_main(void *arg)
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rcu_register_thread();
 	intr_setup(w);
+	polls = w->conf->idle_polls ? w->conf->idle_polls :
+		w->conf->idle == SL_IDLE_INTERRUPT ? SL_WORKER_INTR_POLLS : 32;
 	deep_us = w->conf->idle_deep_us;
 	if (deep_us == 0 && w->conf->idle == SL_IDLE_INTERRUPT && !w->intr_ok)
 		deep_us = SL_WORKER_INTR_DEEP_US;
@@ -726,7 +739,7 @@ sl_worker_main(void *arg)
 			continue;
 		}
 		w->st.total_cycles += rte_get_tsc_cycles() - start;
-		if (w->conf->idle == SL_IDLE_BUSY || ++empty < w->conf->idle_polls)
+		if (w->conf->idle == SL_IDLE_BUSY || ++empty < polls)
 			continue;
 		/* interrupt idle: nothing held for the disk or the replicas (their OKs go out
 		 * when this lcore looks again: bounded sleeps below) */

@@ -51,6 +51,7 @@
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
 #define SL_WORKER_HELD_IDLE_US 50u /* longest adaptive idle sleep while a request is held */
 #define SL_WORKER_INTR_MAX_MS 100	/* longest interrupt idle block (a quit is seen by then) */
+#define SL_WORKER_INTR_POLLS 4		/* --idle interrupt: default --idle-polls */
 #define SL_WORKER_INTR_DEEP_US 10000u	/* --idle interrupt on ports without RX interrupts:
 					 * longest sleep after SL_WORKER_DEEP_MS without work
 					 * when --idle-deep-us is not given */
@@ -164,6 +165,7 @@ struct sl_worker {
 	uint8_t intr_ok;				/* every RX queue of the worker has
 							 * interrupts: it may block */
 	uint8_t intr_arm[SL_BROKER_MAX_PORTS];		/* rx_intr_enable/disable needed */
+	uint8_t intr_any_arm;				/* ... for one port at least */
 	struct rte_epoll_event bell_ev;
 	uint16_t ntx[SL_BROKER_MAX_PORTS];
 	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
