@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -628,6 +629,8 @@ intr_arm(struct sl_worker *w, int on)
 {
 	uint16_t pi;
 
+	if (!w->intr_any_arm)
+		return;
 	for (pi = 0; pi < w->conf->nports; pi++) {
 		if (!w->intr_arm[pi])
 			continue;
@@ -676,29 +679,35 @@ intr_block(struct sl_worker *w)
 
 	if (ms == 0)
 		return 0;
+	/* the queues that woke us last time, if still readable, hold frames the PMD did not
+	 * see yet (net_tap reads only after its SIGIO handler ran in some thread): their
+	 * edge is spent, so sleep adaptively until the PMD takes them */
+	if (w->nwoke > 0 && poll(w->woke, w->nwoke, 0) > 0)
+		return 0;
+	w->nwoke = 0;
 	__atomic_store_n(&w->asleep, 1, __ATOMIC_SEQ_CST);
 	/* look once more: frames of queues that must be armed may have come in before,
-	 * (others stay in the epoll set, edge-triggered: a frame that came in since the
-	 * last poll is a ready event), and a command before asleep was seen */
-	if (w->intr_any_arm) {
-		intr_arm(w, 1);
-		work = iterate(w);
-	} else {
-		work = rte_ring_count(w->cmd) + rte_ring_count(w->acdone);
-	}
+	 * (the others stay in the epoll set, edge-triggered), a command before asleep was
+	 * seen, and a PMD that reads only when told (net_tap's SIGIO) may have been told */
+	intr_arm(w, 1);
+	work = iterate(w);
 	if (work == 0) {
 		rcu_thread_offline();
 		n = rte_epoll_wait_interruptible(RTE_EPOLL_PER_THREAD, ev, RTE_DIM(ev), ms);
 		rcu_thread_online();
-		for (i = 0; i < n; i++)
-			if (ev[i].fd == w->bell)
+		for (i = 0; i < n; i++) {
+			if (ev[i].fd == w->bell) {
 				(void)!read(w->bell, &cnt, sizeof(cnt));
+			} else if (w->nwoke < RTE_DIM(w->woke)) {
+				w->woke[w->nwoke].fd = ev[i].fd;
+				w->woke[w->nwoke++].events = POLLIN;
+			}
+		}
 		w->st.idle_sleeps++;
 	}
 	rcu_quiescent_state();
 	__atomic_store_n(&w->asleep, 0, __ATOMIC_RELAXED);
-	if (w->intr_any_arm)
-		intr_arm(w, 0);
+	intr_arm(w, 0);
 	return 1;
 }
 

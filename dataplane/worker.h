@@ -31,6 +31,7 @@
 #ifndef SL_WORKER_H
 #define SL_WORKER_H
 
+#include <poll.h>
 #include <stdint.h>
 
 #include <rte_common.h>
@@ -167,6 +168,8 @@ struct sl_worker {
 	uint8_t intr_arm[SL_BROKER_MAX_PORTS];		/* rx_intr_enable/disable needed */
 	uint8_t intr_any_arm;				/* ... for one port at least */
 	struct rte_epoll_event bell_ev;
+	struct pollfd woke[SL_BROKER_MAX_PORTS];	/* queue fds of the last wake-up */
+	uint32_t nwoke;
 	uint16_t ntx[SL_BROKER_MAX_PORTS];
 	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
 	struct sl_worker_stats st __rte_cache_aligned;
