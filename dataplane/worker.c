@@ -682,7 +682,7 @@ intr_block(struct sl_worker *w)
 	/* the queues that woke us last time, if still readable, hold frames the PMD did not
 	 * see yet (net_tap reads only after its SIGIO handler ran in some thread): their
 	 * edge is spent, so sleep adaptively until the PMD takes them */
-	if (w->nwoke > 0 && poll(w->woke, w->nwoke, 0) > 0)
+	if (w->nwoke > 0 && w->st.rx_pkts == w->woke_rx && poll(w->woke, w->nwoke, 0) > 0)
 		return 0;
 	w->nwoke = 0;
 	__atomic_store_n(&w->asleep, 1, __ATOMIC_SEQ_CST);
@@ -705,6 +705,9 @@ intr_block(struct sl_worker *w)
 		}
 		w->st.idle_sleeps++;
 	}
+	/* a burst that took frames read its queues until they were empty (or comes back):
+	 * the readable check above is only for a wake-up that found none */
+	w->woke_rx = w->st.rx_pkts;
 	rcu_quiescent_state();
 	__atomic_store_n(&w->asleep, 0, __ATOMIC_RELAXED);
 	intr_arm(w, 0);

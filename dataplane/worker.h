@@ -170,6 +170,7 @@ struct sl_worker {
 	struct rte_epoll_event bell_ev;
 	struct pollfd woke[SL_BROKER_MAX_PORTS];	/* queue fds of the last wake-up */
 	uint32_t nwoke;
+	uint64_t woke_rx;				/* st.rx_pkts at that wake-up */
 	uint16_t ntx[SL_BROKER_MAX_PORTS];
 	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
 	struct sl_worker_stats st __rte_cache_aligned;
