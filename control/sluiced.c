@@ -121,9 +121,8 @@ usage(const char *prog)
 	       "  --idle-max-us N        longest adaptive sleep (default 1000)\n"
 	       "  --idle-min-us N        first adaptive sleep, doubled up to --idle-max-us\n"
 	       "                         (default 50)\n"
-	       "  --idle-polls N         empty polls before the first adaptive sleep or block\n"
-	       "                         (default 32; with --idle interrupt 4: an empty poll\n"
-	       "                         of net_tap is a system call)\n"
+	       "  --idle-polls N         empty polls before the first adaptive sleep or the\n"
+	       "                         interrupt block (default 32)\n"
 	       "  --idle-deep-us N       longest adaptive sleep after 200 ms without work\n"
 	       "                         (default 0: --idle-max-us; with --idle interrupt on\n"
 	       "                         a port without RX interrupts: 10000)\n"
@@ -209,7 +208,7 @@ opts_default(struct opts *o)
 	o->idle = SL_IDLE_ADAPTIVE;
 	o->idle_max_us = 1000;
 	o->idle_min_us = 50;
-	o->idle_polls = 0;	/* 32, or 4 with --idle interrupt (broker.h) */
+	o->idle_polls = 32;
 	o->control = "/run/sluice/sluiced.sock";
 	o->log_mb = 64;
 	o->window = 64;

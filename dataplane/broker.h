@@ -79,7 +79,7 @@ struct sl_broker_conf {
 	int socket_id;
 	enum sl_idle_mode idle;
 	uint32_t idle_polls;		/* empty polls before sleeping (adaptive) or
-					 * blocking (0: 32; interrupt: 4) */
+					 * blocking (interrupt) */
 	uint32_t idle_max_us;		/* longest sleep (adaptive) */
 	uint32_t idle_min_us;		/* first sleep (adaptive; 0: 10) */
 	uint32_t idle_deep_us;		/* longest sleep after SL_WORKER_DEEP_MS without work

@@ -729,8 +729,7 @@ sl_worker_main(void *arg)
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rcu_register_thread();
 	intr_setup(w);
-	polls = w->conf->idle_polls ? w->conf->idle_polls :
-		w->conf->idle == SL_IDLE_INTERRUPT ? SL_WORKER_INTR_POLLS : 32;
+	polls = w->conf->idle_polls ? w->conf->idle_polls : 32;
 	deep_us = w->conf->idle_deep_us;
 	if (deep_us == 0 && w->conf->idle == SL_IDLE_INTERRUPT && !w->intr_ok)
 		deep_us = SL_WORKER_INTR_DEEP_US;
