@@ -114,15 +114,19 @@ usage(const char *prog)
 	       "  --udp-port N           client UDP port (default %u)\n"
 	       "  --workers N            worker lcores (default: all lcores but the main\n"
 	       "                         and the persistence lcore)\n"
-	       "  --idle busy|adaptive   busy: poll forever (production); adaptive: sleep\n"
-	       "                         when idle (tests, shared machines). Default adaptive\n"
+	       "  --idle MODE            busy: poll forever (production); adaptive: sleep\n"
+	       "                         when idle (tests, shared machines); interrupt: block\n"
+	       "                         on RX interrupts when idle where the ports have them\n"
+	       "                         (net_tap, NICs), else adaptive with a deeper sleep\n"
+	       "                         after a silence. Default adaptive\n"
 	       "  --idle-max-us N        longest adaptive sleep (default 1000)\n"
 	       "  --idle-min-us N        first adaptive sleep, doubled up to --idle-max-us\n"
 	       "                         (default 50)\n"
-	       "  --idle-polls N         empty polls before the first adaptive sleep (default\n"
-	       "                         32)\n"
+	       "  --idle-polls N         empty polls before the first adaptive sleep or the\n"
+	       "                         interrupt block (default 32)\n"
 	       "  --idle-deep-us N       longest adaptive sleep after 200 ms without work\n"
-	       "                         (default 0: --idle-max-us)\n"
+	       "                         (default 0: --idle-max-us; with --idle interrupt on\n"
+	       "                         a port without RX interrupts: 10000)\n"
 	       "  --control PATH         control socket (default /run/sluice/sluiced.sock)\n"
 	       "  --metrics-address HOST:PORT  serve Prometheus metrics at\n"
 	       "                         http://HOST:PORT/metrics (default: off)\n"
@@ -349,8 +353,10 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 			o->idle = SL_IDLE_BUSY;
 		else if (strcmp(arg, "adaptive") == 0)
 			o->idle = SL_IDLE_ADAPTIVE;
+		else if (strcmp(arg, "interrupt") == 0)
+			o->idle = SL_IDLE_INTERRUPT;
 		else {
-			fprintf(stderr, "sluiced: --idle must be busy or adaptive\n");
+			fprintf(stderr, "sluiced: --idle must be busy, adaptive or interrupt\n");
 			return -1;
 		}
 		return 0;
@@ -837,6 +843,7 @@ main(int argc, char **argv)
 			.mtu = o.mtu,
 			.pool = pool,
 			.no_offload = o.no_offload,
+			.rx_intr = o.idle == SL_IDLE_INTERRUPT,
 		};
 
 		ret = sl_port_open(&p, &bc.ports[i]);
@@ -986,7 +993,8 @@ main(int argc, char **argv)
 	MLOG(INFO, "node %u serving UDP port %u on %u port(s) with %u worker(s), idle %s, "
 		   "max message %u bytes, control socket %s",
 	     o.node_id, o.udp_port, o.nports, o.workers,
-	     o.idle == SL_IDLE_BUSY ? "busy" : "adaptive", bc.max_msg, o.control);
+	     o.idle == SL_IDLE_BUSY ? "busy" : o.idle == SL_IDLE_INTERRUPT ? "interrupt" :
+	     "adaptive", bc.max_msg, o.control);
 	if (o.ready_file != NULL) {
 		FILE *f = fopen(o.ready_file, "w");
 

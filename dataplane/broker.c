@@ -203,6 +203,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		if (w == NULL)
 			goto nomem;
 		b->workers[i] = w;
+		w->bell = -1;
 		w->b = b;
 		w->conf = &b->conf;
 		w->idx = i;
@@ -388,8 +389,8 @@ mono_ms(void)
 }
 
 /* Run a command on a worker and wait for it. The worker may be sleeping (adaptive idle)
- * for up to idle_max_us, so this polls with short sleeps, offline for RCU. The wait is
- * bounded by the clock (a usleep(50) sleeps far longer on a loaded machine), and ends at
+ * for up to idle_max_us (a blocked interrupt idle is woken by its bell), so this polls
+ * with short sleeps, offline for RCU. The wait is bounded by the clock (a usleep(50) sleeps far longer on a loaded machine), and ends at
  * once when the process is quitting and the worker has left its loop: the quit flag stops
  * the workers as soon as a signal sets it, while the control thread may still be in the
  * middle of a pass that asks them (10,000 partitions' admin pass took 53 s to stop). */
@@ -406,6 +407,7 @@ run_cmd(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 	}
 	if (rte_ring_sp_enqueue(w->cmd, cmd) != 0)
 		return -EBUSY;
+	sl_worker_wake(w);
 	deadline = mono_ms() + CMD_TIMEOUT_MS;
 	rcu_thread_offline();
 	while (!__atomic_load_n(&cmd->done, __ATOMIC_ACQUIRE)) {
@@ -512,7 +514,9 @@ auto_create(struct sl_broker *b, struct sl_wautocreate *a)
 		/* cannot happen (the ring holds more than can be asked): the client retries */
 		rte_pktmbuf_free(a->m);
 		rte_free(a);
+		return;
 	}
+	sl_worker_wake(b->workers[a->worker]);
 }
 
 struct grow_walk {

@@ -51,6 +51,9 @@ struct sl_broker_node {
 enum sl_idle_mode {
 	SL_IDLE_BUSY = 0,	/* poll forever: lowest latency, one full core per lcore */
 	SL_IDLE_ADAPTIVE = 1,	/* sleep (backing off) after idle_polls empty polls */
+	SL_IDLE_INTERRUPT = 2,	/* as adaptive, but block on the RX queues' interrupts
+				 * (rte_epoll_wait) where every port of the worker has them;
+				 * elsewhere a deeper adaptive backoff (docs/architecture.md) */
 };
 
 struct sl_broker_port {
@@ -60,6 +63,7 @@ struct sl_broker_port {
 	uint32_t tx_flags;	/* SL_NET_TX_* offloads enabled */
 	uint32_t rx_flags;	/* SL_NET_RX_* offloads enabled */
 	uint16_t mtu;
+	uint8_t rx_intr;	/* configured with RX queue interrupts (intr_conf.rxq) */
 	char name[64];
 	struct sl_net_if nif;
 	uint32_t netmask;	/* network order; 0 = no subnet given (--ip without /len) */
@@ -74,7 +78,8 @@ struct sl_broker_conf {
 	struct rte_mempool *pool;
 	int socket_id;
 	enum sl_idle_mode idle;
-	uint32_t idle_polls;		/* empty polls before sleeping (adaptive) */
+	uint32_t idle_polls;		/* empty polls before sleeping (adaptive) or
+					 * blocking (interrupt) */
 	uint32_t idle_max_us;		/* longest sleep (adaptive) */
 	uint32_t idle_min_us;		/* first sleep (adaptive; 0: 10) */
 	uint32_t idle_deep_us;		/* longest sleep after SL_WORKER_DEEP_MS without work

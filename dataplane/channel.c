@@ -547,6 +547,18 @@ sl_channel_touch(struct sl_channel *ch, int sub, uint64_t id, uint64_t now)
 }
 
 /* Calling context: owner lcore (per-poll: O(1) unless a deadline is due). */
+uint64_t
+sl_channel_next_due(const struct sl_channel *ch)
+{
+	uint64_t due = UINT64_MAX;
+
+	if (ch->n_in_flight > 0)
+		due = ch->min_deadline;
+	if (ch->n_requeued > 0 && ch->min_ready < due)
+		due = ch->min_ready;
+	return due;
+}
+
 uint32_t
 sl_channel_expire(struct sl_channel *ch, uint64_t now)
 {

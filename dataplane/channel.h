@@ -155,6 +155,12 @@ sl_channel_touch(struct sl_channel *ch, int sub, uint64_t id, uint64_t now);
 uint32_t
 sl_channel_expire(struct sl_channel *ch, uint64_t now);
 
+/** The earliest time (ns) the channel may have something due without any request: a
+ * lower bound of its IN_FLIGHT deadlines and REQUEUED ready times, or UINT64_MAX when it
+ * has none. Owner lcore (the idle loop's timer deadline). */
+uint64_t
+sl_channel_next_due(const struct sl_channel *ch);
+
 /** Move the consume position: next id to deliver becomes next_id (>= 1); every in-flight
  * or requeued id is forgotten (backwards allowed). Owner lcore. */
 void

@@ -976,6 +976,19 @@ chan_tick(struct sl_partition *p, int c, uint64_t now_ns)
 	return 0;
 }
 
+uint64_t
+sl_partition_next_due(const struct sl_partition *p, uint64_t now_ns)
+{
+	uint64_t due = UINT64_MAX;
+	uint32_t c;
+
+	if (p->store != NULL || p->repl != NULL)
+		return now_ns;
+	for (c = 0; c < p->nchans; c++)
+		due = RTE_MIN(due, sl_channel_next_due(p->chans[c]));
+	return due;
+}
+
 void
 sl_partition_tick(struct sl_partition *p, uint64_t now_ns)
 {

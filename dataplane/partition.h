@@ -250,6 +250,14 @@ uint32_t
 sl_partition_deliver(struct sl_partition *p, uint64_t now_ns, sl_partition_emit_fn emit,
 		     void *arg);
 
+/** The earliest time (ns, the clock of now_ns) at which the partition may need its poll,
+ * delivery or tick without a request arriving: its channels' in-flight deadlines and
+ * requeue ready times; now_ns (due at every tick) while it has a store or replication
+ * (their completions and timers come through rings and clocks, not the network);
+ * UINT64_MAX when nothing is timed. Owner lcore (the worker's idle loop). */
+uint64_t
+sl_partition_next_due(const struct sl_partition *p, uint64_t now_ns);
+
 /** Once per millisecond: in-flight timeouts, subscribers of dead sessions, ephemeral
  * channels without subscribers, idle anonymous channels, saved positions and log
  * trimming. Owner lcore. */

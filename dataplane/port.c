@@ -223,6 +223,23 @@ dev_name(const char *devargs, char *name, size_t len)
 	name[n] = '\0';
 }
 
+/* Whether to ask a PMD for RX queue interrupts. These virtual devices of DPDK 22.11 have
+ * none (no interrupt vector for rte_eth_dev_rx_intr_ctl_q): asking is useless there, and
+ * the ethdev layer would log an error per queue when the worker tries. Anything else
+ * (net_tap, hardware PMDs) is asked; a configure that refuses is retried without. */
+static int
+rx_intr_possible(const char *driver)
+{
+	static const char *const none[] = {"net_af_xdp", "net_memif", "net_af_packet",
+					   "net_ring", "net_null"};
+	size_t i;
+
+	for (i = 0; i < RTE_DIM(none); i++)
+		if (strcmp(driver, none[i]) == 0)
+			return 0;
+	return 1;
+}
+
 static int
 find_port(const char *name, uint16_t *port_id)
 {
@@ -297,7 +314,14 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	 * vdevs (net_memif) only connect as many queues as the peer opens, so a TX queue of
 	 * our own per worker would silently drop. */
 	ntxq = nrxq;
+	ec.intr_conf.rxq = conf->rx_intr && rx_intr_possible(info.driver_name) ? 1 : 0;
 	rc = rte_eth_dev_configure(port_id, nrxq, ntxq, &ec);
+	if (rc != 0 && ec.intr_conf.rxq) {
+		PLOG(INFO, "%s: no RX queue interrupts (%s): adaptive idle sleeps", name,
+		     rte_strerror(-rc));
+		ec.intr_conf.rxq = 0;
+		rc = rte_eth_dev_configure(port_id, nrxq, ntxq, &ec);
+	}
 	if (rc != 0) {
 		PLOG(ERR, "%s: configure failed: %s", name, rte_strerror(-rc));
 		return rc;
@@ -343,6 +367,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	out->port_id = port_id;
 	out->nrxq = nrxq;
 	out->ntxq = ntxq;
+	out->rx_intr = ec.intr_conf.rxq;
 	rte_eth_dev_get_mtu(port_id, &out->mtu);
 	if (forced_mtu != 0)
 		out->mtu = forced_mtu;

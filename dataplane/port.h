@@ -6,7 +6,11 @@
  * configure one TX queue per worker and either one RX queue per worker with RSS (when
  * the port can) or a single RX queue polled by worker 0 (the others then get their
  * partitions' frames through software dispatch rings), enable checksum offloads the
- * port offers, set the MTU, start it. Control thread, before the workers start.
+ * port offers, set the MTU, start it. With conf->rx_intr it configures RX queue
+ * interrupts (intr_conf.rxq) on PMDs that may have them; in DPDK 22.11 net_tap does
+ * (its queue fds), net_af_xdp, net_memif, net_af_packet, net_ring and net_null do not, so
+ * those are not asked (the worker falls back to adaptive sleeps there). Control thread,
+ * before the workers start.
  *
  * A net_memif port is also guarded against a peer that goes away: port.c defines munmap()
  * (exported by sluiced), which on the EAL interrupt thread, while a memif port's link is
@@ -35,6 +39,8 @@ struct sl_port_conf {
 	uint16_t tx_desc;		/* 0 = 1024 */
 	struct rte_mempool *pool;
 	int no_offload;			/* do not use checksum offloads */
+	int rx_intr;			/* ask for RX queue interrupts where the PMD may
+					 * have them (--idle interrupt): out->rx_intr says */
 };
 
 /** Probe, configure and start a port; fill *out (a memif port joins the unmap guard). 0 or

@@ -12,11 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_epoll.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
@@ -407,7 +413,7 @@ exec_cmd(struct sl_worker *w, struct sl_wcmd *cmd)
 static uint32_t
 poll_cmds(struct sl_worker *w)
 {
-	void *obj;
+	void *obj = NULL;
 	uint32_t n = 0;
 
 	while (rte_ring_sc_dequeue(w->cmd, &obj) == 0) {
@@ -434,7 +440,7 @@ clock_update(struct sl_worker *w)
 static uint32_t
 poll_autocreated(struct sl_worker *w)
 {
-	void *obj;
+	void *obj = NULL;
 	uint32_t n = 0;
 
 	while (rte_ring_sc_dequeue(w->acdone, &obj) == 0) {
@@ -550,20 +556,183 @@ clock_start(struct sl_worker *w)
 	w->tick_tsc = hz / 1000;
 }
 
+/* ---- the idle part: interrupts (--idle interrupt) ---- */
+
+/* On the worker lcore, before the loop: add the RX queues of this worker to the lcore's
+ * own epoll set (RTE_EPOLL_PER_THREAD), and the bell. The worker may block only when
+ * every queue it polls has an interrupt; it logs per port which idle it uses. */
+static void
+intr_setup(struct sl_worker *w)
+{
+	uint16_t pi;
+	int ok = 1, rc;
+
+	if (w->conf->idle != SL_IDLE_INTERRUPT || w->bell < 0)
+		return;
+	for (pi = 0; pi < w->conf->nports; pi++) {
+		const struct sl_broker_port *port = &w->conf->ports[pi];
+
+		if (w->idx >= port->nrxq)
+			continue;
+		rc = -ENOTSUP;
+		if (port->rx_intr)
+			rc = rte_eth_dev_rx_intr_ctl_q(port->port_id, w->idx,
+						       RTE_EPOLL_PER_THREAD, RTE_INTR_EVENT_ADD,
+						       NULL);
+		if (rc == 0) {
+			/* PMDs without arming (net_tap: the queue's fd is the interrupt)
+			 * answer -ENOTSUP and need none */
+			rc = rte_eth_dev_rx_intr_enable(port->port_id, w->idx);
+			w->intr_arm[pi] = rc == 0;
+			w->intr_any_arm |= rc == 0;
+			if (rc == 0)
+				rte_eth_dev_rx_intr_disable(port->port_id, w->idx);
+			rc = rc == -ENOTSUP ? 0 : rc;
+		}
+		if (rc == 0)
+			WLOG(INFO, "worker %u: %s RX queue %u: idle blocks on its interrupt",
+			     w->idx, port->name, w->idx);
+		else
+			WLOG(INFO, "worker %u: %s RX queue %u: no RX interrupt (%s): adaptive "
+				   "idle sleeps, up to %u us after %u ms without work", w->idx,
+			     port->name, w->idx, rte_strerror(-rc),
+			     w->conf->idle_deep_us ? w->conf->idle_deep_us :
+						     SL_WORKER_INTR_DEEP_US, SL_WORKER_DEEP_MS);
+		ok &= rc == 0;
+	}
+	w->bell_ev.epdata.event = EPOLLIN;
+	w->bell_ev.epdata.data = NULL;
+	w->bell_ev.epdata.cb_fun = NULL;
+	rc = rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD, w->bell, &w->bell_ev);
+	if (rc != 0) {
+		WLOG(WARNING, "worker %u: cannot add its bell to its epoll set: adaptive idle",
+		     w->idx);
+		ok = 0;
+	}
+	w->intr_ok = (uint8_t)ok;
+}
+
+void
+sl_worker_wake(struct sl_worker *w)
+{
+	uint64_t one = 1;
+
+	/* pairs with the worker's store of asleep before it looks at its rings once more:
+	 * either it sees what was enqueued, or this sees it asleep */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (w->bell >= 0 && __atomic_load_n(&w->asleep, __ATOMIC_RELAXED))
+		(void)!write(w->bell, &one, sizeof(one));
+}
+
+static void
+intr_arm(struct sl_worker *w, int on)
+{
+	uint16_t pi;
+
+	if (!w->intr_any_arm)
+		return;
+	for (pi = 0; pi < w->conf->nports; pi++) {
+		if (!w->intr_arm[pi])
+			continue;
+		if (on)
+			rte_eth_dev_rx_intr_enable(w->conf->ports[pi].port_id, w->idx);
+		else
+			rte_eth_dev_rx_intr_disable(w->conf->ports[pi].port_id, w->idx);
+	}
+}
+
+/* How long the worker may block (ms), 0 when it must not: its timers. Partitions that
+ * store or replicate, and the peers' ARP, are due at every tick; channels at their
+ * earliest in-flight deadline or requeue time. With several workers, frames forwarded
+ * between them come through rings with no interrupt: blocks are as short as
+ * idle_max_us then (at least 1 ms). */
+static int
+intr_timeout_ms(struct sl_worker *w)
+{
+	uint64_t due = w->now_ns + (uint64_t)SL_WORKER_INTR_MAX_MS * 1000000u;
+	uint32_t i;
+	int ms;
+
+	if (w->peer != NULL && w->nparts != 0)
+		return 0;
+	for (i = 0; i < w->nparts && due > w->now_ns; i++)
+		due = RTE_MIN(due, sl_partition_next_due(w->parts[i], w->now_ns));
+	if (due <= w->now_ns + 1000000u)
+		return 0;
+	ms = (int)((due - w->now_ns) / 1000000u);
+	if (w->conf->nworkers > 1)
+		ms = RTE_MIN(ms, (int)RTE_MAX(1u, w->conf->idle_max_us / 1000u));
+	return ms;
+}
+
+/* Block until a frame, the bell or the timeout: arm the interrupts, look once more (what
+ * came in before they were armed, a command enqueued before asleep was seen), and wait
+ * offline for RCU. Returns 0 when it did not block (nothing held, but a timer is due
+ * within a millisecond: the caller sleeps adaptively), 1 otherwise. */
+static int
+intr_block(struct sl_worker *w)
+{
+	struct rte_epoll_event ev[SL_BROKER_MAX_PORTS + 1];
+	uint64_t cnt;
+	uint32_t work;
+	int ms = intr_timeout_ms(w), n, i;
+
+	if (ms == 0)
+		return 0;
+	/* the queues that woke us last time, if still readable, hold frames the PMD did not
+	 * see yet (net_tap reads only after its SIGIO handler ran in some thread): their
+	 * edge is spent, so sleep adaptively until the PMD takes them */
+	if (w->nwoke > 0 && w->st.rx_pkts == w->woke_rx && poll(w->woke, w->nwoke, 0) > 0)
+		return 0;
+	w->nwoke = 0;
+	__atomic_store_n(&w->asleep, 1, __ATOMIC_SEQ_CST);
+	/* look once more: frames of queues that must be armed may have come in before,
+	 * (the others stay in the epoll set, edge-triggered), a command before asleep was
+	 * seen, and a PMD that reads only when told (net_tap's SIGIO) may have been told */
+	intr_arm(w, 1);
+	work = iterate(w);
+	if (work == 0) {
+		rcu_thread_offline();
+		n = rte_epoll_wait_interruptible(RTE_EPOLL_PER_THREAD, ev, RTE_DIM(ev), ms);
+		rcu_thread_online();
+		for (i = 0; i < n; i++) {
+			if (ev[i].fd == w->bell) {
+				(void)!read(w->bell, &cnt, sizeof(cnt));
+			} else if (w->nwoke < RTE_DIM(w->woke)) {
+				w->woke[w->nwoke].fd = ev[i].fd;
+				w->woke[w->nwoke++].events = POLLIN;
+			}
+		}
+		w->st.idle_sleeps++;
+	}
+	/* a burst that took frames read its queues until they were empty (or comes back):
+	 * the readable check above is only for a wake-up that found none */
+	w->woke_rx = w->st.rx_pkts;
+	rcu_quiescent_state();
+	__atomic_store_n(&w->asleep, 0, __ATOMIC_RELAXED);
+	intr_arm(w, 0);
+	return 1;
+}
+
 int
 sl_worker_main(void *arg)
 {
 	struct sl_worker *w = arg;
-	uint32_t empty = 0, sleep_us = 0, cap;
+	uint32_t empty = 0, sleep_us = 0, cap, deep_us, polls;
 	uint64_t last_work = rte_get_tsc_cycles();
 	const uint64_t deep_tsc = rte_get_tsc_hz() / 1000 * SL_WORKER_DEEP_MS;
 
 	clock_start(w);
 	/* adaptive idle sleeps for tens of microseconds: without this, the kernel's default
 	 * 50 us timer slack stretches each one (and a peer's answer waits for it) */
-	if (w->conf->idle == SL_IDLE_ADAPTIVE)
+	if (w->conf->idle != SL_IDLE_BUSY)
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rcu_register_thread();
+	intr_setup(w);
+	polls = w->conf->idle_polls ? w->conf->idle_polls : 32;
+	deep_us = w->conf->idle_deep_us;
+	if (deep_us == 0 && w->conf->idle == SL_IDLE_INTERRUPT && !w->intr_ok)
+		deep_us = SL_WORKER_INTR_DEEP_US;
 	WLOG(INFO, "worker %u running on lcore %u", w->idx, w->lcore);
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
 		uint64_t start = rte_get_tsc_cycles();
@@ -581,13 +750,20 @@ sl_worker_main(void *arg)
 			continue;
 		}
 		w->st.total_cycles += rte_get_tsc_cycles() - start;
-		if (w->conf->idle != SL_IDLE_ADAPTIVE || ++empty < w->conf->idle_polls)
+		if (w->conf->idle == SL_IDLE_BUSY || ++empty < polls)
 			continue;
+		/* interrupt idle: nothing held for the disk or the replicas (their OKs go out
+		 * when this lcore looks again: bounded sleeps below) */
+		if (w->intr_ok && w->nheld_free == SL_WORKER_HELD && intr_block(w)) {
+			empty = 0;
+			sleep_us = 0;
+			continue;
+		}
 		/* idle: go offline so grace periods do not wait for us, sleep, back off */
 		/* a long silence (no work for SL_WORKER_DEEP_MS) may sleep longer */
 		cap = w->conf->idle_max_us;
-		if (w->conf->idle_deep_us > cap && w->now_tsc - last_work > deep_tsc)
-			cap = w->conf->idle_deep_us;
+		if (deep_us > cap && w->now_tsc - last_work > deep_tsc)
+			cap = deep_us;
 		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, cap) :
 			   RTE_MIN(w->conf->idle_min_us ? w->conf->idle_min_us : 10, cap);
 		/* publishes held for the disk or the replicas: their OKs go out once this
@@ -622,6 +798,11 @@ sl_worker_setup(struct sl_worker *w)
 	struct timespec now;
 	uint32_t i;
 
+	if (c->idle == SL_IDLE_INTERRUPT) {
+		w->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->bell < 0)
+			return -errno;
+	}
 	/* replica sequences start at the wall clock: a restarted node numbers past
 	 * everything it sent before (rlink.h) */
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -660,6 +841,9 @@ sl_worker_teardown(struct sl_worker *w)
 	w->mpart = NULL;
 	sl_peer_close(w->peer);
 	rte_free(w->rbuf);
+	if (w->bell >= 0)
+		close(w->bell);
+	w->bell = -1;
 	w->held = NULL;
 	w->held_free = NULL;
 	w->peer = NULL;

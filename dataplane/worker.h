@@ -18,16 +18,24 @@
  *   4. every owned partition: storage and replication events, completions of held
  *      requests (answered here), deliveries (MSG frames built here); every millisecond
  *      timeouts, trimming and ARP for the peers;
- *   5. TX flush; rcu_quiescent_state(); adaptive idle sleep (offline) when nothing
- *      happened for idle_polls iterations.
+ *   5. TX flush; rcu_quiescent_state(); when nothing happened for idle_polls iterations,
+ *      the idle part (offline for RCU): with --idle adaptive a sleep that doubles from
+ *      idle_min_us up to idle_max_us (idle_deep_us after SL_WORKER_DEEP_MS without work);
+ *      with --idle interrupt, when every RX queue of the worker has interrupts and no
+ *      answer is held, a block in rte_epoll_wait on the queues' interrupts and the
+ *      worker's bell (sl_worker_wake) until the next timer deadline (partitions'
+ *      in-flight and requeue times), at most SL_WORKER_INTR_MAX_MS; otherwise the
+ *      adaptive sleeps, with a deeper bound (SL_WORKER_INTR_DEEP_US) after a silence.
  * No heap allocation, syscall, lock or log line per packet.
  */
 #ifndef SL_WORKER_H
 #define SL_WORKER_H
 
+#include <poll.h>
 #include <stdint.h>
 
 #include <rte_common.h>
+#include <rte_epoll.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -43,6 +51,10 @@
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
 #define SL_WORKER_HELD_IDLE_US 50u /* longest adaptive idle sleep while a request is held */
+#define SL_WORKER_INTR_MAX_MS 100	/* longest interrupt idle block (a quit is seen by then) */
+#define SL_WORKER_INTR_DEEP_US 10000u	/* --idle interrupt on ports without RX interrupts:
+					 * longest sleep after SL_WORKER_DEEP_MS without work
+					 * when --idle-deep-us is not given */
 #define SL_WORKER_AUTOCREATE_MAX 64	/* auto-creations waiting for the control thread */
 
 /* A publish for a topic that does not exist yet (with auto-creation): its frame travels
@@ -146,6 +158,18 @@ struct sl_worker {
 	double ns_per_tsc;
 	uint64_t next_tick_tsc;
 	uint64_t tick_tsc;
+	/* --idle interrupt (worker.c, the idle part of the loop) */
+	int bell;					/* eventfd: sl_worker_wake -> this
+							 * worker while it blocks; -1 */
+	int asleep;					/* 1 from arming to waking */
+	uint8_t intr_ok;				/* every RX queue of the worker has
+							 * interrupts: it may block */
+	uint8_t intr_arm[SL_BROKER_MAX_PORTS];		/* rx_intr_enable/disable needed */
+	uint8_t intr_any_arm;				/* ... for one port at least */
+	struct rte_epoll_event bell_ev;
+	struct pollfd woke[SL_BROKER_MAX_PORTS];	/* queue fds of the last wake-up */
+	uint32_t nwoke;
+	uint64_t woke_rx;				/* st.rx_pkts at that wake-up */
 	uint16_t ntx[SL_BROKER_MAX_PORTS];
 	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
 	struct sl_worker_stats st __rte_cache_aligned;
@@ -160,6 +184,13 @@ sl_worker_setup(struct sl_worker *w);
  * stopped. */
 void
 sl_worker_teardown(struct sl_worker *w);
+
+/** Wake w if it blocks in its interrupt idle (--idle interrupt), after something was put
+ * in one of its rings that no RX interrupt announces (a command, a frame back from
+ * auto-creation). Any thread; cheap when w is not asleep (a fence and a load), else one
+ * write to an eventfd. */
+void
+sl_worker_wake(struct sl_worker *w);
 
 /** Worker lcore entry point (rte_eal_remote_launch). arg: struct sl_worker *. */
 int

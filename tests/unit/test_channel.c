@@ -326,8 +326,10 @@ test_timeout(void)
 	struct sl_channel_stats st;
 	int s = sl_channel_sub_add(ch, 1, 0, 1, 10);
 
+	CHECK(sl_channel_next_due(ch) == UINT64_MAX, "nothing due with nothing in flight");
 	nx(ch, 2, 100, NULL);		/* id 1, deadline 1100 */
 	nx(ch, 2, 300, NULL);		/* id 2, deadline 1300 */
+	CHECK(sl_channel_next_due(ch) == 1100, "next due: the earliest deadline");
 	CHECK(sl_channel_expire(ch, 1099) == 0, "nothing expires before the deadline");
 	CHECK(sl_channel_expire(ch, 1100) == 1, "id 1 expires at its deadline");
 	st = stats(ch);
@@ -346,6 +348,7 @@ test_timeout(void)
 	CHECK(sl_channel_fin(ch, s, 1) == 0 && sl_channel_fin(ch, s, 2) == 0 &&
 	      sl_channel_confirmed(ch) == 3, "redelivered ids can be finished");
 	CHECK(sl_channel_expire(ch, 100000) == 0, "expire with nothing in flight is 0");
+	CHECK(sl_channel_next_due(ch) == UINT64_MAX, "nothing due once all are finished");
 	sl_channel_close(ch);
 }
 
@@ -377,6 +380,7 @@ test_req(void)
 
 	nx(ch, 1, 0, NULL);
 	CHECK(sl_channel_req(ch, s, 1, 500, 100) == 0, "REQ id 1 with delay 500 at 100");
+	CHECK(sl_channel_next_due(ch) == 600, "next due: the requeued id's ready time");
 	st = stats(ch);
 	CHECK(st.requeued == 1 && st.requeued_now == 1 && st.in_flight == 0,
 	      "stats: requeued 1, waiting 1");
