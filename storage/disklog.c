@@ -137,7 +137,7 @@ struct sl_disklog {
 	int error;
 
 	uint64_t prealloc;	/* zero-fill step, 0 = none (conf.prealloc_bytes) */
-	uint64_t pz_next;	/* no zero-fill decision before msg_size reaches this */
+	uint64_t pz_next;	/* no zero-fill decision before the end offset passes this */
 	uint64_t pz_bytes;	/* bytes written and syncs since the last decision */
 	uint64_t pz_syncs;
 	uint64_t ckpt_id;	/* next id of the newest checkpoint on disk, 0 = none */
