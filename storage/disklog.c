@@ -36,6 +36,13 @@
  * A crash in between leaves a lone file in the newest or the oldest segment: open deletes
  * it (a lone file anywhere else is not something we wrote: EBADMSG). A reset removes the
  * checkpoint first and writes the new one last (see reset_log for the crash cases).
+ *
+ * Preallocation (disklog.h): seg.zero_end is the file position up to which the active
+ * segment's .msg holds zeros written ahead of msg_size (none when <= msg_size). The zeros
+ * go through the page cache like the records, so a later record's partial pages are found
+ * there (no read), and the fdatasync after the step writes them with the allocation and
+ * size metadata; the syncs after it write records into allocated blocks inside the size.
+ * seal_seg cuts them off a segment that stops being the active one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -102,6 +109,7 @@ struct seg {
 	uint8_t dirty;		/* written since the last sync */
 	uint8_t fresh;		/* created since the last sync */
 	uint8_t clog_dirty;	/* .clog written since its last fdatasync */
+	uint64_t zero_end;	/* .msg zero-filled up to here past msg_size (appender) */
 };
 
 struct sl_disklog {
@@ -124,8 +132,14 @@ struct sl_disklog {
 	uint64_t bytes;
 	uint64_t writes;
 	uint64_t syncs;
+	uint64_t zero_bytes;
+	uint64_t zero_skips;
 	int error;
 
+	uint64_t prealloc;	/* zero-fill step, 0 = none (conf.prealloc_bytes) */
+	uint64_t pz_next;	/* no zero-fill decision before the end offset passes this */
+	uint64_t pz_bytes;	/* bytes written and syncs since the last decision */
+	uint64_t pz_syncs;
 	uint64_t ckpt_id;	/* next id of the newest checkpoint on disk, 0 = none */
 	uint8_t *cbuf;		/* CBUF_RECS encoded commit records */
 
@@ -569,6 +583,74 @@ seg_flagged(const struct seg *s)
 	return s->dirty || s->fresh || s->clog_dirty;
 }
 
+#define ZBUF (64u << 10)
+#define PAGE 4096u
+static const uint8_t zeros[ZBUF];	/* what a zero-fill step writes from */
+
+/*
+ * Cut the zeros written ahead off segment s, which stops being the active one (or the log
+ * closes): its .msg ends at its last record again, durably at the next sync. 0 or -errno.
+ * Appender (control thread at close).
+ */
+static int
+seal_seg(const struct sl_disklog *dl, struct seg *s)
+{
+	if (s->zero_end > s->msg_size) {
+		if (dl->ops->ftruncate(s->msg_fd, (off_t)s->msg_size) != 0)
+			return neg_errno();
+		s->dirty = 1;
+	}
+	s->zero_end = 0;
+	return 0;
+}
+
+/*
+ * Before len bytes of records are written at the end of the active segment s: when what is
+ * zero-filled ends less than half a step past them, decide on the next step (skip it
+ * while syncs average more than SL_DISKLOG_PREALLOC_SYNC_MAX bytes) and zero-fill the
+ * .msg a step past them, never beyond the segment's size. A failed zero write (a full
+ * disk) is undone and the log appends for a step. Returns 0, or the negative errno of a
+ * failed undo (the caller poisons the log). Appender.
+ */
+static int
+zero_ahead(struct sl_disklog *dl, struct seg *s, uint64_t len)
+{
+	uint64_t need = s->msg_size + len, lim = HDR + dl->seg_bytes, pos, to, n;
+	uint64_t end_off = LDR(dl->end_offset) + len;
+	ssize_t w = 0;
+
+	if (dl->prealloc == 0 || need + dl->prealloc / 2 <= s->zero_end || need >= lim ||
+	    end_off < dl->pz_next)
+		return 0;
+	if (dl->pz_syncs > 0 && dl->pz_bytes / dl->pz_syncs > SL_DISKLOG_PREALLOC_SYNC_MAX)
+		goto skip;
+	dl->pz_bytes = 0;
+	dl->pz_syncs = 0;
+	pos = RTE_MAX(s->zero_end, s->msg_size);
+	to = RTE_MIN(RTE_ALIGN_CEIL(RTE_MAX(need, s->zero_end), PAGE) + dl->prealloc, lim);
+	while (pos < to) {
+		n = RTE_MIN(to - pos, (uint64_t)ZBUF);
+		w = dl->ops->pwrite(s->msg_fd, zeros, n, (off_t)pos);
+		if (w <= 0)
+			break;
+		pos += (uint64_t)w;
+		STR(dl->zero_bytes, LDR(dl->zero_bytes) + (uint64_t)w);
+	}
+	if (pos >= to) {
+		s->zero_end = to;
+		return 0;
+	}
+	if (dl->ops->ftruncate(s->msg_fd, (off_t)s->msg_size) != 0)
+		return neg_errno();
+	s->zero_end = 0;
+skip:
+	dl->pz_bytes = 0;
+	dl->pz_syncs = 0;
+	dl->pz_next = end_off + dl->prealloc;
+	STR(dl->zero_skips, LDR(dl->zero_skips) + 1);
+	return 0;
+}
+
 /* fdatasync the .clog of every segment of the written suffix that needs it (all: also the
  * active segment's, else only closed or new segments'). Appender. */
 static int
@@ -623,6 +705,7 @@ sync_files(struct sl_disklog *dl, int clogs)
 	STR(dl->synced_offset, LDR(dl->end_offset));
 	STR(dl->synced_id, LDR(dl->end_id));
 	STR(dl->syncs, LDR(dl->syncs) + 1);
+	dl->pz_syncs++;
 	return 0;
 }
 
@@ -1028,6 +1111,29 @@ rebuild_seg(const struct sl_disklog *dl, struct seg *s, struct scan *sc, uint64_
 	return rc;
 }
 
+/* 1 when bytes [from, to) of fd are all zero (the zero-fill of a running log: see
+ * "Preallocation"), 0 when not, or a negative errno. buf: SCAN_BUF bytes. */
+static int
+all_zero(const struct sl_disklog *dl, int fd, uint8_t *buf, uint64_t from, uint64_t to)
+{
+	uint64_t n, k;
+	ssize_t r;
+
+	while (from < to) {
+		n = RTE_MIN(to - from, (uint64_t)SCAN_BUF);
+		r = read_full(dl, fd, buf, n, from);
+		if (r < 0)
+			return (int)r;
+		if ((uint64_t)r != n)
+			return 0;
+		for (k = 0; k < n; k++)
+			if (buf[k] != 0)
+				return 0;
+		from += n;
+	}
+	return 1;
+}
+
 /* Trust a segment before the checkpoint after checking its first and last records. */
 static int
 quick_load(const struct sl_disklog *dl, struct seg *s, struct scan *sc)
@@ -1306,7 +1412,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	uint64_t ckpt_off = 0, ckpt_id = 0, cut_msg = 0, cut_clog = 0, *msz = NULL, *csz = NULL;
 	uint64_t rebuilt = 0, nrb;
 	uint32_t nent = 0, i, v, lo, hi, keep, removed = 0;
-	int rc, why = V_OK, changed = 0;
+	int rc, rc2, why = V_OK, changed = 0;
 	size_t wl = 0;
 
 	memset(&sc, 0, sizeof(sc));
@@ -1423,6 +1529,24 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 			}
 			if (rc == V_OK && msz[i] == s->msg_size)
 				continue;	/* the whole segment is committed now */
+			/* zeros written ahead of the records (preallocation) are not a
+			 * torn tail: cut them without reporting a cut */
+			rc2 = all_zero(dl, s->msg_fd, sc.rb.buf, s->msg_size, msz[i]);
+			sc.rb.fill = 0;
+			if (rc2 < 0) {
+				rc = rc2;
+				goto out;
+			}
+			if (rc2 == 1) {
+				if (dl->ops->ftruncate(s->msg_fd, (off_t)s->msg_size) != 0) {
+					rc = neg_errno();
+					goto out;
+				}
+				msz[i] = s->msg_size;
+				s->dirty = 1;
+				changed = 1;
+				rc = V_OK;
+			}
 		}
 		if (rc == V_OK && msz[i] == s->msg_size && csz[i] == HDR + s->nrec * s->rlen)
 			continue;
@@ -1585,6 +1709,7 @@ sl_disklog_open(const struct sl_disklog_conf *conf, struct sl_disklog_recovery *
 	dl->ops = conf->ops != NULL ? conf->ops : &sl_sio_posix;
 	dl->partition = conf->partition;
 	dl->seg_bytes = conf->segment_bytes ? conf->segment_bytes : DEFAULT_SEG_BYTES;
+	dl->prealloc = RTE_MIN(RTE_ALIGN_CEIL(conf->prealloc_bytes, (uint64_t)PAGE), dl->seg_bytes);
 	dl->dirfd = -1;
 	pthread_mutex_init(&dl->lock, NULL);
 	dl->dir = strdup(conf->dir);
@@ -1626,6 +1751,9 @@ sl_disklog_close(struct sl_disklog *dl)
 
 	if (dl == NULL)
 		return;
+	/* best effort: a crash may leave the zeros too, and open cuts them */
+	if (dl->nseg > 0 && dl->segs[dl->nseg - 1].msg_fd >= 0)
+		seal_seg(dl, &dl->segs[dl->nseg - 1]);
 	for (i = 0; i < dl->nseg; i++)
 		close_seg(dl, &dl->segs[i]);
 	if (dl->dirfd >= 0)
@@ -1703,7 +1831,9 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		/* roll past segment_bytes, and off a segment of an older version (records
 		 * without their tag) once it holds a record */
 		if (s->nrec > 0 && (s->msg_size - HDR >= dl->seg_bytes || s->rlen != CREC_TAG)) {
-			rc = add_segment(dl, crecs[i].msg_offset, crecs[i].log_id);
+			rc = seal_seg(dl, s);
+			if (rc == 0)
+				rc = add_segment(dl, crecs[i].msg_offset, crecs[i].log_id);
 			if (rc != 0)
 				return set_error(dl, rc);
 			s = &dl->segs[dl->nseg - 1];
@@ -1719,6 +1849,10 @@ sl_disklog_write(struct sl_disklog *dl, const void *msgs, const struct sl_crec *
 		}
 		/* The newest message of the chunk: its last record's last message. */
 		check_msgs(p + mbytes - crecs[j - 1].msg_size, &crecs[j - 1], &ts);
+		rc = zero_ahead(dl, s, mbytes);
+		if (rc != 0)
+			return set_error(dl, rc);
+		dl->pz_bytes += mbytes;
 		STR(dl->writes, LDR(dl->writes) + 2);
 		rc = write_all(dl, s->msg_fd, p, mbytes, s->msg_size);
 		if (rc == 0)
@@ -1801,6 +1935,7 @@ cut_to(struct sl_disklog *dl, uint64_t end_id)
 		return rc;
 	}
 	STR(dl->bytes, LDR(dl->bytes) - seg_bytes_on_disk(s) + msg_size + HDR + nrec * s->rlen);
+	s->zero_end = 0;
 	ST(s->msg_size, msg_size);
 	ST(s->nrec, nrec);
 	s->end_id = end_id;
@@ -2003,7 +2138,9 @@ sl_disklog_skip(struct sl_disklog *dl, uint64_t next_id)
 		*s = ns;
 		dl->dir_dirty = 1;
 	} else {
-		rc = add_segment_lost(dl, LDR(dl->end_offset), next_id, lost);
+		rc = seal_seg(dl, s);
+		if (rc == 0)
+			rc = add_segment_lost(dl, LDR(dl->end_offset), next_id, lost);
 		if (rc != 0)
 			return set_error(dl, rc);
 	}
@@ -2726,5 +2863,7 @@ sl_disklog_get_stats(const struct sl_disklog *dl, struct sl_disklog_stats *st)
 	st->segments = LDR(dl->nseg);
 	st->writes = LDR(dl->writes);
 	st->syncs = LDR(dl->syncs);
+	st->zero_bytes = LDR(dl->zero_bytes);
+	st->zero_skips = LDR(dl->zero_skips);
 	st->error = LDR(dl->error);
 }

@@ -118,6 +118,22 @@
  * go down as well as up across a reset. A crash during one opens as a suffix of the old
  * log or as the new empty log. The channels file is not touched.
  *
+ * Preallocation (conf.prealloc_bytes, sl_persist's logs: SL_DISKLOG_PREALLOC_DEFAULT): the
+ * active segment's .msg is zero-filled ahead of its end, prealloc_bytes at a time, so that
+ * a group commit writes into blocks that are already allocated, written and inside the
+ * file's size: its fdatasync then writes the data and flushes the device cache, without
+ * the allocation, extent and size metadata an append makes it write first (measured on
+ * ext4: two more synchronous writes per fdatasync; docs/storage.md "Durable publishing").
+ * The zeros beyond the last record are not part of the format: the message log ends at
+ * its last record, and a file may hold zero bytes after it only while it is the active
+ * segment of a running log or after a crash. A segment is cut to its last record when it
+ * is closed (roll, lost range, sl_disklog_close); open cuts an all-zero tail of any
+ * segment without reporting a cut (a tail that is not all zeros is torn, as before).
+ * Zero-filling is skipped while syncs carry more than SL_DISKLOG_PREALLOC_SYNC_MAX bytes
+ * on average (the zeros double what is written; a big sync is bound by bandwidth, not by
+ * the metadata writes), and after a failed zero write (a full disk: the zeros written
+ * are cut again and the log goes on appending; a failure to cut them is sticky).
+ *
  * Errors are sticky: the first failed write, fdatasync or truncate poisons the log and
  * every later call returns that error, until sl_disklog_resume. What was written after
  * the last successful sync is cut off right away (best effort; resume does it again), so
@@ -148,7 +164,13 @@ struct sl_disklog_conf {
 	uint32_t partition;
 	uint64_t segment_bytes;		/* roll the segment past this; 0 = 64 MiB */
 	const struct sl_sio_ops *ops;	/* NULL = sl_sio_posix */
+	uint64_t prealloc_bytes;	/* zero-fill the active .msg this far ahead; 0 = never */
 };
+
+/* The persistence lcore's zero-fill step (see "Preallocation" above), and the bytes per
+ * sync (average since the last step) above which a step is skipped. */
+#define SL_DISKLOG_PREALLOC_DEFAULT (UINT64_C(1) << 20)
+#define SL_DISKLOG_PREALLOC_SYNC_MAX (UINT64_C(64) << 10)
 
 /* What sl_disklog_open found and did. */
 struct sl_disklog_recovery {
@@ -207,6 +229,8 @@ struct sl_disklog_stats {
 	uint32_t segments;
 	uint64_t writes;		/* pwrite calls on the logs */
 	uint64_t syncs;
+	uint64_t zero_bytes;		/* zeros written ahead (preallocation), all together */
+	uint64_t zero_skips;		/* preallocation steps skipped (big syncs, a failure) */
 	int error;			/* sticky error (negative errno) or 0 */
 };
 

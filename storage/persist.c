@@ -421,6 +421,7 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
 		.dir = dir,
 		.partition = partition,
 		.segment_bytes = segment_bytes,
+		.prealloc_bytes = SL_DISKLOG_PREALLOC_DEFAULT,
 	};
 	struct sl_disklog_stats ds;
 	struct sl_pstore *ps;

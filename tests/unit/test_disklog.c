@@ -1129,6 +1129,130 @@ test_errors(void)
 	sl_disklog_close(dl);
 }
 
+/*
+ * Preallocation (disklog.h): the active segment's .msg is zero-filled ahead of its end; a
+ * crash leaves the zeros, which open cuts without reporting a cut (a non-zero byte among
+ * them is a torn tail, as before); closed segments and a closed log end at their last
+ * record; a zero write that fails (a full disk) is undone and the log goes on appending.
+ */
+static void
+test_prealloc(void)
+{
+	struct sl_sio_ops ops = sl_sio_posix;
+	struct sl_disklog_conf c = {.partition = 3, .prealloc_bytes = 16384};
+	char dir[DLEN], cp[DLEN], mf[PATH_MAX], cf[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog_stats st;
+	struct sl_disklog *dl, *dl2;
+	uint64_t b[64], end_id, end_off;
+	uint32_t nb, i, bad = 0;
+	off_t msz;
+	int rc;
+
+	sub(dir, "prealloc");
+	sub(cp, "prealloc-crash");
+	model_reset();
+	fault_reset();
+	c.dir = dir;
+	c.segment_bytes = 1 << 20;
+	dl = sl_disklog_open(&c, &rep);
+	CHECK(dl != NULL, "open with preallocation");
+	if (dl == NULL)
+		return;
+	for (i = 0, rc = 0; i < 6 && rc == 0; i++) {
+		rc = app1(dl, 3, 2);
+		if (rc == 0)
+			rc = sl_disklog_sync(dl);
+	}
+	st = stats(dl);
+	nb = bases(dir, b, 64);
+	seg_file(mf, dir, b[nb - 1], "msg");
+	msz = fsize(mf);
+	CHECK(rc == 0 && st.zero_bytes > 0 && msz > (off_t)(64 + m_end_off) &&
+	      msz >= 16384, "writes and syncs: the .msg is zero-filled past its records "
+	      "(%lld bytes for %" PRIu64 ", %" PRIu64 " zeros written)", (long long)msz,
+	      64 + m_end_off, st.zero_bytes);
+
+	/* a crash: the zeros stay; open cuts them and reports nothing cut */
+	copy_dir(dir, cp);
+	dl2 = opn(cp, 1 << 20, NULL, &rep);
+	seg_file(mf, cp, b[nb - 1], "msg");
+	CHECK(dl2 != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id &&
+	      rep.truncated_msg_bytes == 0 && fsize(mf) == (off_t)(64 + m_end_off) &&
+	      verify(dl2, 1, m_end_id) == 0,
+	      "a crash with the zeros: open cuts them, clean, every message back (%s)", rep.what);
+	sl_disklog_close(dl2);
+
+	/* a non-zero byte among them: a torn tail, cut and reported */
+	copy_dir(dir, cp);
+	seg_file(mf, cp, b[nb - 1], "msg");
+	poke(mf, (off_t)(64 + m_end_off + 100), 0x5a);
+	dl2 = opn(cp, 1 << 20, NULL, &rep);
+	CHECK(dl2 != NULL && rep.end_id == m_end_id && rep.truncated_msg_bytes > 0 &&
+	      strcmp(rep.what, "clean") != 0 && fsize(mf) == (off_t)(64 + m_end_off),
+	      "a non-zero byte in the zeros: a torn tail, %" PRIu64 " bytes cut (%s)",
+	      rep.truncated_msg_bytes, rep.what);
+	sl_disklog_close(dl2);
+
+	/* a zero write that fails with ENOSPC: undone, the record is written, no error */
+	sl_disklog_close(dl);
+	ops.pwrite = f_pwrite;
+	c.ops = &ops;
+	c.segment_bytes = 1 << 20;
+	dl = sl_disklog_open(&c, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == m_end_id,
+	      "close cuts the zeros: reopen clean (%s)", rep.what);
+	if (dl == NULL)
+		return;
+	fault_reset();
+	F.fail_in = 1;		/* the first pwrite: the zero-fill step */
+	F.fail_errno = ENOSPC;
+	rc = app1(dl, 2, 1);
+	st = stats(dl);
+	CHECK(rc == 0 && sl_disklog_sync(dl) == 0 && sl_disklog_error(dl) == 0 &&
+	      st.zero_skips == 1 && stats(dl).synced_id == m_end_id &&
+	      verify(dl, 1, m_end_id) == 0,
+	      "a zero-fill step fails with ENOSPC: undone, the write goes on (skips %" PRIu64
+	      ")", st.zero_skips);
+	seg_file(mf, dir, b[nb - 1], "msg");
+	CHECK(fsize(mf) == (off_t)(64 + m_end_off), "no zeros left after the failed step");
+	sl_disklog_close(dl);
+
+	/* small segments: each closed one ends at its last record */
+	sub(dir, "prealloc-roll");
+	model_reset();
+	fault_reset();
+	c.dir = dir;
+	c.ops = NULL;
+	c.segment_bytes = 8192;
+	c.prealloc_bytes = 4096;
+	dl = sl_disklog_open(&c, &rep);
+	for (i = 0, rc = dl == NULL; i < 40 && rc == 0; i++) {
+		rc = app1(dl, 2, 3);
+		if (rc == 0)
+			rc = sl_disklog_sync(dl);
+	}
+	nb = bases(dir, b, 64);
+	for (i = 0; i + 1 < nb; i++) {
+		seg_file(mf, dir, b[i], "msg");
+		if (fsize(mf) != (off_t)(64 + b[i + 1] - b[i]))
+			bad++;
+	}
+	CHECK(rc == 0 && nb >= 3 && bad == 0 && stats(dl).zero_bytes > 0,
+	      "%u segments: every closed one ends at its last record (%u do not)", nb, bad);
+	end_id = m_end_id;
+	end_off = m_end_off;
+	copy_dir(dir, cp);
+	sl_disklog_close(dl);
+	seg_file(mf, dir, b[nb - 1], "msg");
+	seg_file(cf, dir, b[nb - 1], "clog");
+	CHECK(fsize(mf) == (off_t)(64 + end_off - b[nb - 1]), "close: the active one too");
+	dl = opn(cp, 8192, NULL, &rep);
+	CHECK(dl != NULL && strcmp(rep.what, "clean") == 0 && rep.end_id == end_id &&
+	      verify(dl, 1, end_id) == 0, "a crash copy of it opens clean (%s)", rep.what);
+	sl_disklog_close(dl);
+}
+
 static void
 test_retention(void)
 {
@@ -2235,6 +2359,7 @@ main(void)
 	test_rebuild();
 	test_torn_mpub();
 	test_errors();
+	test_prealloc();
 	test_retention();
 	test_channels();
 	test_checkpoint();

@@ -11,8 +11,11 @@
  *
  * Per batch size B and sync policy P, two runs of --seconds each (or --max-mb written):
  *   disk-raw  sequential pwrite() of the bytes the disk log writes for B messages (message
- *             records and commit records) into one plain file, no preallocation, one call
- *             per batch, synced with fdatasync() per P: the ceiling;
+ *             records and commit records) into one plain file, one call per batch, synced
+ *             with fdatasync() per P: the ceiling. It zero-fills the file ahead of its
+ *             end as the disk log does (--prealloc KB steps, the broker's by default;
+ *             skipped while syncs carry more than SL_DISKLOG_PREALLOC_SYNC_MAX bytes; 0:
+ *             plain appends), so that both rows pay the same file-system costs;
  *   disklog   sl_disklog_write() of B messages encoded with sl_disklog_encode_msg() (the
  *             encoding is timed), one commit record per message as a PUB does, or one per
  *             batch as an MPUB (--mpub), synced with sl_disklog_sync() per P.
@@ -68,6 +71,7 @@ struct opts {
 	double seconds;
 	uint64_t max_bytes;
 	int mpub;
+	uint64_t prealloc;	/* zero-fill step, bytes (0: append) */
 	const char *json;
 	int no_header;
 };
@@ -105,6 +109,10 @@ struct sink {
 	uint8_t *payload;
 	uint64_t next_id;
 	uint64_t next_offset;
+	uint64_t zero_end;	/* raw: zero-filled up to here */
+	uint64_t pz_next;	/* raw: the disk log's zero-fill rule (disklog.c zero_ahead) */
+	uint64_t pz_bytes;
+	uint64_t pz_syncs;
 };
 
 struct result {
@@ -139,8 +147,42 @@ raw_open(struct sink *s)
 {
 	snprintf(s->path, sizeof(s->path), "%s/raw", s->r->dir);
 	s->off = 0;
+	s->zero_end = 0;
+	s->pz_next = 0;
+	s->pz_bytes = 0;
+	s->pz_syncs = 0;
 	s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	return s->fd < 0 ? -errno : 0;
+}
+
+/* The disk log's zero-fill ahead of the end (disklog.c zero_ahead), on the raw file. */
+static int
+raw_zero(struct sink *s, uint64_t len)
+{
+	static const uint8_t zeros[64u << 10];
+	uint64_t pre = s->r->o->prealloc, need = (uint64_t)s->off + len, to, pos;
+	ssize_t n;
+
+	if (pre == 0 || need + pre / 2 <= s->zero_end || need < s->pz_next)
+		return 0;
+	if (s->pz_syncs > 0 && s->pz_bytes / s->pz_syncs > SL_DISKLOG_PREALLOC_SYNC_MAX) {
+		s->pz_next = need + pre;
+		s->pz_bytes = 0;
+		s->pz_syncs = 0;
+		return 0;
+	}
+	s->pz_bytes = 0;
+	s->pz_syncs = 0;
+	pos = s->zero_end > (uint64_t)s->off ? s->zero_end : (uint64_t)s->off;
+	to = ((need > s->zero_end ? need : s->zero_end) + 4095) / 4096 * 4096 + pre;
+	for (; pos < to; pos += (uint64_t)n) {
+		n = pwrite(s->fd, zeros, to - pos < sizeof(zeros) ? to - pos : sizeof(zeros),
+			   (off_t)pos);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+	}
+	s->zero_end = to;
+	return 0;
 }
 
 static int
@@ -148,7 +190,11 @@ raw_write(struct sink *s)
 {
 	size_t done = 0, len = s->r->batch_bytes;
 	ssize_t n;
+	int rc = raw_zero(s, len);
 
+	if (rc != 0)
+		return rc;
+	s->pz_bytes += len;
 	while (done < len) {
 		n = pwrite(s->fd, s->buf + done, len - done, s->off + (off_t)done);
 		if (n < 0 && errno == EINTR)
@@ -164,6 +210,7 @@ raw_write(struct sink *s)
 static int
 raw_sync(struct sink *s)
 {
+	s->pz_syncs++;
 	return fdatasync(s->fd) != 0 ? -errno : 0;
 }
 
@@ -215,7 +262,7 @@ remove_dir(const char *path)
 static int
 log_open(struct sink *s)
 {
-	struct sl_disklog_conf conf = {.partition = 0};
+	struct sl_disklog_conf conf = {.partition = 0, .prealloc_bytes = s->r->o->prealloc};
 	struct sl_disklog_recovery rep;
 
 	snprintf(s->path, sizeof(s->path), "%s/log", s->r->dir);
@@ -392,9 +439,9 @@ emit(const struct run *r, const char *system, const struct result *res, double r
 	/* the figures report.h has no field for, as key=value words the summary reads */
 	snprintf(note, sizeof(note),
 		 "syncs_per_s=%.1f disk_mb_per_s=%.2f record_bytes=%u commit_records=%u "
-		 "vs_raw=%.3f; latency per write call with its sync",
+		 "vs_raw=%.3f prealloc_kb=%llu; latency per write call with its sync",
 		 per_s(res->syncs, res), per_s(res->bytes, res) / 1e6, r->rec, r->ncrec,
-		 ratio >= 0 ? ratio : 1.0);
+		 ratio >= 0 ? ratio : 1.0, (unsigned long long)(r->o->prealloc >> 10));
 	rep.note = note;
 	f = strcmp(r->o->json, "-") == 0 ? stdout : fopen(r->o->json, "a");
 	if (f == NULL) {
@@ -421,12 +468,14 @@ usage(FILE *f)
 		"  --policy LIST      sync policies, of always, every:N (messages), ms:T,\n"
 		"                     none (default always,every:4096,ms:10,none)\n"
 		"  --mpub             one commit record per batch (MPUB) instead of per message\n"
+		"  --prealloc KB      zero-fill both files this far ahead of their end, as the\n"
+		"                     broker's disk log does (default %llu; 0: plain appends)\n"
 		"  --seconds T        per run (default 3)\n"
 		"  --quick            --seconds 1 --max-mb 256\n"
 		"  --max-mb N         stop a run after N MB written (default 1024)\n"
 		"  --json FILE        append JSON lines (report.h) to FILE ('-': stdout)\n"
 		"  --no-header        do not print the table header\n",
-		MAX_BATCHES);
+		MAX_BATCHES, (unsigned long long)(SL_DISKLOG_PREALLOC_DEFAULT >> 10));
 }
 
 static int
@@ -508,6 +557,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"batch", required_argument, NULL, 'b'},
 		{"policy", required_argument, NULL, 'P'},
 		{"mpub", no_argument, NULL, 'm'},
+		{"prealloc", required_argument, NULL, 'p'},
 		{"seconds", required_argument, NULL, 'T'},
 		{"quick", no_argument, NULL, 'Q'},
 		{"max-mb", required_argument, NULL, 'M'},
@@ -534,6 +584,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'm': o->mpub = 1; break;
+		case 'p': o->prealloc = strtoull(optarg, NULL, 10) << 10; break;
 		case 'T': seconds = strtod(optarg, NULL); break;
 		case 'Q': quick = 1; break;
 		case 'M': mb = strtoll(optarg, NULL, 10); break;
@@ -579,7 +630,7 @@ bench_batch(const struct opts *o, const char *dir, uint32_t batch, double *alway
 	int rc = 0;
 
 	*always_ratio = -1;
-	r.batch_bytes = (uint64_t)batch * r.rec + (uint64_t)r.ncrec * SL_DISKLOG_CREC_LEN;
+	r.batch_bytes = (uint64_t)batch * r.rec + (uint64_t)r.ncrec * SL_DISKLOG_CREC_TAG_LEN;
 	s.buf = malloc(r.batch_bytes);
 	s.crecs = calloc(r.ncrec, sizeof(*s.crecs));
 	s.payload = malloc(o->size);
@@ -616,7 +667,7 @@ out:
 int
 main(int argc, char **argv)
 {
-	struct opts o = {.parent = "/var/tmp", .size = 100};
+	struct opts o = {.parent = "/var/tmp", .size = 100, .prealloc = SL_DISKLOG_PREALLOC_DEFAULT};
 	double ratio[MAX_BATCHES];
 	char dir[PATH_MAX];
 	uint32_t i, n;
@@ -633,8 +684,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "sluice-disk-bench: mkdtemp %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	if (!o.no_header)
+	if (!o.no_header) {
+		if (o.prealloc != 0)
+			printf("preallocation: the message log (and the raw file) zero-filled %llu KiB "
+			       "ahead of its end "
+			       "(skipped above %llu KiB per sync; --prealloc 0: plain appends)\n",
+			       (unsigned long long)(o.prealloc >> 10),
+			       (unsigned long long)(SL_DISKLOG_PREALLOC_SYNC_MAX >> 10));
+		else
+			printf("preallocation: none (plain appends)\n");
 		header();
+	}
 	for (n = 0; n < o.nbatch && !quit && rc == 0; n++)
 		rc = bench_batch(&o, dir, o.batch[n], &ratio[n]);
 	for (i = 0; i < n; i++)
