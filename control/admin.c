@@ -1169,10 +1169,23 @@ tel_workers(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(x, "busy_cycles", s->busy_cycles);
 		rte_tel_data_add_dict_u64(x, "total_cycles", s->total_cycles);
 		snprintf(key, sizeof(key), "worker%u", w);
-		rte_tel_data_add_dict_container(d, key, x, 0);
+		if (rte_tel_data_add_dict_container(d, key, x, 0) != 0)
+			rte_tel_data_free(x);	/* not taken: telemetry frees only what it took */
 	}
 	pthread_mutex_unlock(&adm.snap_lock);
 	return 0;
+}
+
+/* A telemetry key from a topic, channel or counter name: DPDK's telemetry takes only
+ * letters, digits, '_' and '/' in names (and refuses the entry otherwise), so every other
+ * byte becomes '_'. */
+static void
+tel_key(char *k)
+{
+	for (; *k != '\0'; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '/'))
+			*k = '_';
 }
 
 static int
@@ -1202,13 +1215,17 @@ tel_partitions(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (c = 0; c < sp->info.nchans && c < 8; c++) {
 			char ck[RTE_TEL_MAX_STRING_LEN];
 
-			snprintf(ck, sizeof(ck), "chan.%s.depth", sp->info.chans[c].name);
+			snprintf(ck, sizeof(ck), "chan/%s/depth", sp->info.chans[c].name);
+			tel_key(ck);
 			rte_tel_data_add_dict_u64(x, ck, sp->info.chans[c].depth);
-			snprintf(ck, sizeof(ck), "chan.%s.in_flight", sp->info.chans[c].name);
+			snprintf(ck, sizeof(ck), "chan/%s/in_flight", sp->info.chans[c].name);
+			tel_key(ck);
 			rte_tel_data_add_dict_u64(x, ck, sp->info.chans[c].st.in_flight);
 		}
-		snprintf(key, sizeof(key), "%s.%u", sp->topic, sp->part);
-		rte_tel_data_add_dict_container(d, key, x, 0);
+		snprintf(key, sizeof(key), "%s/%u", sp->topic, sp->part);
+		tel_key(key);
+		if (rte_tel_data_add_dict_container(d, key, x, 0) != 0)
+			rte_tel_data_free(x);
 	}
 	pthread_mutex_unlock(&adm.snap_lock);
 	return 0;

@@ -68,6 +68,10 @@ t = json.load(open(sys.argv[1])); n = int(sys.argv[2])
 assert t["/sluice/status"]["topics"] == 2, t["/sluice/status"]
 assert t["/sluice/workers"]["worker0"]["messages_in"] >= n, t["/sluice/workers"]
 assert t["/ethdev/stats"]["ipackets"] >= n, t["/ethdev/stats"]
+parts = t["/sluice/partitions"]
+# a snapshot refreshed every second: the partition and its channel are there, with counts
+assert 0 < parts.get("rt/0", {}).get("message_count", 0) <= n, parts
+assert isinstance(parts["rt/0"].get("chan/check/depth"), int), parts["rt/0"]
 PY
 
 log "clean shutdown"
