@@ -357,6 +357,8 @@ json_part(struct sl_json *out, uint16_t p, const struct sl_part_info *in, int ch
 	sl_json_u64(out, "messages_in", in->msgs_in);
 	sl_json_u64(out, "bytes_in", in->bytes_in);
 	sl_json_u64(out, "full_errors", in->full_errs);
+	sl_json_u64(out, "log_grow_kicks", in->grow_kicks);
+	sl_json_u64(out, "log_grow_refused", in->grow_refused);
 	sl_json_u64(out, "deliveries", in->deliveries);
 	sl_json_u64(out, "sub_channels_refused", in->sub_chans_refused);
 	sl_json_u64(out, "sub_channels_expired", in->sub_chans_expired);
@@ -1504,6 +1506,12 @@ metrics_parts(struct sl_metrics_buf *out)
 		    "Messages delivered from the partition to subscribers.", sp->info.deliveries);
 	PART_FAMILY("sluice_partition_full_errors_total", COUNTER,
 		    "Publishes refused because the partition log was full.", sp->info.full_errs);
+	PART_FAMILY("sluice_partition_log_grow_wakeups_total", COUNTER,
+		    "Times the partition's worker woke the control thread to grow its log.",
+		    sp->info.grow_kicks);
+	PART_FAMILY("sluice_partition_log_grow_refused_total", COUNTER,
+		    "Log growth steps refused by the node's memory budget (--log-budget-mb).",
+		    sp->info.grow_refused);
 	PART_FAMILY("sluice_partition_storage_io_errors_total", COUNTER,
 		    "Disk I/O errors of the partition's log.", sp->info.io_errs);
 	PART_FAMILY("sluice_partition_end_id", GAUGE,

@@ -213,6 +213,9 @@ struct sl_part_info {
 	uint64_t msgs_in;
 	uint64_t bytes_in;
 	uint64_t full_errs;
+	uint64_t grow_kicks;		/* times the owner woke the grower (log half used,
+					 * or an append refused for want of room) */
+	uint64_t grow_refused;		/* growth steps the memory budget refused */
 	uint64_t deliveries;
 	/* storage */
 	const struct sl_pstore *store;	/* NULL: memory only (read its fields racily) */

@@ -1065,6 +1065,8 @@ sl_partition_info(const struct sl_partition *p, struct sl_part_info *info)
 	info->msgs_in = p->msgs_in;
 	info->bytes_in = p->bytes_in;
 	info->full_errs = p->full_errs;
+	info->grow_kicks = __atomic_load_n(&p->grow_kicks, __ATOMIC_RELAXED);
+	info->grow_refused = __atomic_load_n(&p->grow_refused, __ATOMIC_RELAXED);
 	info->deliveries = p->deliveries;
 	info->store = p->store;
 	info->disk = (uint8_t)p->disk;

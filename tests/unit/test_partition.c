@@ -712,6 +712,7 @@ test_grow_kick(void)
 	struct sl_wire_pub pub;
 	struct sl_partition *p;
 	uint32_t n = 0, first = 0, second = 0, extra_kicks = 0;
+	struct sl_part_info info;
 	uint64_t v;
 
 	extra.grow_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -742,6 +743,14 @@ test_grow_kick(void)
 	}
 	CHECK(second > first + 50, "a kick again after the step, when the grown part is half "
 	      "used (publish %u)", second);
+	sl_partition_info(p, &info);
+	CHECK(info.grow_kicks == 2 && info.grow_refused == 0,
+	      "topic info counts the two wake-ups (%" PRIu64 ") and no refused step (%" PRIu64
+	      ")", info.grow_kicks, info.grow_refused);
+	CHECK(sl_partition_grow(p, 0) == 0, "a step over the budget is not taken");
+	sl_partition_info(p, &info);
+	CHECK(info.grow_refused == 1, "and is counted as refused (%" PRIu64 ")",
+	      info.grow_refused);
 	sl_partition_close(p);
 	close(extra.grow_fd);
 }
