@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The sluice authors
 #
 # A memif client that goes away must never crash the broker. sluiced serves a net_memif
-# port (role server); MEMIF_CYCLES times (default 20) a DPDK client (memif_flood.c) connects,
+# port (role server); MEMIF_CYCLES times (default 20) a DPDK client (memif_client.c in its flood mode) connects,
 # opens a session, floods the port (32 jumbo frames per round, an MPUB of 32 every 8) and
 # is SIGKILLed after a random 0-300 ms, or, every third cycle, ends on its own mid-flood.
 # The DPDK memif PMD tears a connection down on its interrupt thread (memif_disconnect:
@@ -23,7 +23,6 @@
 CYCLES=${MEMIF_CYCLES:-20}
 IDLE=${MEMIF_IDLE:-adaptive}
 SOCK=$TMP/memif-data.sock
-FLOOD=$BUILD/tests/fault/memif_flood
 CLIENT=$BUILD/tests/integration/memif_client
 VDEV="net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no"
 
@@ -39,8 +38,8 @@ for i in $(seq "$CYCLES"); do
 	# the client always runs without hugepages: a SIGKILLed one leaves no page files. It
 	# goes without closing anything, as a crashed one would: under ASan, no leak report
 	# (whose exit status 1 would read as a failed client)
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$FLOOD" --no-pci --lcores 0@1 --no-huge -m 256 --file-prefix "sl-flood$i-$$" \
-		--vdev "$VDEV" --log-level=lib.eal:warning -- 10.79.0.2 10.79.0.1 ft "$rounds" \
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$CLIENT" --no-pci --lcores 0@1 --no-huge -m 256 --file-prefix "sl-flood$i-$$" \
+		--vdev "$VDEV" --log-level=lib.eal:warning -- flood 10.79.0.2 10.79.0.1 ft "$rounds" \
 		> "$TMP/flood$i.out" 2>&1 &
 	fpid=$!
 	PIDS+=("$fpid")

@@ -5,13 +5,23 @@
  * Run by memif.sh against a real sluiced process:
  *
  *   memif_client [EAL options] -- BROKER_IP LOCAL_IP TOPIC COUNT [PARTITION]
+ *   memif_client [EAL options] -- flood BROKER_IP LOCAL_IP TOPIC ROUNDS
  *
  * Checks: blocking PUB; COUNT pipelined publishes acknowledged with consecutive ids;
  * an MPUB of 32 (all or none, consecutive ids); local and broker-side errors (message too
  * big, unknown topic); a subscriber receives every message exactly once, in order,
  * intact; REQ with a delay redelivers with attempts + 1; an ordered channel never has two
  * messages in flight.
+ *
+ * flood (for tests/fault/memif_disconnect.sh): keeps sluiced's receive path busy. It opens a
+ * session, prints "flooding", then for ROUNDS rounds (0 = until killed) sends a burst of 32
+ * jumbo frames (9000 bytes) of a local experimental EtherType that the broker reads and
+ * drops, so that its worker spends most of its time inside the memif PMD's receive burst,
+ * copying out of the shared regions; every 8th round also an MPUB of 32 (pipelined, window
+ * 32). The test SIGKILLs it there, or lets it end (exit without closing the port: the broker
+ * sees the control socket close). Exit 0 after ROUNDS rounds, 2 on a set-up error.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +36,10 @@
 #include "err.h"
 
 static int passed, failed;
+
+#define NOISE_LEN 1500
+#define NOISE_SEGS 6
+#define NOISE_TYPE 0x88b5	/* IEEE 802 local experimental EtherType 1 */
 
 #define CHECK(cond, ...)                                                                  \
 	do {                                                                              \
@@ -141,10 +155,133 @@ on_ord_msg(void *arg, const struct sl_client_msg *m)
 	return 1; /* FIN later, from the main loop */
 }
 
+/* The client's mbuf pool, port 0 (the memif) and a libsluice session over it, window 32.
+ * NULL after printing why. */
+static struct sl_client *
+open_client(const char *broker, const char *local, const char *pool_name, uint32_t nmbufs,
+	    struct rte_mempool **poolp)
+{
+	struct sl_client_conf cc;
+	struct rte_mempool *pool;
+	struct sl_client *c;
+
+	pool = rte_pktmbuf_pool_create(pool_name, nmbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+				       (int)rte_socket_id());
+	if (pool == NULL || sl_client_dpdk_port_start(0, pool, 0, 10000) != 0) {
+		fprintf(stderr, "port 0 setup failed (is sluiced's memif server up?)\n");
+		return NULL;
+	}
+	memset(&cc, 0, sizeof(cc));
+	cc.xport = SL_XPORT_DPDK;
+	cc.broker_ip = broker;
+	cc.local_ip = local;
+	cc.dpdk_port = 0;
+	cc.dpdk_queue = 0;
+	cc.dpdk_pool = pool;
+	cc.window = 32;
+	c = sl_client_open(&cc);
+	if (c == NULL)
+		fprintf(stderr, "sl_client_open: %s\n", sl_strerror(errno));
+	*poolp = pool;
+	return c;
+}
+
+/* 32 broadcast frames nobody parses beyond the Ethernet header, each NOISE_SEGS segments of
+ * NOISE_LEN bytes: a jumbo frame spans several memif buffers, so the broker's receive
+ * burst copies about 300 KB and lasts long enough to be caught inside. */
+static void
+send_noise(struct rte_mempool *pool)
+{
+	struct rte_mbuf *m[32];
+	uint16_t i, k, n = 0, sent;
+
+	for (i = 0; i < 32; i++) {
+		struct rte_ether_hdr *eh;
+		struct rte_mbuf *seg;
+		char *d;
+
+		m[n] = rte_pktmbuf_alloc(pool);
+		if (m[n] == NULL)
+			break;
+		eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m[n], NOISE_LEN);
+		if (eh == NULL) {
+			rte_pktmbuf_free(m[n]);
+			break;
+		}
+		memset(eh, 0xa5, NOISE_LEN);
+		memset(&eh->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
+		rte_eth_macaddr_get(0, &eh->src_addr);
+		eh->ether_type = rte_cpu_to_be_16(NOISE_TYPE);
+		for (k = 1; k < NOISE_SEGS; k++) {
+			seg = rte_pktmbuf_alloc(pool);
+			if (seg == NULL)
+				break;
+			d = rte_pktmbuf_append(seg, NOISE_LEN);
+			if (d == NULL || rte_pktmbuf_chain(m[n], seg) != 0) {
+				rte_pktmbuf_free(seg);
+				break;
+			}
+			memset(d, 0x5a, NOISE_LEN);
+		}
+		n++;
+	}
+	sent = rte_eth_tx_burst(0, 0, m, n);
+	for (i = sent; i < n; i++)
+		rte_pktmbuf_free(m[i]);
+}
+
+static void
+on_flood_pub(void *arg, const struct sl_pub_result *r)
+{
+	uint64_t *acked = arg;
+
+	if (r->err == 0)
+		*acked += r->count;
+}
+
+/* The flood mode: argv = BROKER_IP LOCAL_IP TOPIC ROUNDS. */
+static int
+flood(char **argv)
+{
+	static char payload[32][32];
+	const void *datas[32];
+	uint32_t lens[32];
+	struct rte_mempool *pool;
+	struct sl_client *c;
+	uint64_t rounds, r, acked = 0;
+	int i, rc;
+
+	rounds = strtoull(argv[3], NULL, 10);
+	c = open_client(argv[0], argv[1], "flood_mbufs", 16383, &pool);
+	if (c == NULL)
+		return 2;
+	for (i = 0; i < 32; i++) {
+		memset(payload[i], 'a' + i % 26, sizeof(payload[i]));
+		datas[i] = payload[i];
+		lens[i] = sizeof(payload[i]);
+	}
+	printf("flooding\n");
+	fflush(stdout);
+	for (r = 0; rounds == 0 || r < rounds; r++) {
+		/* one MPUB every 8 rounds: the partition's log must not fill over the cycles */
+		if (r % 8 == 0) {
+			rc = sl_client_pub_async(c, argv[2], 0, 32, datas, lens, on_flood_pub,
+						 &acked);
+			if (rc != 0)
+				fprintf(stderr, "mpub: %s\n", sl_strerror(rc));
+		}
+		send_noise(pool);
+		sl_client_poll(c, 0);
+	}
+	printf("%" PRIu64 " rounds, %" PRIu64 " messages acknowledged\n", rounds, acked);
+	/* no sl_client_close, no port stop: the process just goes, as a crashed one would
+	 * (the kernel closes the memif control socket) */
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct sl_client_conf cc;
 	struct sl_client *c;
 	struct rte_mempool *pool;
 	struct sl_pub_result res;
@@ -165,34 +302,21 @@ main(int argc, char **argv)
 	}
 	argc -= ret;
 	argv += ret;
+	if (argc == 6 && strcmp(argv[1], "flood") == 0)
+		return flood(argv + 2);
 	if (argc != 5 && argc != 6) {
 		fprintf(stderr, "usage: memif_client [EAL] -- BROKER_IP LOCAL_IP TOPIC COUNT "
-				"[PARTITION]\n");
+				"[PARTITION]\n"
+				"       memif_client [EAL] -- flood BROKER_IP LOCAL_IP TOPIC ROUNDS\n");
 		return 2;
 	}
 	part = argc == 6 ? (uint16_t)atoi(argv[5]) : 0;
 	topic = argv[3];
 	count = strtoull(argv[4], NULL, 10);
 	hz = rte_get_tsc_hz();
-	pool = rte_pktmbuf_pool_create("client_mbufs", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-				       (int)rte_socket_id());
-	if (pool == NULL || sl_client_dpdk_port_start(0, pool, 0, 10000) != 0) {
-		fprintf(stderr, "port 0 setup failed (is sluiced's memif server up?)\n");
+	c = open_client(argv[1], argv[2], "client_mbufs", 8191, &pool);
+	if (c == NULL)
 		return 2;
-	}
-	memset(&cc, 0, sizeof(cc));
-	cc.xport = SL_XPORT_DPDK;
-	cc.broker_ip = argv[1];
-	cc.local_ip = argv[2];
-	cc.dpdk_port = 0;
-	cc.dpdk_queue = 0;
-	cc.dpdk_pool = pool;
-	cc.window = 32;
-	c = sl_client_open(&cc);
-	if (c == NULL) {
-		fprintf(stderr, "sl_client_open: %s\n", sl_strerror(errno));
-		return 2;
-	}
 	printf("session %016" PRIx64 ", window %u, max message %u\n",
 	       sl_client_welcome(c)->session, sl_client_welcome(c)->window,
 	       sl_client_welcome(c)->max_msg);
