@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
@@ -844,6 +846,40 @@ run_reflect(const struct opts *o, const struct sl_client_conf *cc)
 
 /* ---- reflector role ---- */
 
+/*
+ * A memif client that goes away while the reflector polls (every ceiling row ends so):
+ * DPDK's memif PMD munmap()s the peer's shared regions on the EAL interrupt thread while
+ * the reflector's lcore may be inside a receive or transmit burst on them, and the
+ * reflector died of SIGSEGV (about one row in ten of a full tools/bench/run). sluiced
+ * closes the same window with an RCU grace period (dataplane/port.c); the reflector has one
+ * polling thread, so its loop counts iterations instead: an munmap on the interrupt thread
+ * while the reflector runs waits (at most REFL_GP_MS) until that count moved twice, so a
+ * burst that saw the port connected has returned, and later ones see the flag the PMD
+ * cleared before its munmap. The executable exports munmap (tools/bench/meson.build) so
+ * the PMD's calls bind to it; every other munmap goes straight to the system call.
+ */
+#define REFL_GP_MS 200
+
+static uint64_t refl_loops;	/* reflector iterations (its lcore writes, atomics) */
+static int refl_running;
+
+/* Interposes libc's munmap for the whole process. Any thread. */
+int
+munmap(void *addr, size_t len)
+{
+	if (__atomic_load_n(&refl_running, __ATOMIC_ACQUIRE) && rte_thread_is_intr()) {
+		uint64_t start = __atomic_load_n(&refl_loops, __ATOMIC_ACQUIRE);
+		uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * REFL_GP_MS / 1000;
+
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&refl_loops, __ATOMIC_ACQUIRE) - start < 2 &&
+		       __atomic_load_n(&refl_running, __ATOMIC_ACQUIRE) &&
+		       rte_get_timer_cycles() < end)
+			rte_delay_us_sleep(20);
+	}
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
 static int
 reflector(const struct opts *o, uint16_t port, struct rte_mempool *pool)
 {
@@ -871,7 +907,9 @@ reflector(const struct opts *o, uint16_t port, struct rte_mempool *pool)
 	nif.udp_port_hi = 65535;
 	printf("reflector: port %u, %s, bouncing every UDP datagram\n", port, o->local_ip);
 	fflush(stdout);
+	__atomic_store_n(&refl_running, 1, __ATOMIC_RELEASE);
 	while (!quit) {
+		__atomic_store_n(&refl_loops, refl_loops + 1, __ATOMIC_RELEASE);
 		n = rte_eth_rx_burst(port, 0, pkts, 32);
 		nout = 0;
 		for (i = 0; i < n; i++) {
@@ -915,6 +953,7 @@ reflector(const struct opts *o, uint16_t port, struct rte_mempool *pool)
 			rte_delay_us_sleep(sleep_us);
 		}
 	}
+	__atomic_store_n(&refl_running, 0, __ATOMIC_RELEASE);
 	printf("reflector: %" PRIu64 " frames in, %" PRIu64 " out\n", rx, tx);
 	return 0;
 }
