@@ -64,6 +64,8 @@ struct sl_broker_port {
 	uint32_t rx_flags;	/* SL_NET_RX_* offloads enabled */
 	uint16_t mtu;
 	uint8_t rx_intr;	/* configured with RX queue interrupts (intr_conf.rxq) */
+	uint8_t xsk_ready;	/* net_af_xdp: xsk_fd[q] is RX queue q's AF_XDP socket */
+	int xsk_fd[SL_BROKER_MAX_WORKERS];	/* readable when its RX ring holds frames */
 	char name[64];
 	struct sl_net_if nif;
 	uint32_t netmask;	/* network order; 0 = no subnet given (--ip without /len) */

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <rte_bus.h>
@@ -240,6 +242,76 @@ rx_intr_possible(const char *driver)
 	return 1;
 }
 
+/* ---- net_af_xdp: the queues' sockets as their RX interrupt ----
+ *
+ * DPDK 22.11's net_af_xdp has no RX queue interrupt, but each RX queue is an AF_XDP socket
+ * that poll() reports readable while its RX ring holds frames (the kernel wakes its
+ * waiters as it fills the ring). The PMD does not hand the socket out, so the port's
+ * start finds them: the AF_XDP sockets of the process after its RX queues are set up,
+ * less those before, in ascending descriptor order (the PMD creates one per queue, in
+ * queue order). Anything else (a count that does not match) and the workers sleep
+ * adaptively as before. --idle interrupt adds them, level-triggered, to the worker's
+ * epoll set (dataplane/worker.c). */
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#define XSK_SCAN_MAX 64
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* The AF_XDP sockets open in this process, ascending; returns how many (<= max). */
+static int
+xsk_scan(int *fds, int max)
+{
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0, fd, dom;
+	socklen_t len;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL && n < max) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		fd = atoi(e->d_name);
+		if (fd == dirfd(d))
+			continue;
+		len = sizeof(dom);
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom == AF_XDP)
+			fds[n++] = fd;
+	}
+	closedir(d);
+	qsort(fds, (size_t)n, sizeof(fds[0]), cmp_int);
+	return n;
+}
+
+/* out->xsk_fd[q] for every RX queue: the sockets in after[] and not in before[]. */
+static void
+xsk_take(struct sl_broker_port *out, const int *before, int nb, const int *after, int na)
+{
+	int i, j, k = 0, seen;
+
+	for (i = 0; i < na; i++) {
+		for (seen = 0, j = 0; j < nb && !seen; j++)
+			seen = after[i] == before[j];
+		if (seen)
+			continue;
+		if (k == out->nrxq || k == SL_BROKER_MAX_WORKERS) {
+			k = -1;
+			break;
+		}
+		out->xsk_fd[k++] = after[i];
+	}
+	out->xsk_ready = k > 0 && k == out->nrxq;
+	if (!out->xsk_ready)
+		PLOG(INFO, "%s: %d new AF_XDP socket(s) for %u RX queue(s): no socket wake-up, "
+			   "idle workers sleep adaptively", out->name, k, out->nrxq);
+}
+
 static int
 find_port(const char *name, uint16_t *port_id)
 {
@@ -256,7 +328,7 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	struct rte_ether_addr mac;
 	char name[64];
 	uint16_t port_id, q, nrxq, ntxq, forced_mtu = 0;
-	int rc;
+	int rc, is_xdp, xsk_before[XSK_SCAN_MAX], xsk_after[XSK_SCAN_MAX], nb = 0, na;
 
 	memset(out, 0, sizeof(*out));
 	if (conf == NULL || conf->devargs == NULL || conf->nworkers == 0 || conf->pool == NULL)
@@ -339,6 +411,9 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 			return rc;
 		}
 	}
+	is_xdp = strcmp(info.driver_name, "net_af_xdp") == 0;
+	if (is_xdp)
+		nb = xsk_scan(xsk_before, XSK_SCAN_MAX);
 	for (q = 0; q < nrxq; q++) {
 		rc = rte_eth_rx_queue_setup(port_id, q, conf->rx_desc ? conf->rx_desc : 1024,
 					    rte_eth_dev_socket_id(port_id), NULL, conf->pool);
@@ -372,6 +447,10 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	if (forced_mtu != 0)
 		out->mtu = forced_mtu;
 	snprintf(out->name, sizeof(out->name), "%s", name);
+	if (is_xdp) {
+		na = xsk_scan(xsk_after, XSK_SCAN_MAX);
+		xsk_take(out, xsk_before, nb, xsk_after, na);
+	}
 	if (strcmp(info.driver_name, "net_memif") == 0)
 		memif_guard_add(port_id);
 	PLOG(INFO, "%s: port %u up, MAC " RTE_ETHER_ADDR_PRT_FMT ", %s, %u RX queue(s)%s, MTU %u",

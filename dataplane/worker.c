@@ -575,6 +575,26 @@ intr_setup(struct sl_worker *w)
 		if (w->idx >= port->nrxq)
 			continue;
 		rc = -ENOTSUP;
+		if (!port->rx_intr && port->xsk_ready) {
+			/* net_af_xdp: the queue's AF_XDP socket is readable while its RX
+			 * ring holds frames (dataplane/port.c); level-triggered, so frames
+			 * that came before the block wake it at once */
+			struct rte_epoll_event *ev = &w->xsk_ev[pi];
+
+			ev->epdata.event = EPOLLIN;
+			ev->epdata.data = NULL;
+			ev->epdata.cb_fun = NULL;
+			rc = rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD,
+					   port->xsk_fd[w->idx], ev);
+			if (rc == 0)
+				WLOG(INFO, "worker %u: %s RX queue %u: idle blocks on its AF_XDP "
+					   "socket", w->idx, port->name, w->idx);
+			else
+				rc = -errno;
+			ok &= rc == 0;
+			if (rc == 0)
+				continue;
+		}
 		if (port->rx_intr)
 			rc = rte_eth_dev_rx_intr_ctl_q(port->port_id, w->idx,
 						       RTE_EPOLL_PER_THREAD, RTE_INTR_EVENT_ADD,

@@ -167,6 +167,7 @@ struct sl_worker {
 	uint8_t intr_arm[SL_BROKER_MAX_PORTS];		/* rx_intr_enable/disable needed */
 	uint8_t intr_any_arm;				/* ... for one port at least */
 	struct rte_epoll_event bell_ev;
+	struct rte_epoll_event xsk_ev[SL_BROKER_MAX_PORTS];	/* net_af_xdp sockets */
 	struct pollfd woke[SL_BROKER_MAX_PORTS];	/* queue fds of the last wake-up */
 	uint32_t nwoke;
 	uint64_t woke_rx;				/* st.rx_pkts at that wake-up */

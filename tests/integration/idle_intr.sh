@@ -3,8 +3,11 @@
 # Copyright (c) 2026 The sluice authors
 #
 # --idle interrupt on a net_tap port (the one vdev with RX queue interrupts in DPDK 22.11)
-# inside a network namespace this test creates. Checks that the worker says it blocks on
-# the queue's interrupt; that after idle periods longer than its longest block
+# inside a network namespace this test creates, or (SL_IDLE_TEST_PORT=xdp, the meson test
+# idle_intr_xdp) on a net_af_xdp port on one end of a veth pair in it, where the worker
+# blocks on the queue's AF_XDP socket instead (skipped, 77, without the PMD or ethtool).
+# Checks that the worker says it blocks on the
+# queue's interrupt (socket); that after idle periods longer than its longest block
 # (SL_WORKER_INTR_MAX_MS) a publish is still answered and delivered to a subscriber that
 # waits (awaited, no timing), five times; that a command of the control socket reaches the
 # idle worker (its bell); that an idle worker blocks instead of sleeping every
@@ -20,14 +23,34 @@ BROKER=10.78.$(( $$ % 200 )).2
 HOST=10.78.$(( $$ % 200 )).1
 ROUNDS=5
 MODE=${SL_IDLE_TEST_MODE:-interrupt}	# "adaptive": shows the last check fails there
+PORT=${SL_IDLE_TEST_PORT:-tap}
 
 make_netns "$NS"
-start_sluiced idle "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" --topic it:1 \
-	--idle "$MODE"
-in_ns "$NS" ip addr add "$HOST/24" dev "$IF" || fail "address $IF"
-in_ns "$NS" ip link set "$IF" up || fail "link up $IF"
-grep -q "idle blocks on its interrupt" "$TMP/idle.log" ||
-	[ "$MODE" != interrupt ] || fail "the worker does not block on the tap's interrupt"
+if [ "$PORT" = xdp ]; then
+	if ! ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* > /dev/null 2>&1 ||
+		! command -v ethtool > /dev/null; then
+		log "SKIP: no net_af_xdp PMD or no ethtool"
+		exit 77
+	fi
+	# the client's end keeps $IF's name and address; sluiced takes the other end
+	in_ns "$NS" ip link add "$IF" type veth peer name "${IF:0:12}x" || fail "veth"
+	in_ns "$NS" ip addr add "$HOST/24" dev "$IF" || fail "address $IF"
+	# a veth hands XDP the frame before its UDP checksum is filled in
+	in_ns "$NS" ethtool -K "$IF" tx off > /dev/null || fail "ethtool -K $IF tx off"
+	in_ns "$NS" ip link set "$IF" up || fail "link up $IF"
+	in_ns "$NS" ip link set "${IF:0:12}x" up || fail "link up ${IF:0:12}x"
+	start_sluiced idle "$NS" "" -- --port "net_af_xdp0,iface=${IF:0:12}x,busy_budget=0" \
+		--ip "$BROKER/24" --topic it:1 --idle "$MODE"
+	WHAT="its AF_XDP socket"
+else
+	start_sluiced idle "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" --topic it:1 \
+		--idle "$MODE"
+	in_ns "$NS" ip addr add "$HOST/24" dev "$IF" || fail "address $IF"
+	in_ns "$NS" ip link set "$IF" up || fail "link up $IF"
+	WHAT="its interrupt"
+fi
+grep -q "idle blocks on $WHAT" "$TMP/idle.log" ||
+	[ "$MODE" != interrupt ] || fail "the worker does not block on $WHAT ($PORT)"
 ctl idle status | grep -q "\"idle\": \"$MODE\"" || fail "status: idle is not $MODE"
 
 # await FILE N: until FILE has N lines (bounded: 60 s)
