@@ -586,14 +586,12 @@ intr_setup(struct sl_worker *w)
 			ev->epdata.cb_fun = NULL;
 			rc = rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD,
 					   port->xsk_fd[w->idx], ev);
-			if (rc == 0)
+			if (rc == 0) {
 				WLOG(INFO, "worker %u: %s RX queue %u: idle blocks on its AF_XDP "
 					   "socket", w->idx, port->name, w->idx);
-			else
-				rc = -errno;
-			ok &= rc == 0;
-			if (rc == 0)
 				continue;
+			}
+			rc = -errno;	/* logged and counted below, as a queue without one */
 		}
 		if (port->rx_intr)
 			rc = rte_eth_dev_rx_intr_ctl_q(port->port_id, w->idx,
