@@ -850,7 +850,7 @@ run_reflect(const struct opts *o, const struct sl_client_conf *cc)
  * A memif client that goes away while the reflector polls (every ceiling row ends so):
  * DPDK's memif PMD munmap()s the peer's shared regions on the EAL interrupt thread while
  * the reflector's lcore may be inside a receive or transmit burst on them, and the
- * reflector died of SIGSEGV (about one row in ten of a full tools/bench/run). sluiced
+ * reflector died of SIGSEGV (3 of 21 ceiling rows of tools/bench/run, 2026-11-27). sluiced
  * closes the same window with an RCU grace period (dataplane/port.c); the reflector has one
  * polling thread, so its loop counts iterations instead: an munmap on the interrupt thread
  * while the reflector runs waits (at most REFL_GP_MS) until that count moved twice, so a
