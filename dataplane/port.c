@@ -403,9 +403,20 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 		if (rc == -ENOTSUP && strcmp(info.driver_name, "net_memif") == 0) {
 			/* memif copies whole frames through shared memory (chaining its
 			 * buffers) and has no MTU to set: the limit is our mbuf size */
+			const char *bs = strstr(conf->devargs, "bsize=");
+			unsigned long bsize = bs != NULL ? strtoul(bs + 6, NULL, 0) : 2048;
+
 			PLOG(WARNING, "%s: the port has no MTU setting; using %u for the message "
 				      "limit", name, conf->mtu);
 			forced_mtu = conf->mtu;
+			/* a frame longer than one memif buffer arrives chained, and the
+			 * workers drop chained frames (counted, multi_segment) */
+			if (bsize < (unsigned long)conf->mtu + RTE_ETHER_HDR_LEN)
+				PLOG(WARNING, "%s: memif buffers of %lu bytes (bsize) hold no frame "
+					      "of MTU %u: longer frames arrive chained and are "
+					      "dropped (stats: multi_segment); give bsize=%u or more "
+					      "on both ends", name, bsize, conf->mtu,
+				     conf->mtu + RTE_ETHER_HDR_LEN);
 		} else if (rc != 0) {
 			PLOG(ERR, "%s: MTU %u refused: %s", name, conf->mtu, rte_strerror(-rc));
 			return rc;
