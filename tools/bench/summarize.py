@@ -27,7 +27,7 @@ REFERENCE = ("nats-core",)      # no ack: shown, never in a ratio
 STORAGE = ("disk-raw", "disklog")
 STORAGE_TARGET = 0.80
 SLUICE = ("sluice", "sluice-pc", "sluice-disk", "sluice-udp", "sluice-rf1", "sluice-rf3",
-          "sluice-rf3-nomac")
+          "sluice-rf3-nomac", "sluice-rf1-memif", "sluice-rf3-memif")
 # the conditions every row states; a ratio pairs rows equal on all of them (the transport
 # of sluice's side and of the peers' side are fixed per table and printed)
 CONDS = ("batch", "durability", "rf", "msg_size", "window", "producers")
@@ -345,6 +345,9 @@ def own_ratios(gs):
     pair("PUB acked/s: RF=3 / RF=1 (kernel UDP via net_tap, same nodes and cores)", rf3, rf1,
          "replication factor", ">= 0.5")
     pair("PUB p99 us: RF=3 / RF=1", rf3, rf1, "replication factor", field="p99_us")
+    pair("PUB acked/s: RF=3 / RF=1 (memif, same nodes and cores)",
+         find(gs, system="sluice-rf3-memif", workload="pub"),
+         find(gs, system="sluice-rf1-memif", workload="pub"), "replication factor", ">= 0.5")
     pair("PUB acked/s, RF=3: replica MAC / --insecure-cluster", rf3,
          find(gs, system="sluice-rf3-nomac", workload="pub"), "replica MAC", ">= 0.9")
     pair("open loop at half the PUB peak, p99 us: sluice / reflector",
