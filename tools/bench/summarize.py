@@ -365,9 +365,12 @@ def own_ratios(gs):
     for line_ in lines:
         print(line_)
     rf_estimate(rf1, rf3)
+    rf_estimate(find(gs, system="sluice-rf1-memif", workload="pub"),
+                find(gs, system="sluice-rf3-memif", workload="pub"), "memif",
+                "the followers' workers time-slicing CPU 0 with the busy-polling client")
 
 
-def rf_estimate(rf1, rf3):
+def rf_estimate(rf1, rf3, path="net_tap", bound="the tap's system call per frame"):
     """What three machines would give: from the per-message CPU of leader and followers."""
     if rf3 is None:
         return
@@ -388,13 +391,13 @@ def rf_estimate(rf1, rf3):
     lb, fbm, text = what
     est = 1e9 / max(lb, fbm)
     print()
-    print("Replication on three machines, an ESTIMATE derived from this run (not measured): "
-          f"per replicated PUB the leader spent {lb:.0f} and each follower {fbm:.0f} {text}. "
+    print(f"Replication on three machines ({path}), an ESTIMATE derived from this run (not "
+          f"measured): per replicated PUB the leader spent {lb:.0f} and each follower {fbm:.0f} {text}. "
           "With each node on a core of its own, the busier side bounds the rate at about "
           f"{fmt_rate(est)} msg/s per partition (1e9 / max(leader, follower)); the measured "
           f"RF=3 rate here is {fmt_rate(rf3.rate())}"
           + (f" and RF=1 {fmt_rate(rf1.rate())}" if rf1 else "") +
-          ", bounded by the shared cores and the tap's system call per frame. The estimate "
+          f", bounded by the shared cores and {bound}. The estimate "
           "leaves out the network between machines and assumes the client is not the limit.")
 
 
