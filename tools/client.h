@@ -77,6 +77,10 @@ struct sl_client_conf {
 	uint16_t link_mtu;		/* 0 = the port's MTU; else this (ports that have no
 					 * MTU setting, e.g. net_memif: see
 					 * sl_client_dpdk_port_start) */
+	uint32_t dpdk_idle_us;		/* 0 = busy-poll while waiting for an answer; else
+					 * sleep after 64 empty polls, 1 us doubling up to
+					 * this (a client sharing a CPU with the broker's
+					 * lcores, as load generators on small machines) */
 };
 
 /* Result of a publish. */

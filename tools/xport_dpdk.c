@@ -40,6 +40,7 @@ struct xdpdk {
 	int have_mac;
 	uint32_t dgram_max;
 	uint64_t hz;
+	uint32_t idle_us;	/* conf.dpdk_idle_us */
 	/* received but not yet consumed: rxq[rx_head .. rx_head + rx_n) */
 	struct rte_mbuf *rxq[RXQ_SIZE];
 	uint16_t rx_head;
@@ -125,6 +126,7 @@ dpdk_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 {
 	struct xdpdk *d = x;
 	uint64_t deadline = rte_get_timer_cycles() + (uint64_t)timeout_us * d->hz / 1000000;
+	uint32_t empty = 0, sleep_us = 0;
 	struct rte_mbuf *m;
 	int rc;
 
@@ -142,7 +144,13 @@ dpdk_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 			continue;
 		if (rte_get_timer_cycles() >= deadline)
 			return 0;
-		rte_pause();
+		if (d->idle_us == 0 || ++empty < 64) {
+			rte_pause();
+			continue;
+		}
+		/* conf.dpdk_idle_us: back off so that what shares this CPU gets it */
+		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, d->idle_us) : 1;
+		rte_delay_us_sleep(sleep_us);
 	}
 }
 
@@ -277,6 +285,7 @@ sl_xport_dpdk_open(const struct sl_client_conf *conf, const struct sl_xport_ops 
 	d->queue = conf->dpdk_queue;
 	d->pool = conf->dpdk_pool;
 	d->hz = rte_get_timer_hz();
+	d->idle_us = conf->dpdk_idle_us;
 	d->broker_port = conf->broker_port != 0 ? conf->broker_port : SL_WIRE_UDP_PORT;
 	d->local_port = conf->local_port != 0 ? conf->local_port : 40000 + conf->dpdk_queue;
 	if (sl_net_parse_ip(conf->broker_ip, &d->broker_ip) != 0 ||
