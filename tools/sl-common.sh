@@ -12,6 +12,8 @@ SLUICE_DEPS=(build-essential pkg-config meson ninja-build libdpdk-dev dpdk libur
 	etcd-server etcd-client curl libevent-dev nodejs npm prometheus
 	libnats-dev libhiredis-dev nats-server redis-server gnuplot-nox ethtool)
 
+# sl_have_pmd NAME: the DPDK installed here ships the PMD NAME (net_af_xdp, net_memif, ...)
+sl_have_pmd() { ls /usr/lib/*/dpdk/pmds-*/librte_"$1".so* > /dev/null 2>&1; }
 sl_say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 sl_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

@@ -126,6 +126,7 @@ dpdk_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 {
 	struct xdpdk *d = x;
 	uint64_t deadline = rte_get_timer_cycles() + (uint64_t)timeout_us * d->hz / 1000000;
+	uint64_t now, left_us;
 	uint32_t empty = 0, sleep_us = 0;
 	struct rte_mbuf *m;
 	int rc;
@@ -142,15 +143,18 @@ dpdk_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 		d->rx_n = rte_eth_rx_burst(d->port, d->queue, d->rxq, RXQ_SIZE);
 		if (d->rx_n > 0)
 			continue;
-		if (rte_get_timer_cycles() >= deadline)
+		now = rte_get_timer_cycles();
+		if (now >= deadline)
 			return 0;
 		if (d->idle_us == 0 || ++empty < 64) {
 			rte_pause();
 			continue;
 		}
-		/* conf.dpdk_idle_us: back off so that what shares this CPU gets it */
+		/* conf.dpdk_idle_us: back off so that what shares this CPU gets it, never
+		 * past the caller's deadline */
 		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, d->idle_us) : 1;
-		rte_delay_us_sleep(sleep_us);
+		left_us = (deadline - now) * 1000000 / d->hz;
+		rte_delay_us_sleep(RTE_MAX(1u, (uint32_t)RTE_MIN((uint64_t)sleep_us, left_us)));
 	}
 }
 

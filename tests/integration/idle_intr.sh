@@ -29,7 +29,7 @@ PORT=${SL_IDLE_TEST_PORT:-tap}
 
 make_netns "$NS"
 if [ "$PORT" = xdp ]; then
-	if ! ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* > /dev/null 2>&1 ||
+	if ! sl_have_pmd net_af_xdp ||
 		! command -v ethtool > /dev/null; then
 		log "SKIP: no net_af_xdp PMD or no ethtool"
 		exit 77

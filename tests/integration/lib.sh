@@ -7,6 +7,8 @@
 # test made (processes by PID, namespaces, temp files) on any exit. Sourced.
 
 set -u
+# shellcheck source=../../tools/sl-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/sl-common.sh"	# sl_have_pmd
 BUILD=${1:?usage: $0 BUILD_DIR}
 BUILD=$(cd "$BUILD" && pwd)
 SLUICED=$BUILD/control/sluiced

@@ -1000,8 +1000,8 @@ usage(FILE *f)
 		"  --cdf FILE                append the latency CDF (gnuplot data) to FILE\n"
 		"  --idle-polls N            reflector: sleep after N empty polls (0 = busy)\n"
 		"  --client-idle-us N        DPDK client: while waiting for answers, sleep after\n"
-		"                            64 empty polls, 1 us doubling up to N (default 0:\n"
-		"                            busy poll); leaves a shared CPU to the broker's\n"
+		"                            64 empty polls, 1 us doubling up to N (0..10000,\n"
+		"                            default 0: busy poll); leaves a shared CPU to the broker's\n"
 		"                            lcores (replication rows on small machines)\n"
 		"  --mtu N                   DPDK: link MTU (jumbo frames for MPUB; on memif,\n"
 		"                            give the broker the same --mtu)\n"
@@ -1133,6 +1133,9 @@ check_opts(const struct opts *o)
 		       -1;
 	if (o->count == 0 || o->rate < 0)
 		return fprintf(stderr, "sluice-bench: --count must be > 0, --rate >= 0\n"), -1;
+	/* a longer back-off would outlast the retransmission timer it waits beside */
+	if (o->client_idle_us > 10000)
+		return fprintf(stderr, "sluice-bench: --client-idle-us must be 0..10000\n"), -1;
 	if (!o->reflector && o->broker == NULL)
 		return fprintf(stderr, "sluice-bench: --broker IP is required\n"), -1;
 	if ((o->reflector || o->xport == SL_XPORT_DPDK) && o->local_ip == NULL)
