@@ -7,13 +7,26 @@
 # fail_busy, its default) sends 3,000 MPUBs of 10 into it: every request ends acked or
 # refused SL_E_FULL, none times out (libsluice's time-out set to 60 s, so a refusal that
 # waited for it would count). Then full_answer.py checks the raw answers, and the NORESEND
-# flag (no order hole, the refusal remembered).
+# flag (no order hole, the refusal remembered). First, sluice-bench itself refuses hostile
+# values of its --client-idle-us (signed, wrapping, out of range, trailing junk, empty).
 . "$(dirname "$0")/../integration/lib.sh"
 
 NS=sl-fa-$$
 NET=10.82.$(( $$ % 200 ))
 BROKER=$NET.2
 BENCH=$BUILD/tools/bench/sluice-bench
+
+# 0. the bench's own input: each refused with exit 2 and the bound named; the bounds taken
+for v in -1 10001 4294967296 18446744073709551616 5x abc ""; do
+	"$BENCH" --client-idle-us "$v" --help > /dev/null 2> "$TMP/arg.err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "--client-idle-us '$v' gave exit $rc, not 2"
+	grep -q -- '--client-idle-us must be 0..10000' "$TMP/arg.err" ||
+		fail "--client-idle-us '$v': $(cat "$TMP/arg.err")"
+done
+for v in 0 10000; do
+	"$BENCH" --client-idle-us "$v" --help > /dev/null || fail "--client-idle-us $v refused"
+done
 make_netns "$NS"
 IF=slfa$$
 IF=${IF:0:15}

@@ -72,6 +72,8 @@
 #include "xport.h"
 
 #define MAX_WINDOW 4096
+#define CLIENT_IDLE_MAX 10000	/* --client-idle-us: a longer back-off would outlast the
+				 * retransmission timer it waits beside */
 #define REFLECT_RING 8192 /* power of two, > MAX_WINDOW */
 #define REFLECT_LOSS_US 200000
 
@@ -1089,7 +1091,20 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'j': o->json = optarg; break;
 		case 'C': o->cdf = optarg; break;
 		case 'I': o->idle_polls = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'J': o->client_idle_us = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'J': {
+			char *end;
+			unsigned long v;
+
+			/* digits only, within the bound: no sign, no wrap, no trailing junk */
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
+			    v > CLIENT_IDLE_MAX)
+				return fprintf(stderr, "sluice-bench: --client-idle-us must be "
+						       "0..%d\n", CLIENT_IDLE_MAX), -1;
+			o->client_idle_us = (uint32_t)v;
+			break;
+		}
 		case 'q': o->quiet = 1; break;
 		case 'M': o->mtu = (uint16_t)atoi(optarg); break;
 		case 'D': o->producers = (uint32_t)strtoul(optarg, NULL, 10); break;
@@ -1133,9 +1148,6 @@ check_opts(const struct opts *o)
 		       -1;
 	if (o->count == 0 || o->rate < 0)
 		return fprintf(stderr, "sluice-bench: --count must be > 0, --rate >= 0\n"), -1;
-	/* a longer back-off would outlast the retransmission timer it waits beside */
-	if (o->client_idle_us > 10000)
-		return fprintf(stderr, "sluice-bench: --client-idle-us must be 0..10000\n"), -1;
 	if (!o->reflector && o->broker == NULL)
 		return fprintf(stderr, "sluice-bench: --broker IP is required\n"), -1;
 	if ((o->reflector || o->xport == SL_XPORT_DPDK) && o->local_ip == NULL)
