@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1160,6 +1161,11 @@ persist_main(void *arg)
 	uint32_t empty = 0, sleep_us = 0;
 	uint32_t i;
 
+	/* adaptive idle sleeps for tens of microseconds while a publish may wait for the
+	 * next sync: without this, the kernel's default 50 us timer slack stretches each
+	 * one (as the worker's) */
+	if (p->conf.adaptive_idle)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rcu_register_thread();
 	PLOG(INFO, "running on lcore %u, staging buffer %zu KiB on %s\n", rte_lcore_id(),
 	     p->buf_len >> 10, p->buf_huge ? "hugepages" : "normal pages");
