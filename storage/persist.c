@@ -956,7 +956,8 @@ sync_pass(struct sl_persist *p, uint64_t now, int all)
 	while (i < p->ndirty) {
 		struct sl_pstore *ps = p->dirty[i];
 
-		if (ps->error == 0 && !all && !sl_persist_sync_due(&ps->pol, ps->unsynced, now - ps->last_sync_ns)) {
+		if (ps->error == 0 && !all &&
+		    !sl_persist_sync_due(&ps->pol, ps->unsynced, now - ps->last_sync_ns)) {
 			i++;
 			continue;
 		}

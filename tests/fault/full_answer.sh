@@ -8,7 +8,7 @@
 # refused SL_E_FULL, none times out (libsluice's time-out set to 60 s, so a refusal that
 # waited for it would count). Then full_answer.py checks the raw answers, and the NORESEND
 # flag (no order hole, the refusal remembered). First, sluice-bench itself refuses hostile
-# values of its --client-idle-us (signed, wrapping, out of range, trailing junk, empty).
+# values of its numeric flags (signed, wrapping, out of range, trailing junk, empty).
 . "$(dirname "$0")/../integration/lib.sh"
 
 NS=sl-fa-$$
@@ -17,15 +17,30 @@ BROKER=$NET.2
 BENCH=$BUILD/tools/bench/sluice-bench
 
 # 0. the bench's own input: each refused with exit 2 and the bound named; the bounds taken
-for v in -1 10001 4294967296 18446744073709551616 5x abc ""; do
+for v in -1 10001 4294967296 18446744073709551616 5x abc "" " 5" +5 0x10; do
 	"$BENCH" --client-idle-us "$v" --help > /dev/null 2> "$TMP/arg.err"
 	rc=$?
 	[ "$rc" = 2 ] || fail "--client-idle-us '$v' gave exit $rc, not 2"
-	grep -q -- '--client-idle-us must be 0..10000' "$TMP/arg.err" ||
-		fail "--client-idle-us '$v': $(cat "$TMP/arg.err")"
+	grep -qF -- "bad --client-idle-us '$v' (want a whole number in 0..10000)" \
+		"$TMP/arg.err" || fail "--client-idle-us '$v': $(cat "$TMP/arg.err")"
 done
 for v in 0 10000; do
 	"$BENCH" --client-idle-us "$v" --help > /dev/null || fail "--client-idle-us $v refused"
+done
+# and its other numbers: no wrap-around ('-1' as 2^64 - 1), no cut ('5x' as 5), no junk
+# taken as 0 (strtoul and atoi did all three before)
+for fv in count=-1 count=0 window=5x window=4097 batch=257 size=abc mtu=70000 \
+	producers=0 broker-port=0 partition=65536 rate=-1 rate=inf rate=nan rate=1e99 \
+	fsync-rate=0x10 retry-ms=1.5 timeout-ms=; do
+	"$BENCH" "--${fv%%=*}" "${fv#*=}" --help > /dev/null 2> "$TMP/arg.err"
+	rc=$?
+	[ "$rc" = 2 ] || fail "--${fv%%=*} '${fv#*=}' gave exit $rc, not 2"
+	grep -qF -- "bad --${fv%%=*} '${fv#*=}' (want " "$TMP/arg.err" ||
+		fail "--${fv%%=*} '${fv#*=}': $(cat "$TMP/arg.err")"
+done
+for fv in count=1 window=4096 batch=256 rate=0 rate=2.5e5 fsync-rate=3000.5 broker-port=65535; do
+	"$BENCH" "--${fv%%=*}" "${fv#*=}" --help > /dev/null ||
+		fail "--${fv%%=*} ${fv#*=} refused"
 done
 make_netns "$NS"
 IF=slfa$$

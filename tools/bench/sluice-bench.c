@@ -67,6 +67,7 @@
 #include "err.h"
 #include "hist.h"
 #include "net.h"
+#include "opt.h"
 #include "report.h"
 #include "wire.h"
 #include "xport.h"
@@ -75,6 +76,11 @@
 #define CLIENT_IDLE_MAX 10000	/* --client-idle-us: a longer back-off would outlast the
 				 * retransmission timer it waits beside */
 #define REFLECT_RING 8192 /* power of two, > MAX_WINDOW */
+#define COUNT_MAX (UINT64_C(1) << 40)	/* --count, --warmup */
+#define SIZE_MAX_OPT 65536		/* --size: larger than any datagram */
+#define MTU_MAX_OPT 9600		/* --mtu: 0 = the port's */
+#define PROG "sluice-bench"
+#define NUM(name, lo, hi) sl_opt_num(PROG, name, optarg, lo, hi)
 #define REFLECT_LOSS_US 200000
 
 static volatile int quit;
@@ -1075,44 +1081,31 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'a': o->broker = optarg; break;
-		case 'P': o->broker_port = (uint16_t)atoi(optarg); break;
+		case 'P': o->broker_port = (uint16_t)NUM("broker-port", 1, UINT16_MAX); break;
 		case 'L': o->local_ip = optarg; break;
 		case 'w': o->workload = optarg; break;
 		case 't': o->topic = optarg; break;
-		case 'p': o->partition = (uint16_t)atoi(optarg); break;
-		case 's': o->size = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'n': o->count = strtoull(optarg, NULL, 10); break;
-		case 'W': o->warmup = strtoull(optarg, NULL, 10); warm_set = 1; break;
-		case 'b': o->batch = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'k': o->window = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'r': o->rate = strtod(optarg, NULL); break;
+		case 'p': o->partition = (uint16_t)NUM("partition", 0, UINT16_MAX); break;
+		case 's': o->size = (uint32_t)NUM("size", 0, SIZE_MAX_OPT); break;
+		case 'n': o->count = NUM("count", 1, COUNT_MAX); break;
+		case 'W': o->warmup = NUM("warmup", 0, COUNT_MAX); warm_set = 1; break;
+		case 'b': o->batch = (uint32_t)NUM("batch", 1, SL_WIRE_MPUB_MAX); break;
+		case 'k': o->window = (uint32_t)NUM("window", 1, MAX_WINDOW); break;
+		case 'r': o->rate = sl_opt_real(PROG, "rate", optarg, 0, 1e9); break;
 		case 'S': o->system = optarg; break;
 		case 'c': o->ctl = optarg; break;
 		case 'j': o->json = optarg; break;
 		case 'C': o->cdf = optarg; break;
-		case 'I': o->idle_polls = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'J': {
-			char *end;
-			unsigned long v;
-
-			/* digits only, within the bound: no sign, no wrap, no trailing junk */
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
-			    v > CLIENT_IDLE_MAX)
-				return fprintf(stderr, "sluice-bench: --client-idle-us must be "
-						       "0..%d\n", CLIENT_IDLE_MAX), -1;
-			o->client_idle_us = (uint32_t)v;
-			break;
-		}
+		case 'I': o->idle_polls = (uint32_t)NUM("idle-polls", 0, 1u << 20); break;
+		case 'J': o->client_idle_us = (uint32_t)NUM("client-idle-us", 0, CLIENT_IDLE_MAX); break;
 		case 'q': o->quiet = 1; break;
-		case 'M': o->mtu = (uint16_t)atoi(optarg); break;
-		case 'D': o->producers = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'M': o->mtu = (uint16_t)NUM("mtu", 0, MTU_MAX_OPT); break;
+		case 'D': o->producers = (uint32_t)NUM("producers", 1, 64); break;
 		case 'O': o->note = optarg; break;
 		case 'B': o->busy_retry = 1; break;
-		case 'T': o->retry_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'U': o->timeout_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'F': o->fsync_rate = strtod(optarg, NULL); break;
+		case 'T': o->retry_ms = (uint32_t)NUM("retry-ms", 0, 60000); break;
+		case 'U': o->timeout_ms = (uint32_t)NUM("timeout-ms", 0, 3600000); break;
+		case 'F': o->fsync_rate = sl_opt_real(PROG, "fsync-rate", optarg, 0, 1e9); break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}

@@ -44,8 +44,10 @@
 #include "disklog.h"
 #include "persist.h"
 #include "hist.h"
+#include "opt.h"
 #include "report.h"
 
+#define PROG "sluice-disk-bench"
 #define MAX_BATCHES 8
 #define MAX_POLICIES 8
 #define TARGET_RATIO 0.80
@@ -574,7 +576,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->parent = optarg; break;
-		case 's': o->size = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 's': o->size = (uint32_t)sl_opt_num(PROG, "size", optarg, 1, 1u << 20); break;
 		case 'b':
 			if (each_item(optarg, add_batch, o) != 0)
 				return -1;
@@ -584,10 +586,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'm': o->mpub = 1; break;
-		case 'p': o->prealloc = strtoull(optarg, NULL, 10) << 10; break;
-		case 'T': seconds = strtod(optarg, NULL); break;
+		case 'p':
+			o->prealloc = sl_opt_num(PROG, "prealloc", optarg, 0, 1u << 20) << 10;
+			break;
+		case 'T': seconds = sl_opt_real(PROG, "seconds", optarg, 0.01, 3600); break;
 		case 'Q': quick = 1; break;
-		case 'M': mb = strtoll(optarg, NULL, 10); break;
+		case 'M': mb = (long long)sl_opt_num(PROG, "max-mb", optarg, 1, 1u << 30); break;
 		case 'j': o->json = optarg; break;
 		case 'q': o->no_header = 1; break;
 		case 'h': usage(stdout); exit(0);

@@ -167,7 +167,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 			url = optarg;
 			break;
 		case 'A':
-			o->asap = (int)sl_peer_parse_num(prog, "send-asap", optarg, 0, 1);
+			o->asap = (int)sl_opt_num(prog, "send-asap", optarg, 0, 1);
 			break;
 		case 'T':
 			if (strcmp(optarg, "memory") == 0) {

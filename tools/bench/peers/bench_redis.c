@@ -142,7 +142,7 @@ parse_url(struct sl_peer_opts *o, const char *url)
 	host[n] = '\0';
 	o->host = host;
 	if (colon)
-		o->port = (int)sl_peer_parse_num(prog, "url port", colon + 1, 1, 65535);
+		o->port = (int)sl_opt_num(prog, "url port", colon + 1, 1, 65535);
 }
 
 static void
@@ -164,7 +164,7 @@ parse_opts(struct sl_peer_opts *o, int argc, char **argv)
 			parse_url(o, optarg);
 			break;
 		case 'R':
-			nprod = (uint32_t)sl_peer_parse_num(prog, "--producers", optarg, 1, 64);
+			nprod = (uint32_t)sl_opt_num(prog, "producers", optarg, 1, 64);
 			break;
 		case 'h':
 			usage(stdout);
@@ -236,8 +236,8 @@ flush_out(redisContext *c)
  * (NULL: not measured, and payload stamps are 0 so a consumer skips them too).
  */
 static int
-publish(const struct sl_peer_opts *o, redisContext *c, const char *key, uint64_t n, struct sl_hist *h,
-	uint64_t t0, uint64_t deadline, struct pub_result *res)
+publish(const struct sl_peer_opts *o, redisContext *c, const char *key, uint64_t n,
+	struct sl_hist *h, uint64_t t0, uint64_t deadline, struct pub_result *res)
 {
 	const double ns_per_req = o->rate > 0 ? 1e9 * o->batch / o->rate : 0;
 	size_t argvlen[5] = {4, strlen(key), 1, 1, o->size};

@@ -25,37 +25,6 @@ sl_peer_opts_init(struct sl_peer_opts *o, int port)
 				   .header = true};
 }
 
-uint64_t
-sl_peer_parse_num(const char *prog, const char *name, const char *s, uint64_t min, uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-		fprintf(stderr, "%s: bad --%s '%s' (want %" PRIu64 "..%" PRIu64 ")\n", prog, name,
-			s, min, max);
-		exit(2);
-	}
-	return v;
-}
-
-double
-sl_peer_parse_double(const char *prog, const char *name, const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v > 0)) {
-		fprintf(stderr, "%s: bad --%s '%s' (want a positive number)\n", prog, name, s);
-		exit(2);
-	}
-	return v;
-}
-
 int
 sl_peer_opt(struct sl_peer_opts *o, const char *prog, int c, const char *arg)
 {
@@ -64,27 +33,27 @@ sl_peer_opt(struct sl_peer_opts *o, const char *prog, int c, const char *arg)
 		o->host = arg;
 		return 0;
 	case 'P':
-		o->port = (int)sl_peer_parse_num(prog, "port", arg, 1, 65535);
+		o->port = (int)sl_opt_num(prog, "port", arg, 1, 65535);
 		return 0;
 	case 's':
-		o->size = (uint32_t)sl_peer_parse_num(prog, "size", arg, SL_PEER_STAMP_BYTES,
+		o->size = (uint32_t)sl_opt_num(prog, "size", arg, SL_PEER_STAMP_BYTES,
 						      64 << 20);
 		return 0;
 	case 'n':
-		o->count = sl_peer_parse_num(prog, "count", arg, 1, UINT32_MAX);
+		o->count = sl_opt_num(prog, "count", arg, 1, UINT32_MAX);
 		return 0;
 	case 'W':
-		o->warmup = sl_peer_parse_num(prog, "warmup", arg, 0, UINT32_MAX);
+		o->warmup = sl_opt_num(prog, "warmup", arg, 0, UINT32_MAX);
 		return 0;
 	case 'b':
-		o->batch = (uint32_t)sl_peer_parse_num(prog, "batch", arg, 1, 1 << 20);
+		o->batch = (uint32_t)sl_opt_num(prog, "batch", arg, 1, 1 << 20);
 		return 0;
 	case 'w':
-		o->window = (uint32_t)sl_peer_parse_num(prog, "window", arg, 1, 1 << 20);
+		o->window = (uint32_t)sl_opt_num(prog, "window", arg, 1, 1 << 20);
 		o->window_set = true;
 		return 0;
 	case 'r':
-		o->rate = sl_peer_parse_double(prog, "rate", arg);
+		o->rate = sl_opt_real(prog, "rate", arg, 1e-6, 1e9);
 		return 0;
 	case 'l':
 		if (strcmp(arg, "pub") == 0) {
@@ -97,7 +66,7 @@ sl_peer_opt(struct sl_peer_opts *o, const char *prog, int c, const char *arg)
 		}
 		return 0;
 	case 'f':
-		o->fetch = (uint32_t)sl_peer_parse_num(prog, "fetch", arg, 1, 1 << 20);
+		o->fetch = (uint32_t)sl_opt_num(prog, "fetch", arg, 1, 1 << 20);
 		return 0;
 	case 'j':
 		o->json = arg;
@@ -106,10 +75,10 @@ sl_peer_opt(struct sl_peer_opts *o, const char *prog, int c, const char *arg)
 		o->cdf = arg;
 		return 0;
 	case 'p':
-		o->server_pid = (int)sl_peer_parse_num(prog, "server-pid", arg, 1, INT32_MAX);
+		o->server_pid = (int)sl_opt_num(prog, "server-pid", arg, 1, INT32_MAX);
 		return 0;
 	case 't':
-		o->timeout_s = sl_peer_parse_double(prog, "timeout", arg);
+		o->timeout_s = sl_opt_real(prog, "timeout", arg, 1e-3, 86400);
 		return 0;
 	case 'N':
 		o->header = false;

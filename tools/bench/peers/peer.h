@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "opt.h"
+
 /* Messages carry their send time in the first bytes (latency to the consumer). */
 #define SL_PEER_STAMP_BYTES 8
 
@@ -62,13 +64,6 @@ int sl_peer_opt(struct sl_peer_opts *o, const char *prog, int c, const char *arg
 
 /** After parsing: open loop (--rate) without --window gets a window of 1024. */
 void sl_peer_opts_finish(struct sl_peer_opts *o);
-
-/** A decimal in [min, max], or exit(2) with a message naming --name. */
-uint64_t sl_peer_parse_num(const char *prog, const char *name, const char *s, uint64_t min,
-			   uint64_t max);
-
-/** A positive number, or exit(2) with a message naming --name. */
-double sl_peer_parse_double(const char *prog, const char *name, const char *s);
 
 /** utime + stime of process pid in ns, or -1 when unknown (pid <= 0, no such process). */
 double sl_peer_proc_cpu_ns(int pid);
