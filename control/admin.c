@@ -1002,6 +1002,7 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_u64(out, "sync_max_us", ps->sync_max_ns / 1000);
 		sl_json_u64(out, "loops", ps->loops);
 		sl_json_u64(out, "idle_sleeps", ps->idle_sleeps);
+		sl_json_u64(out, "idle_blocks", ps->idle_blocks);
 		sl_json_obj_close(out);
 	}
 	if (all || !strcmp(what, "partitions") || !strcmp(what, "channels")) {

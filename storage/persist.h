@@ -330,6 +330,7 @@ struct sl_persist_stats {
 	uint64_t sync_max_ns;		/* the longest one */
 	uint64_t loops;
 	uint64_t idle_sleeps;
+	uint64_t idle_blocks;		/* deep-idle blocks on the bell (no work for 2 ms) */
 	uint64_t fetches;
 	uint64_t fetch_msgs;
 	uint64_t rreads;		/* replication reads (catch-up from disk) */
@@ -433,9 +434,10 @@ sl_persist_resume(struct sl_pstore *ps);
 
 /**
  * Hand the persistence lcore n messages starting at first_id (offset: queue offset of
- * the first; epoch: the write epoch for its commit record), just appended to ps->log. Calling context: worker `source` only. Returns 0
- * or -ENOBUFS when its ring is full (use sl_persist_room first to avoid appending what
- * cannot be handed over).
+ * the first; epoch: the write epoch for its commit record), just appended to ps->log.
+ * Calling context: worker `source` only. Returns 0 or -ENOBUFS when its ring is full
+ * (use sl_persist_room first to avoid appending what cannot be handed over). Rings the
+ * lcore's bell (one eventfd write) only when the lcore blocks in deep idle.
  */
 int
 sl_persist_submit(struct sl_persist *p, uint16_t source, struct sl_pstore *ps,
