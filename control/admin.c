@@ -1003,6 +1003,7 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_u64(out, "loops", ps->loops);
 		sl_json_u64(out, "idle_sleeps", ps->idle_sleeps);
 		sl_json_u64(out, "idle_blocks", ps->idle_blocks);
+		sl_json_u64(out, "bell_wakes", ps->bell_wakes);
 		sl_json_obj_close(out);
 	}
 	if (all || !strcmp(what, "partitions") || !strcmp(what, "channels")) {

@@ -1231,8 +1231,8 @@ block(struct sl_persist *p, uint64_t now)
 		ts.tv_sec = (time_t)((due - now) / 1000000000ull);
 		ts.tv_nsec = (long)((due - now) % 1000000000ull);
 		rcu_thread_offline();
-		if (ppoll(&pfd, 1, &ts, NULL) > 0)
-			(void)!read(p->bell, &cnt, sizeof(cnt));
+		if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(p->bell, &cnt, sizeof(cnt)) > 0)
+			p->st.bell_wakes++;
 		rcu_thread_online();
 		p->st.idle_blocks++;
 	}

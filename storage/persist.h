@@ -331,6 +331,7 @@ struct sl_persist_stats {
 	uint64_t loops;
 	uint64_t idle_sleeps;
 	uint64_t idle_blocks;		/* deep-idle blocks on the bell (no work for 2 ms) */
+	uint64_t bell_wakes;		/* blocks ended by the bell (a submit or a command) */
 	uint64_t fetches;
 	uint64_t fetch_msgs;
 	uint64_t rreads;		/* replication reads (catch-up from disk) */
@@ -378,9 +379,10 @@ sl_pstore_open(const char *dir, const char *topic, uint32_t partition,
  * geometry hint): a shared mapping of the file <dir>/memlog, sparse (it reads as zeros:
  * open a lazy log over it and grow it with sl_pstore_log_prepare), which outlives a kill
  * of the process (storage/memfile.h); whatever the last process left there beyond the
- * disk log was already written to it and synced by sl_pstore_open. NULL with rte_errno when the mapping
- * fails, or when ps has `disk` durability (its region is plain memory: EINVAL). The
- * region is unmapped by sl_pstore_close. Control thread, before the store is attached.
+ * disk log was already written to it and synced by sl_pstore_open. NULL with rte_errno
+ * when the mapping fails, or when ps has `disk` durability (its region is plain memory:
+ * EINVAL). The region is unmapped by sl_pstore_close. Control thread, before the store
+ * is attached.
  */
 void *
 sl_pstore_log_mem(struct sl_pstore *ps, uint64_t len, uint32_t hint);
