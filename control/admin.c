@@ -1248,7 +1248,8 @@ snap_cb(void *arg, struct sl_topic *t)
 	uint16_t p;
 
 	/* one worker command per topic and worker (thousands of partitions) */
-	if (adm.nbuilding >= SNAP_MAX || infos == NULL || ok == NULL || sl_broker_topic_infos(sw->b, t, infos, ok) < 0) {
+	if (adm.nbuilding >= SNAP_MAX || infos == NULL || ok == NULL ||
+	    sl_broker_topic_infos(sw->b, t, infos, ok) < 0) {
 		free(infos);
 		free(ok);
 		return 0;

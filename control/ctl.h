@@ -15,8 +15,9 @@
  *     of strings, the command first: ["topic","create","a b","3"] (parsed by jansson; any
  *     escape JSON allows, no NUL; same limits). sluicectl sends this form.
  *   - Reply: exactly one JSON object (compact, encoded by jansson: json.h) terminated by
- *     "\n"; then the server closes the connection. Errors are objects with "error" (string) and "code" (int, a positive errno
- *     or SL_E_* value, see dataplane/err.h), e.g.
+ *     "\n"; then the server closes the connection. Errors are objects with "error"
+ *     (string) and "code" (int, a positive errno or SL_E_* value, see dataplane/err.h),
+ *     e.g.
  *       {"error":"unknown command 'x'","code":38}
  *     Protocol-level errors: unknown command (ENOSYS), empty request or bad quoting (EINVAL),
  *     too many words (E2BIG), request line too long (EMSGSIZE), request not received within

@@ -390,10 +390,11 @@ mono_ms(void)
 
 /* Run a command on a worker and wait for it. The worker may be sleeping (adaptive idle)
  * for up to idle_max_us (a blocked interrupt idle is woken by its bell), so this polls
- * with short sleeps, offline for RCU. The wait is bounded by the clock (a usleep(50) sleeps far longer on a loaded machine), and ends at
- * once when the process is quitting and the worker has left its loop: the quit flag stops
- * the workers as soon as a signal sets it, while the control thread may still be in the
- * middle of a pass that asks them (10,000 partitions' admin pass took 53 s to stop). */
+ * with short sleeps, offline for RCU. The wait is bounded by the clock (a usleep(50)
+ * sleeps far longer on a loaded machine), and ends at once when the process is quitting
+ * and the worker has left its loop: the quit flag stops the workers as soon as a signal
+ * sets it, while the control thread may still be in the middle of a pass that asks them
+ * (10,000 partitions' admin pass took 53 s to stop). */
 static int
 run_cmd(struct sl_broker *b, uint16_t worker, struct sl_wcmd *cmd)
 {

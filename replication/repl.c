@@ -1643,7 +1643,8 @@ sl_repl_input(struct sl_repl *r, uint32_t from, const void *buf, uint32_t len, u
 
 	r->now = now_ns;
 	if (len < HDR_LEN || p[0] != MAGIC0 || p[1] != MAGIC1 || p[2] != MAGIC2 ||
-	    p[3] != VERSION || p[4] == 0 || p[4] >= T_MAX || sl_bytes_get_le32(p + 8) != r->conf.partition ||
+	    p[3] != VERSION || p[4] == 0 || p[4] >= T_MAX ||
+	    sl_bytes_get_le32(p + 8) != r->conf.partition ||
 	    sl_bytes_get_le64(p + 16) != r->conf.topic_hash || len > SL_REPL_MAX_DGRAM) {
 		r->st.bad_dgrams++;
 		return;

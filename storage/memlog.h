@@ -155,9 +155,9 @@ sl_memlog_truncate(struct sl_memlog *log, uint64_t id);
  * start_offset over the same memory: first_id == start_id, end_id == start_id - 1,
  * end_offset == start_offset; start_id may be above or below the old ids. Reads and
  * peeks of every id of before fail. Costs one pass over the index slots written since
- * the open (a memset of at most idx_slots x 8 bytes): a rare event (replica catch-up past the leader's retention), not
- * for the per-packet path. No other thread may be peeking at the log (every id handed
- * over was taken). Calling context: owner lcore.
+ * the open (a memset of at most idx_slots x 8 bytes): a rare event (replica catch-up
+ * past the leader's retention), not for the per-packet path. No other thread may be
+ * peeking at the log (every id handed over was taken). Calling context: owner lcore.
  */
 void
 sl_memlog_reset(struct sl_memlog *log, uint64_t start_id, uint64_t start_offset);
@@ -210,8 +210,9 @@ sl_memlog_find_time(const struct sl_memlog *log, uint64_t ts_ns);
  * when a prefix should grow. A prefix doubles when more than half of it is in use; when
  * appends were refused since the last step, it grows to hold what is in use plus twice
  * what they brought (the demand of one grower period, with room for the next), so a log
- * written at any rate outgrows its refusals in one step (the first call after open gives the initial prefixes, which
- * must be ready before the log is handed to its owner), 0 when none should. Control
+ * written at any rate outgrows its refusals in one step (the first call after open gives
+ * the initial prefixes, which must be ready before the log is handed to its owner), 0 when
+ * none should. Control
  * thread (one grower per log).
  */
 int

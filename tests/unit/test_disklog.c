@@ -1559,7 +1559,8 @@ test_epochs(void)
 	app1(dl, 200, 2);
 	sl_disklog_sync(dl);
 	sl_disklog_checkpoint(dl);
-	CHECK(sl_disklog_retain(dl, &pol, &res) == 0 && res.removed_segments > 0, "retention to the last segment");
+	CHECK(sl_disklog_retain(dl, &pol, &res) == 0 && res.removed_segments > 0,
+	      "retention to the last segment");
 	n = sl_disklog_epochs(dl, e, st, 8);
 	CHECK(n == 1 && e[0] == 13 && st[0] == stats(dl).first_id && st[0] > 97,
 	      "after retention: epoch 13 from the first retained id %" PRIu64 " (%d)",

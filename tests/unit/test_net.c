@@ -162,10 +162,12 @@ test_build_parse(void)
 		CHECK(udp_cksum_ok(frame), "payload %u: UDP checksum verifies (full)", pl);
 		CHECK(sl_bytes_get_be16(frame + OFF_UDP + 6) != 0, "payload %u: UDP checksum present", pl);
 		CHECK(frame[OFF_IP] == 0x45 && frame[OFF_IP + 8] == 64 &&
-		      sl_bytes_get_be16(frame + OFF_IP + 6) == 0x4000 && sl_bytes_get_be16(frame + OFF_IP + 4) == 0 &&
+		      sl_bytes_get_be16(frame + OFF_IP + 6) == 0x4000 &&
+		      sl_bytes_get_be16(frame + OFF_IP + 4) == 0 &&
 		      frame[OFF_IP + 9] == 17,
 		      "payload %u: IHL 5, TTL 64, DF, id 0, proto UDP", pl);
-		CHECK(sl_bytes_get_be16(frame + OFF_IP + 2) == 28 + pl && sl_bytes_get_be16(frame + OFF_UDP + 4) == 8 + pl,
+		CHECK(sl_bytes_get_be16(frame + OFF_IP + 2) == 28 + pl &&
+		      sl_bytes_get_be16(frame + OFF_UDP + 4) == 8 + pl,
 		      "payload %u: IP total and UDP lengths", pl);
 		CHECK(memcmp(frame, our_mac, 6) == 0 && memcmp(frame + 6, peer_mac, 6) == 0 &&
 		      sl_bytes_get_be16(frame + 12) == 0x0800, "payload %u: Ethernet header", pl);
@@ -544,8 +546,9 @@ test_arp(void)
 	CHECK(zero, "ARP request padding zeroed");
 	CHECK(memcmp(frame, bcast_mac, 6) == 0 && memcmp(frame + 6, peer_mac, 6) == 0 &&
 	      sl_bytes_get_be16(frame + 12) == 0x0806, "ARP request: broadcast from sender");
-	CHECK(sl_bytes_get_be16(frame + 14) == 1 && sl_bytes_get_be16(frame + 16) == 0x0800 && frame[18] == 6 &&
-	      frame[19] == 4 && sl_bytes_get_be16(frame + 20) == 1, "ARP request: htype/ptype/hlen/plen/op");
+	CHECK(sl_bytes_get_be16(frame + 14) == 1 && sl_bytes_get_be16(frame + 16) == 0x0800 &&
+	      frame[18] == 6 && frame[19] == 4 && sl_bytes_get_be16(frame + 20) == 1,
+	      "ARP request: htype/ptype/hlen/plen/op");
 	CHECK(memcmp(frame + 22, peer_mac, 6) == 0 &&
 	      memcmp(frame + 28, &peer_if.ip, 4) == 0 &&
 	      memcmp(frame + 32, "\0\0\0\0\0\0", 6) == 0 &&
@@ -652,7 +655,8 @@ test_icmp(void)
 	len = peer_icmp_echo(frame, 20);
 	sl_net_parse(frame, len, &our_if, 0, &info);
 	sl_net_icmp_reply(frame, len, &info, SL_NET_TX_IP_CKSUM);
-	CHECK(sl_bytes_get_be16(frame + OFF_IP + 10) == 0 && fold(sum_bytes(frame + OFF_UDP, 28, 0)) == 0xffff,
+	CHECK(sl_bytes_get_be16(frame + OFF_IP + 10) == 0 &&
+	      fold(sum_bytes(frame + OFF_UDP, 28, 0)) == 0xffff,
 	      "echo reply with TX_IP_CKSUM: IP cksum 0, ICMP valid");
 
 	len = peer_icmp_echo(frame, 20);

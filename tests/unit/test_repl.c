@@ -886,7 +886,8 @@ test_reset(void)
 	sl_repl_input(r, 1, b, HDR + 16, 0);
 	k = find_out(9, 1);
 	CHECK(k >= 0 && f.out[k][5] == 9 && sl_bytes_get_le32(f.out[k] + HDR + 24) == 0 &&
-	      sl_bytes_get_le64(f.out[k] + HDR + 32) == 5 && sl_bytes_get_le64(f.out[k] + HDR + 40) == 4 * MSGREC);
+	      sl_bytes_get_le64(f.out[k] + HDR + 32) == 5 &&
+	      sl_bytes_get_le64(f.out[k] + HDR + 40) == 4 * MSGREC);
 	/* from 5 of an empty log (F_EMPTY): served, no previous epoch needed */
 	p = b + hdr(b, 8, 4, 2, 77, 0);
 	sl_bytes_put_le64(p, 5);
