@@ -50,9 +50,9 @@ extern volatile int sl_broker_quit;
  * command) until the next timed work, instead of sleeping STORE_IDLE_US at a time: on an
  * idle node those wake-ups were a fifth of a core (2026-11-28, this VM) */
 #define DEEP_IDLE_NS (2ull * 1000 * 1000)
-/* longest idle sleep of the lcore and the reader with no partition attached (no data
- * directory, or no topic yet): only a command (an attach) can wake them then, and a
- * wake-up a millisecond was most of an idle node's CPU */
+/* longest idle sleep of the reader with no partition attached (no data directory, or no
+ * topic yet): only a command (an attach) can bring it work then, and a wake-up a
+ * millisecond was most of an idle node's CPU (the lcore blocks on its bell instead) */
 #define NOSTORE_IDLE_US 10000u
 
 /*
@@ -722,7 +722,7 @@ wake(struct sl_persist *p)
 	uint64_t one = 1;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->asleep, __ATOMIC_RELAXED) && p->bell >= 0)
+	if (__atomic_load_n(&p->asleep, __ATOMIC_RELAXED))
 		(void)!write(p->bell, &one, sizeof(one));
 }
 
@@ -1191,27 +1191,18 @@ pending(const struct sl_persist *p)
 	return rte_ring_count(p->cmds) > 0;
 }
 
-/* When the next timed work is due: the periodic pass, or a timed sync of a partition with
- * written, unsynced data (every:N after SL_PERSIST_MAX_UNSYNCED_NS, ms:T after T). */
+/* When the next timed work is due: the periodic pass, or the timed sync of a partition
+ * with written, unsynced data (sl_persist_sync_wait_ns after its last sync). */
 static uint64_t
 next_due(const struct sl_persist *p)
 {
-	uint64_t due = p->next_periodic, at;
+	uint64_t due = p->next_periodic;
 	uint32_t i;
 
-	for (i = 0; i < p->ndirty; i++) {
-		const struct sl_pstore *ps = p->dirty[i];
-
-		if (ps->error != 0)
-			continue;
-		if (ps->pol.sync == SL_PERSIST_SYNC_INTERVAL)
-			at = ps->last_sync_ns + (uint64_t)ps->pol.interval_ms * 1000000ull;
-		else if (ps->pol.sync == SL_PERSIST_SYNC_EVERY)
-			at = ps->last_sync_ns + SL_PERSIST_MAX_UNSYNCED_NS;
-		else
-			at = 0;		/* always: due now */
-		due = RTE_MIN(due, at);
-	}
+	for (i = 0; i < p->ndirty; i++)
+		if (p->dirty[i]->error == 0)
+			due = RTE_MIN(due, p->dirty[i]->last_sync_ns +
+					       sl_persist_sync_wait_ns(&p->dirty[i]->pol));
 	return due;
 }
 
@@ -1274,17 +1265,17 @@ persist_main(void *arg)
 		}
 		if (++empty < 1024)
 			continue;
-		if (p->bell >= 0 && now - last_work >= DEEP_IDLE_NS) {
+		if (now - last_work >= DEEP_IDLE_NS) {
 			block(p, now);
 			continue;
 		}
-		/* an acknowledgement of a disk publish waits for this lcore to wake up: with
-		 * stores attached, sleep at most STORE_IDLE_US (a syscall here costs the
-		 * workers nothing); never sleep long with data waiting for a timed sync */
-		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->nstores > 0 ? p->conf.idle_max_us :
-					      RTE_MAX(p->conf.idle_max_us, NOSTORE_IDLE_US)) : 10;
-		if (p->nstores > 0)
-			sleep_us = RTE_MIN(sleep_us, STORE_IDLE_US);
+		/* an acknowledgement of a disk publish waits for this lcore to wake up: until
+		 * deep idle, sleep at most STORE_IDLE_US (a syscall here costs the workers
+		 * nothing); with no partition attached, up to --idle-max-us (only an attach,
+		 * which rings the bell, brings work then) */
+		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->nstores > 0 ?
+					      RTE_MIN(p->conf.idle_max_us, STORE_IDLE_US) :
+					      p->conf.idle_max_us) : 10;
 		rcu_thread_offline();
 		rte_delay_us_sleep(sleep_us);
 		rcu_thread_online();

@@ -82,21 +82,34 @@ struct sl_persist_policy {
 #define SL_PERSIST_MAX_UNSYNCED_NS (1000ull * 1000 * 1000)
 
 /*
+ * The longest a written message waits for a timed sync under pol: always 0; every:N
+ * SL_PERSIST_MAX_UNSYNCED_NS (N messages may bring it sooner); ms:T T milliseconds. Any
+ * thread.
+ */
+static inline uint64_t
+sl_persist_sync_wait_ns(const struct sl_persist_policy *pol)
+{
+	switch (pol->sync) {
+	case SL_PERSIST_SYNC_EVERY:
+		return SL_PERSIST_MAX_UNSYNCED_NS;
+	case SL_PERSIST_SYNC_INTERVAL:
+		return (uint64_t)pol->interval_ms * 1000000ull;
+	default:
+		return 0;
+	}
+}
+
+/*
  * The one sync-due rule: with `unsynced` messages written since the last sync, `since_ns`
  * ago, is a sync due under pol? always: yes; every:N: N messages, or a second at most;
- * ms:T: T milliseconds. Any thread (used by the persistence lcore and the disk bench).
+ * ms:T: T milliseconds (sl_persist_sync_wait_ns). Any thread (used by the persistence
+ * lcore and the disk bench).
  */
 static inline int
 sl_persist_sync_due(const struct sl_persist_policy *pol, uint64_t unsynced, uint64_t since_ns)
 {
-	switch (pol->sync) {
-	case SL_PERSIST_SYNC_EVERY:
-		return unsynced >= pol->every || since_ns >= SL_PERSIST_MAX_UNSYNCED_NS;
-	case SL_PERSIST_SYNC_INTERVAL:
-		return since_ns >= (uint64_t)pol->interval_ms * 1000000ull;
-	default:
-		return 1;
-	}
+	return (pol->sync == SL_PERSIST_SYNC_EVERY && unsynced >= pol->every) ||
+	       since_ns >= sl_persist_sync_wait_ns(pol);
 }
 
 /* A channel's persisted position, written by the worker under a sequence lock. */

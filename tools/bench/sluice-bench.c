@@ -1127,20 +1127,12 @@ check_opts(const struct opts *o)
 
 	if (strcmp(w, "pub") && strcmp(w, "mpub") && strcmp(w, "pubsub") && strcmp(w, "reflect"))
 		return fprintf(stderr, "sluice-bench: unknown --workload %s\n", w), -1;
-	if (o->window == 0 || o->window > MAX_WINDOW)
-		return fprintf(stderr, "sluice-bench: --window must be 1..%d\n", MAX_WINDOW), -1;
-	if (o->batch == 0 || o->batch > SL_WIRE_MPUB_MAX)
-		return fprintf(stderr, "sluice-bench: --batch must be 1..%d\n", SL_WIRE_MPUB_MAX),
-		       -1;
-	if (o->producers == 0 || o->producers > 64)
-		return fprintf(stderr, "sluice-bench: --producers must be 1..64\n"), -1;
+	/* numbers were checked against their bounds as they were read (NUM, sl_opt_*) */
 	if (o->producers > 1 && (o->xport != SL_XPORT_UDP ||
 				 (strcmp(w, "pub") != 0 && strcmp(w, "mpub") != 0)))
 		return fprintf(stderr, "sluice-bench: --producers > 1 is for pub and mpub over "
 				       "--xport udp (a DPDK client owns its port queue)\n"),
 		       -1;
-	if (o->count == 0 || o->rate < 0)
-		return fprintf(stderr, "sluice-bench: --count must be > 0, --rate >= 0\n"), -1;
 	if (!o->reflector && o->broker == NULL)
 		return fprintf(stderr, "sluice-bench: --broker IP is required\n"), -1;
 	if ((o->reflector || o->xport == SL_XPORT_DPDK) && o->local_ip == NULL)

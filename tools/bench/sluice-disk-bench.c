@@ -598,8 +598,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		default: return -1;
 		}
 	}
-	if (optind != argc || o->size == 0 || o->size > (1u << 20) || seconds <= 0 ||
-	    mb == 0 || mb < -1)
+	/* the values were checked as they were read (sl_opt_*) */
+	if (optind != argc)
 		return -1;
 	if (o->nbatch == 0)
 		o->batch[o->nbatch++] = 256;
