@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  */
+/* rte_intr_instance_alloc and its setters, rte_intr_callback_unregister_sync: experimental
+ * in DPDK 22.11 (the memif stop on the interrupt thread, below) */
+#define ALLOW_EXPERIMENTAL_API
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -11,6 +15,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -53,13 +58,32 @@ RTE_LOG_REGISTER_SUFFIX(sl_port_logtype, port, INFO);
  * wait is bounded (GP_WAIT_MS, the grace period runs on a helper thread): the interrupt
  * thread might hold an EAL lock (an rte_free that returns hugepages) that an online
  * reader needs, and must not deadlock; a timeout is logged and leaves that unmap
- * unprotected. Every other munmap goes straight to the system call. */
+ * unprotected. Every other munmap goes straight to the system call.
+ *
+ * Closing the port races that teardown: rte_eth_dev_stop() runs memif_disconnect() too, and
+ * the PMD does not serialise the two (each unmaps the regions, closes their fds, frees their
+ * descriptions). When a node and its memif peer stopped together, the interrupt thread's
+ * munmap sat in the grace-period wait (the control thread, still an RCU reader, was closing
+ * the ports) while the control thread unmapped the same regions; it then unmapped the range
+ * again after rte_eal_cleanup() had mapped libgcc_s there (pthread_cancel's unwinder):
+ * SIGSEGV at exit in 3 of 6 three-node memif runs (2026-11-28); letting the interrupt thread
+ * skip its unmap instead left the two threads freeing the same region descriptions (SIGSEGV
+ * in the control thread's rte_eth_dev_stop). So sl_port_close() sets memif_closing (the
+ * workers have stopped: no grace period is needed, a wait in progress ends within
+ * GP_SLICE_MS) and has a memif port stopped on the interrupt thread itself, after whatever
+ * disconnect runs there: an interrupt source of its own (an eventfd) whose callback stops the
+ * port, unregistered before the close. (Not an EAL alarm: DPDK 22.11's rte_eal_cleanup()
+ * frees the alarm's interrupt handle under its still registered source, and the interrupt
+ * thread then crashed on it.) */
 
 #define MEMIF_MAX_PORTS 8
 #define GP_WAIT_MS 2000
+#define GP_SLICE_MS 5		/* the wait looks at memif_closing this often */
+#define STOP_WAIT_MS 10000	/* a port's stop handed to the interrupt thread, at most */
 
 static uint16_t memif_ports[MEMIF_MAX_PORTS];
 static unsigned int memif_nports;	/* written by the control thread, read anywhere */
+static int memif_closing;		/* ports are being closed: the workers have stopped */
 
 struct gp_wait {
 	pthread_mutex_t lock;
@@ -97,13 +121,27 @@ gp_helper(void *arg)
 	return NULL;
 }
 
-/* An RCU grace period, waited for at most GP_WAIT_MS. 1 when it completed. */
+/* ts += ms */
+static void
+ts_add_ms(struct timespec *ts, unsigned int ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* An RCU grace period, waited for at most GP_WAIT_MS and only until the ports are being
+ * closed (memif_closing: the workers have stopped). 1 when it completed or is no longer
+ * needed, 0 on time-out. */
 static int
 grace_period_bounded(void)
 {
 	pthread_condattr_t ca;
 	struct gp_wait *g;
-	struct timespec ts;
+	struct timespec end, ts;
 	pthread_t t;
 	int done;
 
@@ -122,17 +160,24 @@ grace_period_bounded(void)
 		return 0;
 	}
 	pthread_detach(t);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += GP_WAIT_MS / 1000;
-	ts.tv_nsec += (long)(GP_WAIT_MS % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	ts_add_ms(&end, GP_WAIT_MS);
 	pthread_mutex_lock(&g->lock);
-	while (!g->done && pthread_cond_timedwait(&g->cond, &g->lock, &ts) == 0)
-		;
-	done = g->done;
+	for (;;) {
+		if (__atomic_load_n(&memif_closing, __ATOMIC_ACQUIRE)) {
+			done = 1;
+			break;
+		}
+		done = g->done;
+		if (done)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (ts.tv_sec > end.tv_sec ||
+		    (ts.tv_sec == end.tv_sec && ts.tv_nsec >= end.tv_nsec))
+			break;
+		ts_add_ms(&ts, GP_SLICE_MS);
+		pthread_cond_timedwait(&g->cond, &g->lock, &ts);
+	}
 	pthread_mutex_unlock(&g->lock);
 	gp_put(g);
 	return done;
@@ -164,7 +209,7 @@ munmap(void *addr, size_t len)
 	int pid;
 
 	if (__atomic_load_n(&memif_nports, __ATOMIC_RELAXED) != 0 && rte_thread_is_intr() &&
-	    (pid = memif_port_down()) >= 0) {
+	    !__atomic_load_n(&memif_closing, __ATOMIC_ACQUIRE) && (pid = memif_port_down()) >= 0) {
 		uint64_t t0 = rte_get_timer_cycles(), us;
 
 		/* the PMD cleared its flag before this call; order that store before the
@@ -470,13 +515,100 @@ sl_port_open(const struct sl_port_conf *conf, struct sl_broker_port *out)
 	return 0;
 }
 
+struct stop_job {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int efd;
+	uint16_t port_id;
+	int done;
+};
+
+/* Interrupt callback (the interrupt thread): stop the port. */
+static void
+stop_on_intr(void *arg)
+{
+	struct stop_job *j = arg;
+	uint64_t v;
+
+	if (read(j->efd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		return;
+	rte_eth_dev_stop(j->port_id);
+	pthread_mutex_lock(&j->lock);
+	j->done = 1;
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Stop a memif port on the interrupt thread (see "memif peers that go away"), waiting at
+ * most STOP_WAIT_MS; 1 when it was stopped there, 0 when the caller must stop it. */
+static int
+memif_stop_on_intr(uint16_t port_id)
+{
+	struct stop_job j = {.efd = -1, .port_id = port_id};
+	struct rte_intr_handle *ih = NULL;
+	pthread_condattr_t ca;
+	struct timespec end;
+	uint64_t one = 1;
+	int rc, done = 0;
+
+	pthread_mutex_init(&j.lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	j.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ih = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	if (j.efd < 0 || ih == NULL || rte_intr_type_set(ih, RTE_INTR_HANDLE_EXT) != 0 ||
+	    rte_intr_fd_set(ih, j.efd) != 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = rte_intr_callback_register(ih, stop_on_intr, &j);
+	if (rc != 0)
+		goto out;
+	if (write(j.efd, &one, sizeof(one)) != (ssize_t)sizeof(one)) {
+		rc = -errno;
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		ts_add_ms(&end, STOP_WAIT_MS);
+		pthread_mutex_lock(&j.lock);
+		while (!j.done && pthread_cond_timedwait(&j.cond, &j.lock, &end) == 0)
+			;
+		pthread_mutex_unlock(&j.lock);
+	}
+	/* waits for a callback in progress; afterwards it cannot run again */
+	rte_intr_callback_unregister_sync(ih, stop_on_intr, &j);
+	done = j.done;
+	if (!done && rc == 0)
+		PLOG(WARNING, "port %u: the interrupt thread did not stop it within %u ms: "
+			      "stopping it here", port_id, STOP_WAIT_MS);
+out:
+	if (rc != 0)
+		PLOG(WARNING, "port %u: cannot hand its stop to the interrupt thread (%s): "
+			      "stopping it here", port_id, rte_strerror(-rc));
+	rte_intr_instance_free(ih);
+	if (j.efd >= 0)
+		close(j.efd);
+	pthread_cond_destroy(&j.cond);
+	pthread_mutex_destroy(&j.lock);
+	return done;
+}
+
 void
 sl_port_close(struct sl_broker_port *p)
 {
 	struct rte_eth_dev_info info;
+	int memif;
 
-	memif_guard_del(p->port_id);
-	rte_eth_dev_stop(p->port_id);
+	memif = rte_eth_dev_info_get(p->port_id, &info) == 0 &&
+		strcmp(info.driver_name, "net_memif") == 0;
+	if (memif) {
+		/* the workers have stopped (calling context): the unmap guard's waits end */
+		__atomic_store_n(&memif_closing, 1, __ATOMIC_RELEASE);
+		memif_guard_del(p->port_id);
+	}
+	if (!memif || rte_thread_is_intr() || !memif_stop_on_intr(p->port_id))
+		rte_eth_dev_stop(p->port_id);
 	if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL) {
 		rte_eth_dev_close(p->port_id);
 		rte_dev_remove(info.device);
