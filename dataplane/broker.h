@@ -168,7 +168,6 @@ struct sl_worker_stats {
 	uint64_t busy_cycles;		/* cycles of iterations that did work */
 	uint64_t total_cycles;
 	uint64_t idle_sleeps;
-	uint64_t held_yields;		/* idle polls that yielded the CPU while requests were held */
 	uint64_t sessions_created;
 	uint64_t auto_create_req;
 	uint64_t repl_in;		/* replica datagrams handed to a partition */

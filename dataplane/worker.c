@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -786,18 +785,10 @@ sl_worker_main(void *arg)
 		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, cap) :
 			   RTE_MIN(w->conf->idle_min_us ? w->conf->idle_min_us : 10, cap);
 		/* publishes held for the disk or the replicas: their OKs go out once this
-		 * lcore looks again, and the answer that releases them (a sync, a replica's
-		 * ack) is due within a round trip. It does not sleep then: it yields the CPU
-		 * to whatever else wants it and looks again, so an ack is seen when it
-		 * arrives instead of when a sleep ends (on a shared CPU a sleep's wake-up is
-		 * a context switch, 15-25 us on the 2-vCPU test VM, per hop of the chain
-		 * client, leader, followers, leader). Online: it reports a quiescent state
-		 * every iteration. */
-		if (w->nheld_free < SL_WORKER_HELD) {
-			sched_yield();
-			w->st.held_yields++;
-			continue;
-		}
+		 * lcore looks again, so it never sleeps long while any waits (as the
+		 * persistence lcore with stores attached) */
+		if (w->nheld_free < SL_WORKER_HELD)
+			sleep_us = RTE_MIN(sleep_us, SL_WORKER_HELD_IDLE_US);
 		rcu_thread_offline();
 		rte_delay_us_sleep(sleep_us);
 		rcu_thread_online();

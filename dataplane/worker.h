@@ -50,6 +50,7 @@
 #define SL_WORKER_BURST 32
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
+#define SL_WORKER_HELD_IDLE_US 50u /* longest adaptive idle sleep while a request is held */
 #define SL_WORKER_INTR_MAX_MS 100	/* longest interrupt idle block (a quit is seen by then) */
 #define SL_WORKER_INTR_DEEP_US 10000u	/* --idle interrupt on ports without RX interrupts:
 					 * longest sleep after SL_WORKER_DEEP_MS without work
