@@ -367,7 +367,8 @@ def own_ratios(gs):
     rf_estimate(rf1, rf3)
     rf_estimate(find(gs, system="sluice-rf1-memif", workload="pub"),
                 find(gs, system="sluice-rf3-memif", workload="pub"), "memif",
-                "the followers' workers time-slicing CPU 0 with the busy-polling client")
+                "a chain of adaptive-sleep wake-ups per batch (client, leader, followers, "
+                "leader) on two shared CPUs")
 
 
 def rf_estimate(rf1, rf3, path="net_tap", bound="the tap's system call per frame"):
