@@ -21,7 +21,8 @@ CYCLES=${STOP_CYCLES:-3}
 N=${STOP_N:-100000}
 BENCH=$BUILD/tools/bench/sluice-bench
 M=role=server,id=0,socket-abstract=no,bsize=9216
-# the nodes' lcores: the leader's worker on CPU 1, the followers' on CPU 0 (the bench layout)
+# the nodes' lcores: the leader's worker on CPU 1, both followers' on CPU 0 (the bench's
+# layout when the crash was found; the bench has since put node 3's worker on CPU 1)
 EAL_BASE=$(sed -E 's/--lcores [^ ]+//' <<< "$SLUICE_EAL")
 
 cat > "$TMP/cluster.conf" <<CONF
