@@ -264,6 +264,19 @@ ack_end(const struct sl_partition *p)
 	return end;
 }
 
+/* Answer the waiting publishes whose ids all end at or before end, oldest first. */
+static void
+ack_pending(struct sl_partition *p, uint64_t end)
+{
+	while (p->pend_head != p->pend_tail &&
+	       p->pend[p->pend_head & (SL_PARTITION_PEND - 1)].last_id <= end) {
+		struct sl_partition_done d = {
+			.token = p->pend[p->pend_head++ & (SL_PARTITION_PEND - 1)].token};
+
+		done_push(p, &d);
+	}
+}
+
 /* ---- SET_OFFSET older than memory: looked up on disk by the reader ---- */
 
 static int
@@ -364,9 +377,17 @@ storage_poll(struct sl_partition *p)
 		setoff_done(p);
 		done++;
 	}
-	durable = sl_pstore_durable_id(st);
+	/* the error first: the persistence lcore moves the durable id before it sets the
+	 * error and never after, so the id read next is the store's final one */
 	err = sl_pstore_error(st);
+	durable = sl_pstore_durable_id(st);
 	if (err != 0 && !p->store_err) {
+		uint64_t end = ack_end(p);
+
+		/* what became durable (and committed) before the error is acknowledged as
+		 * usual: it stays on disk and in memory, so an error answer would have its
+		 * client publish it a second time */
+		ack_pending(p, end);
 		/* nothing that is not durable is acknowledged: fail what waits and, for
 		 * disk durability, forget it (consumers never saw it) */
 		while (p->pend_head != p->pend_tail) {
@@ -393,21 +414,12 @@ sl_partition_poll(struct sl_partition *p, uint64_t now_ns, struct sl_partition_d
 		  uint32_t max, uint32_t *work)
 {
 	uint32_t n = 0;
-	uint64_t end;
 
 	*work += storage_poll(p);
 	*work += sl_partition_repl_poll(p, now_ns);
 	/* the publishes that became durable and committed, oldest first */
-	if (p->pend != NULL && p->pend_head != p->pend_tail) {
-		end = ack_end(p);
-		while (p->pend_head != p->pend_tail &&
-		       p->pend[p->pend_head & (SL_PARTITION_PEND - 1)].last_id <= end) {
-			struct sl_partition_done d = {
-				.token = p->pend[p->pend_head++ & (SL_PARTITION_PEND - 1)].token};
-
-			done_push(p, &d);
-		}
-	}
+	if (p->pend != NULL && p->pend_head != p->pend_tail)
+		ack_pending(p, ack_end(p));
 	while (n < max && p->done_head != p->done_tail)
 		done[n++] = p->done[p->done_head++ & (DONE_RING - 1)];
 	*work += n;

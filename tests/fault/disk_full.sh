@@ -7,7 +7,8 @@
 # a clear ERR (storage I/O error), later publishes are refused with the same error (the
 # error is sticky), `storage status` names the cause, every acknowledged message is still
 # delivered, and once the filesystem is grown (remount) `storage resume` brings the
-# partition back: publishing works again and no acknowledged message is lost or doubled.
+# partition back: publishing works again and no acknowledged message is lost or doubled, and
+# no publish answered with the error was kept (its client would publish it twice).
 . "$(dirname "$0")/../integration/lib.sh"
 
 NS=sl-full-$$
@@ -67,21 +68,31 @@ in_ns "$NS" "$PUB" -a "$BROKER" full < "$TMP/in3.txt" 2> "$TMP/pub3.log" ||
 
 log "every acknowledged message is delivered once, in order"
 M=$(ctl full topic info full | python3 -c 'import json,sys; print(json.load(sys.stdin)["partition_info"][0]["message_count"])')
-in_ns "$NS" "$SUB" -a "$BROKER" -c check -n "$M" -t 30 --from-start full > "$TMP/out.txt" \
+in_ns "$NS" "$SUB" -a "$BROKER" -c check -i -n "$M" -t 30 --from-start full > "$TMP/out.txt" \
 	2> "$TMP/sub.log" || fail "sluice-sub: $(cat "$TMP/sub.log")"
 python3 - "$TMP" <<'PY' || fail "content"
 import sys
 t = sys.argv[1]
 sent = open(t + "/in.txt").read().split("\n")
-got = open(t + "/out.txt").read().split("\n")[:-1]
+lines = [l.split(" ", 1) for l in open(t + "/out.txt").read().split("\n")[:-1]]
+got = [b for _, b in lines]
+ids = {}
+for i, b in lines:
+    ids.setdefault(b, []).append(int(i))
+twice = {b[:12]: v for b, v in ids.items() if len(v) > 1}
+assert not twice, "delivered twice (body: ids): %s" % list(twice.items())[:5]
 acked = [int(x) for x in open(t + "/acked.txt").read().split()]
 later = open(t + "/in3.txt").read().split("\n")[:-1]
-assert len(set(got)) == len(got), "a message delivered twice"
 have = set(got)
 lost = [a for a in acked if sent[a - 1] not in have]
 assert not lost, "acknowledged but lost: %s" % lost[:5]
 assert all(l in have for l in later), "a message published after resume is missing"
 assert got[-len(later):] == later, "the messages after resume are not last and in order"
+# a publish answered with an error is not kept (its client publishes it again)
+before = got[:len(got) - len(later)]
+ack_bodies = set(sent[a - 1] for a in acked)
+kept = [sent.index(b) + 1 for b in before if b not in ack_bodies]
+assert not kept, "answered with an error but kept: lines %s" % kept[:5]
 print("%d delivered: all %d acknowledged before the failure and %d after resume" %
       (len(got), len(acked), len(later)))
 PY

@@ -22,6 +22,7 @@ TMP=$(mktemp -d "/tmp/sluice-$TEST_NAME.XXXXXX")
 PIDS=()
 NETNS=()
 CLEANUP_HOOKS=()	# commands run after the processes are gone (e.g. umount)
+FAILED=0	# set by fail: with SLUICE_TEST_KEEP=1 a failed test's $TMP is kept
 
 log() { echo "[$TEST_NAME] $*"; }
 
@@ -37,6 +38,7 @@ dump_logs() {
 fail() {
 	echo "FAIL [$TEST_NAME]: $*"
 	dump_logs
+	FAILED=1
 	exit 1
 }
 
@@ -60,7 +62,12 @@ cleanup() {
 	# the EAL runtime directories of this test's processes (file prefix sl-*-$$): DPDK
 	# leaves them behind, a SIGKILLed process always
 	rm -rf /var/run/dpdk/sl-*-"$$" 2>/dev/null
-	rm -rf "$TMP"
+	if [ "$FAILED" = 1 ] && [ "${SLUICE_TEST_KEEP:-0}" = 1 ]; then
+		echo "[$TEST_NAME] SLUICE_TEST_KEEP=1: kept $TMP"
+		# a mount inside it is gone (its hook ran): only the files are kept
+	else
+		rm -rf "$TMP"
+	fi
 }
 trap cleanup EXIT
 

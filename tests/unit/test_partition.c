@@ -464,6 +464,65 @@ out:
 	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A disk-durability store that fails right after a sync (the persistence lcore is not
+ * started: the test sets what it would have, the durable id and then the error, in its
+ * order). What the sync made durable stays on disk: its publishes must be acknowledged, not
+ * failed, or their clients publish them a second time (a message stored twice: seen in
+ * fault/disk_full); the rest fails with SL_E_IO and leaves the log. */
+static void
+test_disk_error_after_sync(void)
+{
+	struct sl_persist_policy disk = {.durability = SL_PERSIST_DISK};
+	struct sl_partition_conf extra = {0};
+	char tmp[] = "/tmp/sl-test-part-err-XXXXXX", dir[64];
+	struct sl_partition_done done[8];
+	struct sl_partition_res res;
+	struct sl_part_info info;
+	struct sl_partition *p;
+	uint32_t work = 0, n, i, ok = 0, io = 0;
+	int rc[3];
+
+	extra.persist = sl_persist_open(&persist_conf);
+	if (extra.persist == NULL || mkdtemp(tmp) == NULL) {
+		CHECK(0, "persistence and a data directory for the store error test");
+		sl_persist_close(extra.persist);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/t/0", tmp);
+	extra.store = sl_pstore_open(dir, "t", 0, &disk, 0);
+	CHECK(extra.store != NULL, "disk store opened in %s", dir);
+	if (extra.store == NULL)
+		goto out;
+	p = open_part_conf(1 << 20, &extra);
+	for (i = 0; i < 3; i++)
+		rc[i] = pub_seq(p, i + 1, 1, &res);
+	CHECK(rc[0] == SL_PARTITION_HELD && rc[1] == SL_PARTITION_HELD &&
+		      rc[2] == SL_PARTITION_HELD,
+	      "3 publishes (ids 1..3) held for the disk (%d %d %d)", rc[0], rc[1], rc[2]);
+	n = sl_partition_poll(p, 0, done, 8, &work);
+	CHECK(n == 0, "no answer before the disk's (%u)", n);
+	/* the persistence lcore: ids 1..2 synced, then the write of id 3 failed */
+	__atomic_store_n(&extra.store->written_id, 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&extra.store->durable_id, 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&extra.store->error, -ENOSPC, __ATOMIC_RELEASE);
+	n = sl_partition_poll(p, 0, done, 8, &work);
+	for (i = 0; i < n; i++) {
+		ok += done[i].code == 0 && done[i].token == i + 1 && i < 2;
+		io += done[i].code == SL_E_IO && done[i].token == 3 && i == 2;
+	}
+	CHECK(n == 3 && ok == 2 && io == 1,
+	      "the error seen in the same poll as the sync: ids 1..2 acknowledged, id 3 "
+	      "SL_E_IO (%u answers, %u ok, %u I/O errors)", n, ok, io);
+	sl_partition_info(p, &info);
+	CHECK(info.end_id == 2, "the log ends at the durable id 2 (%" PRIu64 ")", info.end_id);
+	rc[0] = pub_seq(p, 4, 1, &res);
+	CHECK(rc[0] == -SL_E_IO, "a later publish: SL_E_IO, the error is sticky (%d)", rc[0]);
+	sl_partition_close(p);
+out:
+	sl_persist_close(extra.persist);
+	nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* producers.shm as sl_pstore_ptab_mem writes it (storage/persist.h): a 4096-byte header
  * (magic, version, table length, this boot's id), then the table. */
 #define PT_HDR 4096
@@ -1149,6 +1208,7 @@ main(int argc, char **argv)
 	test_publish();
 	test_producer();
 	test_producer_restart();
+	test_disk_error_after_sync();
 	test_producer_forged();
 	test_full();
 	test_grow_kick();
