@@ -382,19 +382,27 @@ storage_poll(struct sl_partition *p)
 	err = sl_pstore_error(st);
 	durable = sl_pstore_durable_id(st);
 	if (err != 0 && !p->store_err) {
-		uint64_t end = ack_end(p);
+		/* what the store keeps: with disk durability what the last sync covered
+		 * (the rest is cut from memory below and from the files on resume), with
+		 * memory durability all of it (handed over again on resume) */
+		uint64_t keep = p->disk ? durable : UINT64_MAX;
+		uint32_t cut, i;
 
-		/* what became durable (and committed) before the error is acknowledged as
-		 * usual: it stays on disk and in memory, so an error answer would have its
-		 * client publish it a second time */
-		ack_pending(p, end);
-		/* nothing that is not durable is acknowledged: fail what waits and, for
-		 * disk durability, forget it (consumers never saw it) */
-		while (p->pend_head != p->pend_tail) {
-			sl_partition_complete(p, p->pend[p->pend_head++ & (SL_PARTITION_PEND - 1)]
-							 .token, SL_E_IO);
+		/* a kept publish is answered as usual: now when durable and committed, else
+		 * once the replicas commit it (an error answer would have its client
+		 * publish it a second time) */
+		ack_pending(p, ack_end(p));
+		/* nothing else is ever acknowledged: fail the rest, the newest (pend is in
+		 * id order), oldest first */
+		for (cut = p->pend_head; cut != p->pend_tail &&
+		     p->pend[cut & (SL_PARTITION_PEND - 1)].last_id <= keep; cut++)
+			;
+		for (i = cut; i != p->pend_tail; i++) {
+			sl_partition_complete(p, p->pend[i & (SL_PARTITION_PEND - 1)].token,
+					      SL_E_IO);
 			p->io_errs++;
 		}
+		p->pend_tail = cut;
 		if (p->disk) {
 			sl_memlog_truncate(p->log, durable + 1);
 			sl_ptab_truncate(p->ptab, durable);
