@@ -133,13 +133,25 @@ ts_add_ms(struct timespec *ts, unsigned int ms)
 	}
 }
 
+/* A mutex and a condition variable whose timed waits use CLOCK_MONOTONIC. */
+static void
+mono_cond_init(pthread_mutex_t *lock, pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 /* An RCU grace period, waited for at most GP_WAIT_MS and only until the ports are being
  * closed (memif_closing: the workers have stopped). 1 when it completed or is no longer
  * needed, 0 on time-out. */
 static int
 grace_period_bounded(void)
 {
-	pthread_condattr_t ca;
 	struct gp_wait *g;
 	struct timespec end, ts;
 	pthread_t t;
@@ -148,11 +160,7 @@ grace_period_bounded(void)
 	g = calloc(1, sizeof(*g));
 	if (g == NULL)
 		return 0;
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&g->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	mono_cond_init(&g->lock, &g->cond);
 	g->refs = 2;
 	if (pthread_create(&t, NULL, gp_helper, g) != 0) {
 		g->refs = 1;
@@ -546,16 +554,11 @@ memif_stop_on_intr(uint16_t port_id)
 {
 	struct stop_job j = {.efd = -1, .port_id = port_id};
 	struct rte_intr_handle *ih = NULL;
-	pthread_condattr_t ca;
 	struct timespec end;
 	uint64_t one = 1;
 	int rc, done = 0;
 
-	pthread_mutex_init(&j.lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&j.cond, &ca);
-	pthread_condattr_destroy(&ca);
+	mono_cond_init(&j.lock, &j.cond);
 	j.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ih = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
 	if (j.efd < 0 || ih == NULL || rte_intr_type_set(ih, RTE_INTR_HANDLE_EXT) != 0 ||
@@ -598,10 +601,10 @@ void
 sl_port_close(struct sl_broker_port *p)
 {
 	struct rte_eth_dev_info info;
-	int memif;
+	int have_info, memif;
 
-	memif = rte_eth_dev_info_get(p->port_id, &info) == 0 &&
-		strcmp(info.driver_name, "net_memif") == 0;
+	have_info = rte_eth_dev_info_get(p->port_id, &info) == 0;
+	memif = have_info && strcmp(info.driver_name, "net_memif") == 0;
 	if (memif) {
 		/* the workers have stopped (calling context): the unmap guard's waits end */
 		__atomic_store_n(&memif_closing, 1, __ATOMIC_RELEASE);
@@ -609,10 +612,7 @@ sl_port_close(struct sl_broker_port *p)
 	}
 	if (!memif || rte_thread_is_intr() || !memif_stop_on_intr(p->port_id))
 		rte_eth_dev_stop(p->port_id);
-	if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL) {
-		rte_eth_dev_close(p->port_id);
+	rte_eth_dev_close(p->port_id);
+	if (have_info && info.device != NULL)
 		rte_dev_remove(info.device);
-	} else {
-		rte_eth_dev_close(p->port_id);
-	}
 }
