@@ -329,6 +329,25 @@ static const struct sl_persist_conf persist_conf = {
 	.idle_max_us = 100,
 };
 
+/* Persistence (its lcore not started) and a store of policy pol in dir (<tmp made
+ * here>/t/0). 0; 1 when the store did not open (persistence and tmp to clean up); -1 when
+ * nothing is left to clean up. */
+static int
+store_setup(struct sl_partition_conf *extra, char *tmp, char *dir, size_t dlen,
+	    const struct sl_persist_policy *pol, const char *what)
+{
+	extra->persist = sl_persist_open(&persist_conf);
+	if (extra->persist == NULL || mkdtemp(tmp) == NULL) {
+		CHECK(0, "persistence and a data directory for %s", what);
+		sl_persist_close(extra->persist);
+		return -1;
+	}
+	snprintf(dir, dlen, "%s/t/0", tmp);
+	extra->store = sl_pstore_open(dir, "t", 0, pol, 0);
+	CHECK(extra->store != NULL, "%s: store opened in %s", what, dir);
+	return extra->store != NULL ? 0 : 1;
+}
+
 /* Retry seqs 7 (ids 1..2) and 8 (id 3) on a reopened partition: the original answers,
  * nothing written. */
 static void
@@ -372,16 +391,10 @@ test_producer_restart(void)
 
 	/* the persistence lcore is not started: the memory log file carries the records
 	 * from one open to the next, as after a kill with memory durability */
-	extra.persist = sl_persist_open(&pcf);
-	if (extra.persist == NULL || mkdtemp(tmp) == NULL) {
-		CHECK(0, "persistence and a data directory for the restart test");
-		sl_persist_close(extra.persist);
+	rc = store_setup(&extra, tmp, dir, sizeof(dir), &mem, "the restart test");
+	if (rc < 0)
 		return;
-	}
-	snprintf(dir, sizeof(dir), "%s/t/0", tmp);
-	extra.store = sl_pstore_open(dir, "t", 0, &mem, 0);
-	CHECK(extra.store != NULL, "store opened in %s", dir);
-	if (extra.store == NULL)
+	if (rc > 0)
 		goto out;
 	p = open_part_conf(1 << 20, &extra);
 	rc = pub_seq(p, 7, 2, &res);
@@ -482,16 +495,10 @@ test_disk_error_after_sync(void)
 	uint32_t work = 0, n, i, ok = 0, io = 0;
 	int rc[3];
 
-	extra.persist = sl_persist_open(&persist_conf);
-	if (extra.persist == NULL || mkdtemp(tmp) == NULL) {
-		CHECK(0, "persistence and a data directory for the store error test");
-		sl_persist_close(extra.persist);
+	rc[0] = store_setup(&extra, tmp, dir, sizeof(dir), &disk, "the store error test");
+	if (rc[0] < 0)
 		return;
-	}
-	snprintf(dir, sizeof(dir), "%s/t/0", tmp);
-	extra.store = sl_pstore_open(dir, "t", 0, &disk, 0);
-	CHECK(extra.store != NULL, "disk store opened in %s", dir);
-	if (extra.store == NULL)
+	if (rc[0] > 0)
 		goto out;
 	p = open_part_conf(1 << 20, &extra);
 	for (i = 0; i < 3; i++)
