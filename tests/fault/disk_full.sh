@@ -34,7 +34,8 @@ log "publishing until the disk is full"
 : > "$TMP/acked.txt"
 in_ns "$NS" "$PUB" -a "$BROKER" -A "$TMP/acked.txt" full < "$TMP/in.txt" 2> "$TMP/pub1.log" &&
 	fail "every publish succeeded on a 3 MiB filesystem"
-grep -q "storage I/O error" "$TMP/pub1.log" || fail "no storage error reported: $(cat "$TMP/pub1.log")"
+grep -q "storage I/O error" "$TMP/pub1.log" ||
+	fail "no storage error reported: $(cat "$TMP/pub1.log")"
 ACKED=$(wc -l < "$TMP/acked.txt")
 [ "$ACKED" -gt 100 ] || fail "only $ACKED acknowledged before the disk was full"
 log "$ACKED acknowledged, then: $(grep -m1 failed "$TMP/pub1.log")"
@@ -67,7 +68,8 @@ in_ns "$NS" "$PUB" -a "$BROKER" full < "$TMP/in3.txt" 2> "$TMP/pub3.log" ||
 	fail "publish after resume: $(cat "$TMP/pub3.log")"
 
 log "every acknowledged message is delivered once, in order"
-M=$(ctl full topic info full | python3 -c 'import json,sys; print(json.load(sys.stdin)["partition_info"][0]["message_count"])')
+M=$(ctl full topic info full | python3 -c 'import json, sys
+print(json.load(sys.stdin)["partition_info"][0]["message_count"])')
 in_ns "$NS" "$SUB" -a "$BROKER" -c check -i -n "$M" -t 30 --from-start full > "$TMP/out.txt" \
 	2> "$TMP/sub.log" || fail "sluice-sub: $(cat "$TMP/sub.log")"
 python3 - "$TMP" <<'PY' || fail "content"
