@@ -343,23 +343,35 @@ setoff_done(struct sl_partition *p)
 
 /* ---- storage events ---- */
 
-/* Resumed by an operator: the files end at `durable`; hand over again what memory holds
- * beyond it (memory durability: acknowledged already). */
+/* Hand over to the disk again what memory holds from handover_next on (memory durability:
+ * acknowledged already; replication: kept for the replicas), record by record as it was
+ * first handed over, with its epoch and producer tag, so the disk log's commit records are
+ * the replicas' (the files end at a record's end). As far as the persistence ring takes
+ * now; the rest at the next poll. Until it is all handed over, the store takes nothing
+ * else (publishes answer SL_E_FULL, replica appends wait): the disk log takes ids in
+ * order. */
 static void
-storage_resumed(struct sl_partition *p, uint64_t durable)
+handover(struct sl_partition *p)
 {
-	uint64_t id = durable + 1, end = sl_memlog_end_id(p->log), off;
+	uint64_t id = p->handover_next, end = sl_memlog_end_id(p->log);
+	struct sl_memlog_rec rec;
 
-	p->store_gen = sl_pstore_gen(p->store);
-	p->store_err = 0;
-	while (id <= end && sl_memlog_offset_of(p->log, id, &off) == 0) {
-		uint32_t n = (uint32_t)RTE_MIN(end - id + 1, 64u);
+	while (id <= end && sl_memlog_read(p->log, id, &rec) == 0) {
+		uint64_t producer = 0, seq = 0, epoch;
+		uint32_t n = rec.batch_left + 1u;
 
-		if (sl_persist_submit(p->persist, p->conf.worker, p->store, id, n, off,
-				      sl_partition_write_epoch(p)) != 0)
-			break;	/* ring full: rare; the rest waits for a later resume */
+		epoch = p->repl != NULL && p->nepochs > 0 ? sl_partition_epoch_for(p, id) :
+							     sl_partition_write_epoch(p);
+		sl_ptab_find_id(p->ptab, id, &producer, &seq);
+		if (sl_persist_submit_tag(p->persist, p->conf.worker, p->store, id, n, rec.offset,
+					  epoch, producer, seq) != 0) {
+			p->handover_next = id;	/* the ring is full: the rest next time */
+			return;
+		}
 		id += n;
 	}
+	p->handover_next = 0;
+	p->store_err = 0;
 }
 
 /* Handle a store error and its resume; complete a SET_OFFSET found on disk. */
@@ -381,11 +393,15 @@ storage_poll(struct sl_partition *p)
 	 * error and never after, so the id read next is the store's final one */
 	err = sl_pstore_error(st);
 	durable = sl_pstore_durable_id(st);
-	if (err != 0 && !p->store_err) {
-		/* what the store keeps: with disk durability what the last sync covered
-		 * (the rest is cut from memory below and from the files on resume), with
-		 * memory durability all of it (handed over again on resume) */
-		uint64_t keep = p->disk ? durable : UINT64_MAX;
+	if (err != 0 && (!p->store_err || p->handover_next != 0)) {
+		/* what the partition keeps: with disk durability and no replication what
+		 * the last sync covered (the rest is cut from memory below and from the
+		 * files on resume); else all of it, handed over to the disk again on resume
+		 * (memory durability: it is acknowledged from memory; replication: the
+		 * replicas may hold it already, and a leader's log cut below theirs would
+		 * diverge from them) */
+		int cut_mem = p->disk && p->repl == NULL;
+		uint64_t keep = cut_mem ? durable : UINT64_MAX;
 		uint32_t cut, i;
 
 		/* a kept publish is answered as usual: now when durable and committed, else
@@ -403,15 +419,22 @@ storage_poll(struct sl_partition *p)
 			p->io_errs++;
 		}
 		p->pend_tail = cut;
-		if (p->disk) {
+		if (cut_mem) {
 			sl_memlog_truncate(p->log, durable + 1);
 			sl_ptab_truncate(p->ptab, durable);
 		}
 		p->store_err = 1;
+		p->handover_next = 0;	/* failed again while handing over: a later resume */
 		sl_pstore_error_ack(st, p->store_gen);
 		done++;
 	} else if (err == 0 && p->store_err && sl_pstore_gen(st) != p->store_gen) {
-		storage_resumed(p, durable);
+		/* resumed by an operator: the files end at durable */
+		p->store_gen = sl_pstore_gen(st);
+		p->handover_next = durable + 1;
+		handover(p);
+		done++;
+	} else if (p->handover_next != 0) {
+		handover(p);
 		done++;
 	}
 	return done;
@@ -473,6 +496,12 @@ publish_check(struct sl_partition *p, const char **why)
 	}
 	if (p->store == NULL)
 		return 0;
+	/* resumed, memory is handing over what the disk lacks: a moment */
+	if (p->handover_next != 0 && sl_pstore_error(p->store) == 0) {
+		p->full_errs++;
+		*why = "partition log full: waiting for the disk (retry later)";
+		return -SL_E_FULL;
+	}
 	/* a failed store takes no more writes until an operator resumes it */
 	if (p->store_err || sl_pstore_error(p->store) != 0) {
 		p->io_errs++;

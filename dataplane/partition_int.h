@@ -65,7 +65,10 @@ struct sl_partition {
 	struct sl_pstore *store;
 	struct sl_persist *persist;
 	int disk;			/* durability disk: answer and deliver when durable */
-	int store_err;			/* the store's error was seen and handled */
+	int store_err;			/* the store's error was seen and handled; set until
+					 * a resume's hand-over is complete */
+	uint64_t handover_next;		/* resumed: the next id memory hands over to the
+					 * disk again (0: none) */
 	uint32_t store_gen;		/* store generation this partition writes under */
 	uint8_t pslot[SL_BROKER_MAX_CHANNELS];	/* channel -> persisted position slot */
 	uint8_t chan_anon[SL_BROKER_MAX_CHANNELS];	/* created by a client's SUB */
@@ -120,6 +123,11 @@ uint64_t
 sl_partition_write_epoch(const struct sl_partition *p);
 int
 sl_partition_queues(struct sl_partition *p);
+
+/* partition_repl.c: the epoch of the record starting at id (a replicated partition's epoch
+ * history). Owner lcore. */
+uint64_t
+sl_partition_epoch_for(const struct sl_partition *p, uint64_t id);
 
 extern int sl_partition_logtype;
 #define PLOG(level, fmt, ...) \

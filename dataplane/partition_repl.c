@@ -23,8 +23,8 @@
 /* ---- the log: commit records, epochs ---- */
 
 /* The epoch of the record starting at id, from the epoch history. */
-static uint64_t
-epoch_for(const struct sl_partition *p, uint64_t id)
+uint64_t
+sl_partition_epoch_for(const struct sl_partition *p, uint64_t id)
 {
 	uint64_t e = p->nepochs > 0 ? p->epoch_of[0] : 0;
 	uint32_t i;
@@ -51,7 +51,7 @@ crec_of(const struct sl_partition *p, uint64_t id, struct sl_crec *c)
 	    sl_memlog_offset_of(p->log, last + 1, &end_off) != 0)
 		return -ENOENT;
 	c->log_id = first;
-	c->epoch = epoch_for(p, first);
+	c->epoch = sl_partition_epoch_for(p, first);
 	c->last_msg_log_id = last;
 	c->msg_offset = rec.offset;
 	c->msg_cnt = last;

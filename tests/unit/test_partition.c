@@ -524,6 +524,13 @@ test_disk_error_after_sync(void)
 	CHECK(info.end_id == 2, "the log ends at the durable id 2 (%" PRIu64 ")", info.end_id);
 	rc[0] = pub_seq(p, 4, 1, &res);
 	CHECK(rc[0] == -SL_E_IO, "a later publish: SL_E_IO, the error is sticky (%d)", rc[0]);
+	/* the persistence lcore's resume: the files end at the durable id, a new generation */
+	__atomic_store_n(&extra.store->gen, extra.store->gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&extra.store->error, 0, __ATOMIC_RELEASE);
+	n = sl_partition_poll(p, 0, done, 8, &work);
+	rc[0] = pub_seq(p, 5, 1, &res);
+	CHECK(n == 0 && rc[0] == SL_PARTITION_HELD && res.id == 3,
+	      "resumed: a publish is taken again, at id 3 (%d, id %" PRIu64 ")", rc[0], res.id);
 	sl_partition_close(p);
 out:
 	sl_persist_close(extra.persist);
