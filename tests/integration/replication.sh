@@ -99,40 +99,6 @@ log "the followers hold the ordered channel's position (2000)"
 for id in 1 2 3; do
 	stop_pid "${NODE_PID[$id]}" || fail "node $id exited with $? on SIGTERM"
 done
-# past the 64-byte file header (it holds the file's creation time): record for record.
-# Commit records (80 bytes, docs/storage.md): equal but for the producer tag of a record
-# a replica caught up on from the leader's memory after the leader's producer table had
-# forgotten it (sent without its tag, docs/replication.md "Producer tags": 0 0 there)
-clog_cmp() {
-	python3 - "$1" "$2" <<'PY'
-import struct, sys
-a, b = open(sys.argv[1], "rb").read()[64:], open(sys.argv[2], "rb").read()[64:]
-if len(a) != len(b) or len(a) % 80:
-    sys.exit("sizes %d and %d" % (len(a), len(b)))
-untagged = 0
-for i in range(0, len(a), 80):
-    x, y = a[i:i + 80], b[i:i + 80]
-    if x == y:
-        continue
-    if x[:56] != y[:56] or x[72:76] != y[72:76] or y[56:72] != bytes(16):
-        sys.exit("record %d differs" % (i // 80))
-    untagged += 1
-print(untagged)
-PY
-}
-for f in "$TMP"/data1/r/0/*.msg "$TMP"/data1/r/0/*.clog; do
-	b=$(basename "$f")
-	for id in 2 3; do
-		if [ "${b%.clog}" != "$b" ]; then
-			u=$(clog_cmp "$f" "$TMP/data$id/r/0/$b" 2>&1) ||
-				fail "node $id's $b differs from the leader's: $u"
-			[ "$u" = 0 ] || log "node $id's $b: $u record(s) caught up without their tag"
-		elif ! cmp -s -i 64 "$f" "$TMP/data$id/r/0/$b"; then
-			cmp -l -i 64 "$f" "$TMP/data$id/r/0/$b" | head -5
-			ls -l "$TMP"/data*/r/0/
-			fail "node $id's $b differs from the leader's"
-		fi
-	done
-done
+same_logs 2 3
 log "three identical logs of $c1 messages; all $N acknowledged messages present, once, in order"
 log "PASS"
