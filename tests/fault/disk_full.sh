@@ -17,9 +17,7 @@ IF=${IF:0:15}
 BROKER=10.81.$(( $$ % 200 )).2
 HOST=10.81.$(( $$ % 200 )).1
 MNT=$TMP/data
-mkdir -p "$MNT"
-mount -t tmpfs -o size=3m sluice-test "$MNT" || fail "mount tmpfs"
-CLEANUP_HOOKS+=("umount '$MNT' 2>/dev/null")
+small_fs "$MNT"
 
 make_netns "$NS"
 start_sluiced full "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER" \
@@ -40,14 +38,7 @@ ACKED=$(wc -l < "$TMP/acked.txt")
 [ "$ACKED" -gt 100 ] || fail "only $ACKED acknowledged before the disk was full"
 log "$ACKED acknowledged, then: $(grep -m1 failed "$TMP/pub1.log")"
 
-ctl full storage status full > "$TMP/st1.json" || fail "storage status"
-python3 - "$TMP/st1.json" <<'PY' || fail "status while failed: $(cat "$TMP/st1.json")"
-import json, sys
-st = json.load(open(sys.argv[1]))["partitions"][0]["storage"]
-assert st["state"] == "failed", st
-assert "space" in st["error"].lower(), st["error"]
-print("storage status:", st["state"], "-", st["error"])
-PY
+storage_failed full full
 
 log "sticky: a new publish is refused with the same error"
 echo "after the failure" | in_ns "$NS" "$PUB" -a "$BROKER" full 2> "$TMP/pub2.log" &&

@@ -18,17 +18,11 @@ SUBNET=10.86.$(( $$ % 200 ))
 TAP_PREFIX=slff
 MNT=$TMP/data2
 N=6000
-mkdir -p "$MNT"
-mount -t tmpfs -o size=3m sluice-test "$MNT" || fail "mount tmpfs"
-CLEANUP_HOOKS+=("umount '$MNT' 2>/dev/null")
+small_fs "$MNT"
 
 . "$(dirname "$0")/../integration/cluster.sh"
 
-make_bridge
-for id in 1 2 3; do
-	boot $id --data-dir "$TMP/data$id" --durability disk --segment-mb 1
-done
-wait_isr 1,2,3
+disk_cluster
 
 PAD=$(printf '%0900d' 0)
 seq -f "fol%06g-$PAD" 1 $N > "$TMP/in.txt"	# ~5.5 MB: more than node 2's 3 MiB
@@ -37,14 +31,7 @@ log "publishing $N messages of 900 bytes to the leader; node 2's disk fills"
 in_ns "$NS" "$PUB" -a "$SUBNET.11" -A "$TMP/acked.txt" r < "$TMP/in.txt" \
 	2> "$TMP/pub1.log" || fail "a publish failed: $(cat "$TMP/pub1.log")"
 [ "$(wc -l < "$TMP/acked.txt")" = $N ] || fail "not all $N acknowledged"
-ctl n2 storage status r > "$TMP/st2.json" || fail "storage status on node 2"
-python3 - "$TMP/st2.json" <<'PY' || fail "node 2's status: $(cat "$TMP/st2.json")"
-import json, sys
-st = json.load(open(sys.argv[1]))["partitions"][0]["storage"]
-assert st["state"] == "failed", st
-assert "space" in st["error"].lower(), st["error"]
-print("node 2 storage:", st["state"], "-", st["error"])
-PY
+storage_failed n2 r
 wait_isr 1,3
 log "all $N acknowledged; the leader commits with ISR 1,3"
 
@@ -58,9 +45,5 @@ in_ns "$NS" "$SUB" -a "$SUBNET.11" -c check -n "$N" -t 30 --from-start r \
 	> "$TMP/out.txt" 2> "$TMP/sub.log" || fail "sluice-sub: $(cat "$TMP/sub.log")"
 cmp -s "$TMP/in.txt" "$TMP/out.txt" || fail "the leader's log is not the $N messages in order"
 
-log "stopping; the three disk logs compared (same_logs)"
-for id in 1 2 3; do
-	stop_pid "${NODE_PID[$id]}" || fail "node $id exited with $? on SIGTERM"
-done
-same_logs 2 3
+stop_compare
 log "PASS"

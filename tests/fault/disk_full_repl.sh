@@ -19,17 +19,11 @@ NS=sl-fullr-$$
 SUBNET=10.85.$(( $$ % 200 ))
 TAP_PREFIX=slfr
 MNT=$TMP/data1
-mkdir -p "$MNT"
-mount -t tmpfs -o size=3m sluice-test "$MNT" || fail "mount tmpfs"
-CLEANUP_HOOKS+=("umount '$MNT' 2>/dev/null")
+small_fs "$MNT"
 
 . "$(dirname "$0")/../integration/cluster.sh"
 
-make_bridge
-for id in 1 2 3; do
-	boot $id --data-dir "$TMP/data$id" --durability disk --segment-mb 1
-done
-wait_isr 1,2,3
+disk_cluster
 
 PAD=$(printf '%0900d' 0)
 seq -f "repl%06g-$PAD" 1 20000 > "$TMP/in.txt"	# ~18 MB: far more than fits
@@ -51,7 +45,7 @@ esac
 echo "after the failure" | in_ns "$NS" "$PUB" -a "$SUBNET.11" r 2> "$TMP/pub2.log" &&
 	fail "a publish succeeded on a failed store"
 grep -q "storage I/O error" "$TMP/pub2.log" || fail "pub2: $(cat "$TMP/pub2.log")"
-ctl n1 storage status r | grep -q '"state": "failed"' || fail "the leader's store not failed"
+storage_failed n1 r
 
 log "grow the leader's filesystem, resume"
 mount -o remount,size=64m "$MNT" || fail "remount"
@@ -86,9 +80,5 @@ assert not m or len(before) < int(m.group(1)), \
 print("leader: %d messages: all %d acknowledged, %d taken before the failure and written on "
       "resume, %d after resume" % (len(got), len(acked), len(before) - len(acked), len(later)))
 PY
-log "stopping; the three disk logs compared (same_logs)"
-for id in 1 2 3; do
-	stop_pid "${NODE_PID[$id]}" || fail "node $id exited with $? on SIGTERM"
-done
-same_logs 2 3
+stop_compare
 log "PASS"

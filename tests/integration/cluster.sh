@@ -174,3 +174,24 @@ for i in range(0, len(a), 80):
 print(untagged)
 PY
 }
+
+# disk_cluster: make_bridge, nodes 1, 2, 3 with data directories $TMP/dataID (a test may
+# mount one first), topic r with disk durability and 1 MiB segments, ISR 1,2,3
+disk_cluster() {
+	local id
+	make_bridge
+	for id in 1 2 3; do
+		boot $id --data-dir "$TMP/data$id" --durability disk --segment-mb 1
+	done
+	wait_isr 1,2,3
+}
+
+# stop_compare: SIGTERM nodes 1, 2, 3 (each must exit 0), then same_logs 2 3
+stop_compare() {
+	local id
+	log "stopping; the three disk logs compared (same_logs)"
+	for id in 1 2 3; do
+		stop_pid "${NODE_PID[$id]}" || fail "node $id exited with $? on SIGTERM"
+	done
+	same_logs 2 3
+}

@@ -156,3 +156,24 @@ ctl() {
 	shift
 	"$CTL" -s "$TMP/$name.sock" "$@"
 }
+
+# small_fs DIR: a 3 MiB tmpfs mounted on DIR (made here), unmounted at exit: a disk that
+# fills; grown with `mount -o remount,size=64m DIR`
+small_fs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o size=3m sluice-test "$1" || fail "mount tmpfs on $1"
+	CLEANUP_HOOKS+=("umount '$1' 2>/dev/null")
+}
+
+# storage_failed NODE TOPIC: NODE's (start_sluiced's name) store of TOPIC's partition 0
+# is failed, for lack of space
+storage_failed() {
+	ctl "$1" storage status "$2" > "$TMP/st-$1.json" || fail "storage status on $1"
+	python3 - "$TMP/st-$1.json" "$1" <<'PY' || fail "$1's status: $(cat "$TMP/st-$1.json")"
+import json, sys
+st = json.load(open(sys.argv[1]))["partitions"][0]["storage"]
+assert st["state"] == "failed", st
+assert "space" in st["error"].lower(), st["error"]
+print("%s storage status: %s - %s" % (sys.argv[2], st["state"], st["error"]))
+PY
+}
