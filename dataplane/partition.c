@@ -235,6 +235,23 @@ sl_partition_complete(struct sl_partition *p, uint64_t token, int err)
 	done_push(p, &d);
 }
 
+/* The waiting publishes that end above id are never acknowledged (pend is in id order): each
+ * is settled with err, oldest first, and dropped. Returns how many. Owner lcore. */
+uint32_t
+sl_partition_fail_after(struct sl_partition *p, uint64_t id, int err)
+{
+	uint32_t cut, i;
+
+	for (cut = p->pend_head;
+	     cut != p->pend_tail && p->pend[cut & (SL_PARTITION_PEND - 1)].last_id <= id; cut++)
+		;
+	for (i = cut; i != p->pend_tail; i++)
+		sl_partition_complete(p, p->pend[i & (SL_PARTITION_PEND - 1)].token, err);
+	i = p->pend_tail - cut;
+	p->pend_tail = cut;
+	return i;
+}
+
 static void
 pend_push(struct sl_partition *p, uint64_t token, uint64_t last_id)
 {
@@ -370,6 +387,11 @@ handover(struct sl_partition *p)
 		}
 		id += n;
 	}
+	/* memory no longer holds what the disk lacks: the store refuses the next append
+	 * (not at its end) and fails again, with this as the reason */
+	if (id <= end)
+		PLOG(ERR, "%s/%u: id %" PRIu64 " is no longer in memory: the disk log cannot "
+		     "be brought to %" PRIu64, p->store->topic, p->conf.partid, id, end);
 	p->handover_next = 0;
 	p->store_err = 0;
 }
@@ -402,23 +424,13 @@ storage_poll(struct sl_partition *p)
 		 * diverge from them) */
 		int cut_mem = p->disk && p->repl == NULL;
 		uint64_t keep = cut_mem ? durable : UINT64_MAX;
-		uint32_t cut, i;
 
 		/* a kept publish is answered as usual: now when durable and committed, else
 		 * once the replicas commit it (an error answer would have its client
 		 * publish it a second time) */
 		ack_pending(p, ack_end(p));
-		/* nothing else is ever acknowledged: fail the rest, the newest (pend is in
-		 * id order), oldest first */
-		for (cut = p->pend_head; cut != p->pend_tail &&
-		     p->pend[cut & (SL_PARTITION_PEND - 1)].last_id <= keep; cut++)
-			;
-		for (i = cut; i != p->pend_tail; i++) {
-			sl_partition_complete(p, p->pend[i & (SL_PARTITION_PEND - 1)].token,
-					      SL_E_IO);
-			p->io_errs++;
-		}
-		p->pend_tail = cut;
+		/* nothing else is ever acknowledged */
+		p->io_errs += sl_partition_fail_after(p, keep, SL_E_IO);
 		if (cut_mem) {
 			sl_memlog_truncate(p->log, durable + 1);
 			sl_ptab_truncate(p->ptab, durable);

@@ -119,6 +119,8 @@ sl_partition_chan_open(struct sl_partition *p, const char *name, uint32_t len, i
 		       int ephemeral, uint64_t start_id);
 void
 sl_partition_complete(struct sl_partition *p, uint64_t token, int err);
+uint32_t
+sl_partition_fail_after(struct sl_partition *p, uint64_t id, int err);
 uint64_t
 sl_partition_write_epoch(const struct sl_partition *p);
 int

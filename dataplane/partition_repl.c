@@ -435,10 +435,7 @@ r_rolled_back(void *arg, uint64_t end_id, int err)
 	struct sl_partition *p = arg;
 
 	/* the newest waiting publishes are the ones rolled back */
-	while (p->pend_tail != p->pend_head &&
-	       p->pend[(p->pend_tail - 1) & (SL_PARTITION_PEND - 1)].last_id > end_id)
-		sl_partition_complete(p, p->pend[--p->pend_tail & (SL_PARTITION_PEND - 1)].token,
-				      err);
+	sl_partition_fail_after(p, end_id, err);
 	r_truncate(arg, end_id);
 }
 
