@@ -51,15 +51,24 @@ echo "created on the fly" | in_ns "$NS" "$PUB" -a "$BROKER" -q fresh || fail "pu
 ctl tap topic list | grep -A2 '"name": "fresh"' | grep -q '"partitions": 2' || fail "topic fresh not auto-created"
 
 log "DPDK telemetry (the protocol dpdk-telemetry.py speaks)"
+# /sluice/partitions is a snapshot the control thread refreshes every second: asked again
+# (up to 10 s) until it shows the partition's messages and its channel, as a monitoring
+# client polling it would see them; the run above can end before the first refresh
 python3 - "/var/run/dpdk/sl-tap-$$/dpdk_telemetry.v2" > "$TMP/tel.json" <<'PY' || fail "telemetry"
-import json, socket, sys
+import json, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(sys.argv[1])
 json.loads(s.recv(16384))                    # greeting
-out = {}
-for cmd in ("/sluice/status", "/sluice/workers", "/sluice/partitions", "/ethdev/stats,0"):
-    s.send(cmd.encode())
-    out.update(json.loads(s.recv(1 << 20)))
+end = time.monotonic() + 10
+while True:
+    out = {}
+    for cmd in ("/sluice/status", "/sluice/workers", "/sluice/partitions", "/ethdev/stats,0"):
+        s.send(cmd.encode())
+        out.update(json.loads(s.recv(1 << 20)))
+    rt = out["/sluice/partitions"].get("rt/0", {})
+    if rt.get("message_count", 0) > 0 and "chan/check/depth" in rt or time.monotonic() > end:
+        break
+    time.sleep(0.1)
 print(json.dumps(out))
 PY
 python3 - "$TMP/tel.json" "$N" <<'PY' || fail "telemetry content: $(cat "$TMP/tel.json")"
