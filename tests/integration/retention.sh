@@ -36,14 +36,20 @@ done
 
 # retention runs every second: wait for its verdict rather than for a time
 status() { ctl ret storage status "$1" > "$TMP/st-$1.json" && cat "$TMP/st-$1.json"; }
-field() { python3 -c 'import json,sys; print(json.load(sys.stdin)["partitions"][0]["storage"]["retention"].get(sys.argv[1], 0))' "$1"; }
-wait_for() {	# wait_for TOPIC FIELD: until the retention FIELD is non-zero
+# wait_until TOPIC EXPR: until the Python expression EXPR holds for TOPIC's partition 0
+# storage status (st), up to 10 s
+wait_until() {
 	local i
 	for i in $(seq 100); do
-		[ "$(status "$1" | field "$2")" != 0 ] && return 0
+		[ "$(status "$1" | python3 -c 'import json,sys
+st = json.load(sys.stdin)["partitions"][0]["storage"]
+print(bool(eval(sys.argv[1])))' "$2")" = True ] && return 0
 		sleep 0.1
 	done
-	fail "$1: retention $2 stayed 0: $(cat "$TMP/st-$1.json")"
+	fail "$1: $2 not reached: $(cat "$TMP/st-$1.json")"
+}
+wait_for() {	# wait_for TOPIC FIELD: until the retention FIELD is non-zero
+	wait_until "$1" "st['retention'].get('$2', 0) != 0"
 }
 
 log "a durable channel that consumed nothing holds the old segments back"
@@ -68,12 +74,7 @@ cmp "$TMP/in.txt" "$TMP/out.txt" || fail "slow did not receive everything in ord
 # the channel's position reaches the persistence lcore in steps (periodic saves): a
 # retention pass may remove a first segment at an intermediate position, the next ones
 # the rest; wait for the outcome, not for the first removal
-for i in $(seq 100); do
-	[ "$(status ret | python3 -c 'import json,sys
-print(json.load(sys.stdin)["partitions"][0]["storage"]["disk_bytes"] < 3 << 20)')" = True ] &&
-		break
-	sleep 0.1
-done
+wait_until ret "st['disk_bytes'] < 3 << 20"
 python3 - "$TMP/st-ret.json" <<'PY' || fail "after consuming: $(cat "$TMP/st-ret.json")"
 import json, sys
 st = json.load(open(sys.argv[1]))["partitions"][0]["storage"]
