@@ -940,6 +940,10 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "arp_replies", s->arp_replies);
 	sl_json_u64(out, "icmp_replies", s->icmp_replies);
 	sl_json_u64(out, "sessions_created", s->sessions_created);
+	sl_json_u64(out, "bundles_in", s->bundles_in);
+	sl_json_u64(out, "bundle_frames_in", s->bundle_frames_in);
+	sl_json_u64(out, "bundles_out", s->bundles_out);
+	sl_json_u64(out, "bundle_frames_out", s->bundle_frames_out);
 	sl_json_u64(out, "busy_cycles", s->busy_cycles);
 	sl_json_u64(out, "total_cycles", s->total_cycles);
 	sl_json_u64(out, "idle_sleeps", s->idle_sleeps);
@@ -956,6 +960,7 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "answer_opcode", s->drop_answer_op);
 	sl_json_u64(out, "forward_ring_full", s->drop_fwd_full);
 	sl_json_u64(out, "no_mbuf", s->drop_no_mbuf);
+	sl_json_u64(out, "bad_bundle", s->drop_bad_bundle);
 	sl_json_obj_close(out);
 	sl_json_obj_open(out, "errors_by_code");
 	for (k = 1; k < SL_E_MAX - SL_E_BASE && k < 32; k++)
@@ -1353,6 +1358,7 @@ static const struct {
 	{"answer_opcode", offsetof(struct sl_worker_stats, drop_answer_op)},
 	{"forward_ring_full", offsetof(struct sl_worker_stats, drop_fwd_full)},
 	{"no_mbuf", offsetof(struct sl_worker_stats, drop_no_mbuf)},
+	{"bad_bundle", offsetof(struct sl_worker_stats, drop_bad_bundle)},
 	{"repl_malformed_or_unknown", offsetof(struct sl_worker_stats, repl_drops)},
 	{"repl_no_arp", offsetof(struct sl_worker_stats, repl_no_arp)},
 	{"repl_rejected_malformed", offsetof(struct sl_worker_stats, repl_rej_malformed)},

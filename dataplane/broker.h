@@ -151,6 +151,11 @@ struct sl_worker_stats {
 	uint64_t drop_answer_op;	/* a client sent us an answer opcode */
 	uint64_t drop_fwd_full;		/* forward ring to the owner worker full */
 	uint64_t drop_no_mbuf;
+	uint64_t drop_bad_bundle;	/* a bundle whose framing is wrong (answered ERR) */
+	uint64_t bundles_in;		/* datagrams of several frames (SL_WIRE_F_BUNDLE) */
+	uint64_t bundle_frames_in;	/* ... their frames */
+	uint64_t bundles_out;		/* answer datagrams of several frames */
+	uint64_t bundle_frames_out;	/* ... their frames */
 	uint64_t arp_replies;
 	uint64_t icmp_replies;
 	uint64_t ops[SL_WIRE_OP_MAX];	/* requests by opcode (index: the opcode) */

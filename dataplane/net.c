@@ -357,6 +357,36 @@ sl_net_udp_reply(uint8_t *frame, const struct sl_net_info *info, uint16_t payloa
 }
 
 uint32_t
+sl_net_udp_rewrap(uint8_t *frame, const uint8_t *orig, const struct sl_net_info *info,
+		  const uint8_t *payload, uint16_t len, struct sl_net_info *out)
+{
+	memmove(frame + SL_NET_HDRS_LEN, payload, len);
+	if (frame != orig)
+		memcpy(frame, orig, ETH_LEN);
+	write_ip_udp(frame + ETH_LEN, info->src_ip, info->dst_ip, info->src_port,
+		     info->dst_port, len, 0);
+	*out = *info;
+	out->l3_off = ETH_LEN;
+	out->l4_off = ETH_LEN + IP_MIN_LEN;
+	out->payload_off = SL_NET_HDRS_LEN;
+	out->payload_len = len;
+	return SL_NET_HDRS_LEN + len;
+}
+
+uint32_t
+sl_net_udp_resize(uint8_t *frame, uint16_t payload_len, uint32_t tx_flags)
+{
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(frame + ETH_LEN);
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(frame + ETH_LEN +
+								     IP_MIN_LEN);
+
+	write_ip_udp(frame + ETH_LEN, ip->src_addr, ip->dst_addr,
+		     rte_be_to_cpu_16(udp->src_port), rte_be_to_cpu_16(udp->dst_port),
+		     payload_len, tx_flags);
+	return SL_NET_HDRS_LEN + payload_len;
+}
+
+uint32_t
 sl_net_arp_reply(uint8_t *frame, const struct sl_net_if *nif)
 {
 	struct rte_ether_hdr eth;

@@ -104,6 +104,27 @@ sl_net_udp_build(uint8_t *frame, const struct sl_net_if *nif, const uint8_t dst_
 		 uint32_t dst_ip, uint16_t src_port, uint16_t dst_port, uint16_t payload_len,
 		 uint32_t tx_flags);
 
+/**
+ * Write into frame (room for SL_NET_HDRS_LEN + len bytes) the received UDP datagram that
+ * orig holds (parsed into info) carrying instead the len bytes at payload: orig's Ethernet
+ * header, a fresh 20-byte IPv4 header and a UDP header with info's addresses and ports,
+ * lengths and both checksums written, the payload at SL_NET_HDRS_LEN. frame may be orig
+ * (payload then inside it: it is moved down). *out: the new frame's info, as sl_net_parse()
+ * would give. For the frames of a bundle, each made a datagram of its own. Returns the
+ * frame length. Any thread.
+ */
+uint32_t
+sl_net_udp_rewrap(uint8_t *frame, const uint8_t *orig, const struct sl_net_info *info,
+		  const uint8_t *payload, uint16_t len, struct sl_net_info *out);
+
+/**
+ * A UDP frame with the layout of sl_net_udp_build() whose payload now has payload_len bytes
+ * (appended to): rewrite the IPv4 total length, the UDP length and the checksums (per
+ * tx_flags), keeping its addresses and ports. Returns the frame length. Any thread.
+ */
+uint32_t
+sl_net_udp_resize(uint8_t *frame, uint16_t payload_len, uint32_t tx_flags);
+
 /** Answer an ARP request in place (frame parsed as SL_NET_ARP_REQUEST). Returns length. */
 uint32_t
 sl_net_arp_reply(uint8_t *frame, const struct sl_net_if *nif);

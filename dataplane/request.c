@@ -47,8 +47,12 @@ reply_send(struct sl_worker *w, struct sl_request *r, int plen)
 	flen = sl_net_udp_reply(frame, &r->info, (uint16_t)plen, port->tx_flags);
 	r->m->data_len = (uint16_t)flen;
 	r->m->pkt_len = flen;
-	sl_worker_tx_offload(r->m, port->tx_flags, r->info.l4_off - r->info.l3_off);
-	sl_worker_tx_enqueue(w, r->pi, r->m);
+	/* the answer is laid out as sl_net_udp_build's: 20-byte IPv4 header */
+	sl_worker_tx_offload(r->m, port->tx_flags, 20);
+	if (r->hdr.flags & SL_WIRE_F_BUNDLE)
+		sl_worker_tx_answer(w, r->pi, r->m, (uint16_t)plen);
+	else
+		sl_worker_tx_enqueue(w, r->pi, r->m);
 }
 
 static inline uint8_t *
@@ -68,6 +72,7 @@ answer_hdr(const struct sl_request *r)
 {
 	struct sl_wire_hdr h = {
 		.version = SL_WIRE_VERSION,
+		.flags = r->hdr.flags & SL_WIRE_F_BUNDLE,	/* it may share a datagram */
 		.session = r->hdr.session,
 		.seq = r->hdr.seq,
 		.cookie = r->hdr.cookie,
@@ -314,6 +319,7 @@ op_hello(struct sl_worker *w, struct sl_request *r)
 	wel.heartbeat_ms = w->conf->heartbeat_ms;
 	wel.timeout_ms = w->conf->session_timeout_ms;
 	ah.session = s->id;
+	ah.flags |= SL_WIRE_F_BUNDLE;	/* this broker takes bundles and bundles answers */
 	buf = reply_buf(r, &cap);
 	reply_send(w, r, sl_wire_encode_welcome(buf, cap, &ah, &wel));
 }

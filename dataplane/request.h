@@ -71,6 +71,12 @@ sl_request_reply_err(struct sl_worker *w, struct sl_request *r, int code, uint16
 /* From worker.c, for the answers built here. Owner lcore. */
 void
 sl_worker_tx_enqueue(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m);
+/* An answer frame m (headers written, payload plen bytes) to a request that carried
+ * SL_WIRE_F_BUNDLE: appended to port pi's answer datagram being filled when it goes to the
+ * same address and port and has room (SL_WIRE_DGRAM_MAX_STD bytes, SL_WIRE_BUNDLE_MAX
+ * frames; m is then freed), else it becomes that datagram. Owner lcore. */
+void
+sl_worker_tx_answer(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m, uint16_t plen);
 void
 sl_worker_tx_offload(struct rte_mbuf *m, uint32_t tx_flags, uint16_t l3_len);
 

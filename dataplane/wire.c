@@ -107,6 +107,37 @@ sl_wire_decode_hdr(const uint8_t *buf, size_t len, struct sl_wire_hdr *hdr)
 	return 0;
 }
 
+int
+sl_wire_bundle_split(const uint8_t *buf, size_t len, uint16_t *off, uint16_t *flen,
+		     unsigned int max)
+{
+	size_t pos = 0, fl;
+	unsigned int n = 0;
+
+	if (buf == NULL || max == 0 || len > UINT16_MAX)
+		return -SL_E_MALFORMED;
+	if (len < SL_WIRE_HDR_LEN || !(sl_bytes_get_be16(buf + 4) & SL_WIRE_F_BUNDLE) ||
+	    SL_WIRE_HDR_LEN + (size_t)sl_bytes_get_be16(buf + 6) >= len) {
+		off[0] = 0;
+		flen[0] = (uint16_t)len;
+		return 1;
+	}
+	while (pos < len) {
+		if (n == max || len - pos < SL_WIRE_HDR_LEN ||
+		    sl_bytes_get_be16(buf + pos) != SL_WIRE_MAGIC ||
+		    !(sl_bytes_get_be16(buf + pos + 4) & SL_WIRE_F_BUNDLE))
+			return -SL_E_MALFORMED;
+		fl = SL_WIRE_HDR_LEN + (size_t)sl_bytes_get_be16(buf + pos + 6);
+		if (fl > len - pos)
+			return -SL_E_MALFORMED;
+		off[n] = (uint16_t)pos;
+		flen[n] = (uint16_t)fl;
+		n++;
+		pos += fl;
+	}
+	return (int)n;
+}
+
 void
 sl_wire_encode_hdr(uint8_t *buf, const struct sl_wire_hdr *hdr)
 {

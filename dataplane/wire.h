@@ -83,6 +83,12 @@ enum sl_wire_op {
 /* METADATA: the client reads META v2 (ignored by brokers that predate it, which answer
  * the META of before). META: this META is v2: entry bytes 14..15 carry max_record. */
 #define SL_WIRE_F_META2 0x0010
+/* Any frame: it may share its datagram with other frames, back to back (a bundle,
+ * docs/protocol.md section 1). On WELCOME: the broker takes bundles and bundles its answers
+ * to the requests that carry the flag. On a request: the client reads bundled answers. */
+#define SL_WIRE_F_BUNDLE 0x0020
+/* Most frames in one bundle. */
+#define SL_WIRE_BUNDLE_MAX 64
 
 /* PUB / MPUB body flags */
 #define SL_WIRE_PUB_TRACE 0x01 /* a u64 trace id follows the topic name */
@@ -346,6 +352,18 @@ int
 sl_wire_decode_hdr(const uint8_t *buf, size_t len, struct sl_wire_hdr *hdr);
 
 /** Encode a header into buf (at least SL_WIRE_HDR_LEN bytes). Any thread. */
+/**
+ * The frames of a datagram of len bytes: fills off[i] and flen[i] of each (at most max) and
+ * returns how many, or -SL_E_MALFORMED. A datagram whose first frame lacks SL_WIRE_F_BUNDLE
+ * or fills it alone is one frame (off 0, len bytes: sl_wire_decode_hdr judges it). Else it is
+ * a bundle: frames back to back, each at least a header with the magic and the flag, its
+ * body_len inside the datagram, the last ending exactly at len, at most max of them. Only
+ * the frames' framing is checked here: decode each with sl_wire_decode_hdr. Any thread.
+ */
+int
+sl_wire_bundle_split(const uint8_t *buf, size_t len, uint16_t *off, uint16_t *flen,
+		     unsigned int max);
+
 void
 sl_wire_encode_hdr(uint8_t *buf, const struct sl_wire_hdr *hdr);
 

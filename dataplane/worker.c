@@ -77,8 +77,8 @@ tx_burst(struct sl_worker *w, uint16_t pi, struct rte_mbuf **pkts, uint16_t n)
 	}
 }
 
-void
-sl_worker_tx_enqueue(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m)
+static void
+tx_add(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m)
 {
 	if (w->ntx[pi] == SL_WORKER_TXQ_MAX) {
 		tx_burst(w, pi, w->tx[pi], w->ntx[pi]);
@@ -87,12 +87,76 @@ sl_worker_tx_enqueue(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m)
 	w->tx[pi][w->ntx[pi]++] = m;
 }
 
+/* Queue port pi's answer datagram being filled: its headers rewritten when answers were
+ * appended to its first. */
+static void
+bundle_close(struct sl_worker *w, uint16_t pi)
+{
+	struct rte_mbuf *m = w->bun[pi];
+	uint32_t flen;
+
+	w->bun[pi] = NULL;
+	if (w->bun_n[pi] > 1) {
+		flen = sl_net_udp_resize(rte_pktmbuf_mtod(m, uint8_t *), w->bun_len[pi],
+					 w->conf->ports[pi].tx_flags);
+		m->data_len = (uint16_t)flen;
+		m->pkt_len = flen;
+		w->st.bundles_out++;
+		w->st.bundle_frames_out += w->bun_n[pi];
+	}
+	tx_add(w, pi, m);
+}
+
+void
+sl_worker_tx_enqueue(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m)
+{
+	if (w->bun[pi] != NULL)
+		bundle_close(w, pi);	/* frames leave in the order they were made */
+	tx_add(w, pi, m);
+}
+
+/* Same Ethernet destination, IPv4 addresses and UDP ports (frames of net.h's layout). */
+static int
+same_dest(const uint8_t *a, const uint8_t *b)
+{
+	return memcmp(a, b, 6) == 0 && memcmp(a + 26, b + 26, 8) == 0 &&
+	       memcmp(a + 34, b + 34, 4) == 0;
+}
+
+void
+sl_worker_tx_answer(struct sl_worker *w, uint16_t pi, struct rte_mbuf *m, uint16_t plen)
+{
+	struct rte_mbuf *b = w->bun[pi];
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (b != NULL) {
+		uint8_t *bf = rte_pktmbuf_mtod(b, uint8_t *);
+		uint32_t len = w->bun_len[pi];
+
+		if (len + plen <= SL_WIRE_DGRAM_MAX_STD && w->bun_n[pi] < SL_WIRE_BUNDLE_MAX &&
+		    rte_pktmbuf_tailroom(b) + b->data_len >= SL_NET_HDRS_LEN + len + plen &&
+		    same_dest(bf, f)) {
+			memcpy(bf + SL_NET_HDRS_LEN + len, f + SL_NET_HDRS_LEN, plen);
+			w->bun_len[pi] = (uint16_t)(len + plen);
+			w->bun_n[pi]++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		bundle_close(w, pi);
+	}
+	w->bun[pi] = m;
+	w->bun_len[pi] = plen;
+	w->bun_n[pi] = 1;
+}
+
 static void
 tx_flush(struct sl_worker *w)
 {
 	uint16_t pi;
 
 	for (pi = 0; pi < w->conf->nports; pi++) {
+		if (w->bun[pi] != NULL)
+			bundle_close(w, pi);
 		if (w->ntx[pi] == 0)
 			continue;
 		tx_burst(w, pi, w->tx[pi], w->ntx[pi]);
@@ -162,16 +226,95 @@ drop:
 	rte_pktmbuf_free(r->m);
 }
 
+/* Answer ERR rc to the frame at payload, whose header did not decode (or whose bundle's
+ * framing is wrong), echoing what of it can be read. */
+static void
+reply_raw_err(struct sl_worker *w, struct sl_request *r, const uint8_t *payload, int rc)
+{
+	memset(&r->hdr, 0, sizeof(r->hdr));
+	r->hdr.session = sl_bytes_get_be64(payload + 8);
+	r->hdr.seq = sl_bytes_get_be64(payload + 16);
+	r->hdr.cookie = sl_bytes_get_be64(payload + 24);
+	r->hdr.opcode = payload[3];
+	sl_request_reply_err(w, r, rc, 0, NULL);
+}
+
+static void handle_wire(struct sl_worker *w, struct sl_request *r, int forwarded);
+
+/* A datagram of several frames (SL_WIRE_F_BUNDLE): each frame becomes a datagram of its own
+ * (frames 2.. copied into mbufs of the receiving pool first, then the first rewritten in
+ * place), handled in order as if it had come alone. A frame that gets no mbuf is dropped
+ * (counted; its client sends it again). A bundle whose framing is wrong is answered ERR
+ * SL_E_MALFORMED on its first frame's header: none of its frames is handled. */
+static void
+handle_bundle(struct sl_worker *w, struct sl_request *r, int forwarded)
+{
+	uint8_t *frame = rte_pktmbuf_mtod(r->m, uint8_t *);
+	const uint8_t *payload = frame + r->info.payload_off;
+	uint16_t off[SL_WIRE_BUNDLE_MAX], len[SL_WIRE_BUNDLE_MAX];
+	struct sl_request sub[SL_WIRE_BUNDLE_MAX];
+	struct sl_net_info first;
+	int n, i, k = 1;
+
+	n = sl_wire_bundle_split(payload, r->info.payload_len, off, len, SL_WIRE_BUNDLE_MAX);
+	if (n < 0) {
+		w->st.drop_bad_bundle++;
+		reply_raw_err(w, r, payload, n);
+		return;
+	}
+	w->st.bundles_in++;
+	w->st.bundle_frames_in += (uint64_t)n;
+	for (i = 1; i < n; i++, k++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(r->m->pool);
+		uint32_t flen;
+
+		if (m == NULL || rte_pktmbuf_tailroom(m) < SL_NET_HDRS_LEN + len[i]) {
+			w->st.drop_no_mbuf += (uint64_t)(n - i);
+			rte_pktmbuf_free(m);
+			break;
+		}
+		sub[i] = *r;
+		sub[i].m = m;
+		flen = sl_net_udp_rewrap(rte_pktmbuf_mtod(m, uint8_t *), frame, &r->info,
+					 payload + off[i], len[i], &sub[i].info);
+		m->data_len = (uint16_t)flen;
+		m->pkt_len = flen;
+		m->port = r->m->port;
+	}
+	r->m->data_len = (uint16_t)sl_net_udp_rewrap(frame, frame, &r->info, payload, len[0],
+						     &first);
+	r->m->pkt_len = r->m->data_len;
+	r->info = first;
+	handle_wire(w, r, forwarded);
+	for (i = 1; i < k; i++)
+		handle_wire(w, &sub[i], forwarded);
+}
+
 static void
 handle_udp(struct sl_worker *w, struct sl_request *r, int forwarded)
 {
 	const uint8_t *payload = rte_pktmbuf_mtod(r->m, uint8_t *) + r->info.payload_off;
-	int rc;
 
 	if (w->conf->repl_port != 0 && r->info.dst_port == w->conf->repl_port) {
 		handle_replica(w, r, forwarded);
 		return;
 	}
+	if (r->info.payload_len > SL_WIRE_HDR_LEN &&
+	    (sl_bytes_get_be16(payload + 4) & SL_WIRE_F_BUNDLE) &&
+	    SL_WIRE_HDR_LEN + (uint32_t)sl_bytes_get_be16(payload + 6) < r->info.payload_len) {
+		handle_bundle(w, r, forwarded);
+		return;
+	}
+	handle_wire(w, r, forwarded);
+}
+
+/* One frame of a client (a datagram's, or a bundle's made a datagram of its own). */
+static void
+handle_wire(struct sl_worker *w, struct sl_request *r, int forwarded)
+{
+	const uint8_t *payload = rte_pktmbuf_mtod(r->m, uint8_t *) + r->info.payload_off;
+	int rc;
+
 	rc = sl_wire_decode_hdr(payload, r->info.payload_len, &r->hdr);
 	if (rc == 0 && r->hdr.opcode >= SL_OP_OK) {
 		w->st.drop_answer_op++;
@@ -193,12 +336,7 @@ handle_udp(struct sl_worker *w, struct sl_request *r, int forwarded)
 	 * the opcode table, so it is counted here */
 	if (rc == -SL_E_OPCODE)
 		w->st.ops_unknown++;
-	memset(&r->hdr, 0, sizeof(r->hdr));
-	r->hdr.session = sl_bytes_get_be64(payload + 8);
-	r->hdr.seq = sl_bytes_get_be64(payload + 16);
-	r->hdr.cookie = sl_bytes_get_be64(payload + 24);
-	r->hdr.opcode = payload[3];
-	sl_request_reply_err(w, r, rc, 0, NULL);
+	reply_raw_err(w, r, payload, rc);
 }
 
 /* Answer ARP and ICMP echo in place (len: the answer's length). */
@@ -853,6 +991,10 @@ sl_worker_teardown(struct sl_worker *w)
 	for (i = 0; w->held != NULL && i < SL_WORKER_HELD; i++)
 		if (w->held[i].used)
 			rte_pktmbuf_free(w->held[i].m);
+	for (i = 0; i < SL_BROKER_MAX_PORTS; i++) {
+		rte_pktmbuf_free(w->bun[i]);
+		w->bun[i] = NULL;
+	}
 	rte_free(w->held);
 	rte_free(w->held_free);
 	rte_free(w->mpart);

@@ -173,6 +173,11 @@ struct sl_worker {
 	uint64_t woke_rx;				/* st.rx_pkts at that wake-up */
 	uint16_t ntx[SL_BROKER_MAX_PORTS];
 	struct rte_mbuf *tx[SL_BROKER_MAX_PORTS][SL_WORKER_TXQ_MAX];
+	/* the answer datagram being filled per port (bundled answers, sl_worker_tx_answer):
+	 * its frames' bytes and count; sent before any other frame of the port */
+	struct rte_mbuf *bun[SL_BROKER_MAX_PORTS];
+	uint16_t bun_len[SL_BROKER_MAX_PORTS];
+	uint16_t bun_n[SL_BROKER_MAX_PORTS];
 	struct sl_worker_stats st __rte_cache_aligned;
 } __rte_cache_aligned;
 

@@ -191,6 +191,9 @@ struct sl_client {
 	uint64_t rttvar_us;	/* its mean deviation */
 	uint64_t rto_us;	/* first retransmission timeout of a new request */
 	int fail_busy;		/* conf->fail_busy: busy answers complete at once */
+	int may_bundle;		/* the transport takes bundles and conf->no_bundle is 0 */
+	int bundle;		/* ... and this session's broker does: requests carry
+				 * SL_WIRE_F_BUNDLE (docs/protocol.md section 1) */
 	uint64_t rto_max_us;
 
 	/* session */
@@ -221,7 +224,7 @@ struct sl_client {
 	uint64_t order;
 	uint64_t next_timer;	/* earliest retransmission / timeout; may be early */
 	uint64_t last_tx;
-	uint32_t tx_pending;	/* datagrams in the transport's send batch (ops->queue) */
+	uint32_t tx_pending;	/* frames in the transport's send batch (ops->queue) */
 	uint64_t busy_next;	/* next resend of the busy-waiting publishes; MAX = none */
 	uint64_t busy_rto;	/* its back-off */
 	struct busy_ent *busy_tmp;	/* [n_slots]: the resend's sort buffer */
@@ -392,16 +395,19 @@ req_xmit(struct sl_client *c, const struct req *r, uint64_t now)
 
 /* Rewrite header fields of an encoded frame of ours. */
 static void
-hdr_patch(uint8_t *frame, uint32_t len, uint64_t session, uint64_t seq, uint64_t cookie)
+hdr_patch(const struct sl_client *c, uint8_t *frame, uint32_t len, uint64_t seq,
+	  uint64_t cookie)
 {
 	struct sl_wire_hdr h;
 
 	if (sl_wire_decode_hdr(frame, len, &h) != 0)
 		return; /* cannot happen: we encoded it */
-	h.session = session;
+	h.session = c->session;
 	h.seq = seq;
 	h.cookie = cookie;
-	h.flags &= (uint16_t)~SL_WIRE_F_RETRY;
+	h.flags &= (uint16_t)~(SL_WIRE_F_RETRY | SL_WIRE_F_BUNDLE);
+	if (c->bundle)
+		h.flags |= SL_WIRE_F_BUNDLE;
 	sl_wire_encode_hdr(frame, &h);
 }
 
@@ -618,7 +624,7 @@ req_send_first(struct sl_client *c, uint32_t idx, uint64_t now)
 		r->seq = c->seq++;
 	if (c->n_sent++ == 0 || r->seq < c->low_seq)
 		c->low_seq = r->seq;
-	hdr_patch(r->frame, r->len, c->session, r->seq, req_cookie(c, idx));
+	hdr_patch(c, r->frame, r->len, r->seq, req_cookie(c, idx));
 	r->rto = c->rto_us;
 	r->t_sent = now;
 	r->resent = 0;
@@ -1328,6 +1334,7 @@ hello(struct sl_client *c, uint64_t timeout_us)
 			}
 			c->wel = wel;
 			c->session = wel.session;
+			c->bundle = c->may_bundle && (rh.flags & SL_WIRE_F_BUNDLE);
 			return 0;
 		}
 		if (rh.opcode == SL_OP_ERR &&
@@ -2042,6 +2049,7 @@ sl_client_open_xport(const struct sl_client_conf *conf, const struct sl_xport_op
 			1000;
 	c->rto_max_us = c->retry_us > RTO_MAX_US ? c->retry_us : RTO_MAX_US;
 	c->fail_busy = conf->fail_busy != 0;
+	c->may_bundle = !conf->no_bundle && ops->bundles != NULL && ops->bundles(x) == 1;
 	c->epoch = 1;
 	c->next_sub_id = 1;
 	c->next_timer = UINT64_MAX;
@@ -2204,6 +2212,12 @@ sl_client_close(struct sl_client *c)
 	explicit_bzero(c->token, sizeof(c->token));
 	free(c->busy_tmp);
 	free(c);
+}
+
+int
+sl_client_bundled(const struct sl_client *c)
+{
+	return c->bundle;
 }
 
 const struct sl_wire_welcome *

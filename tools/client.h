@@ -68,6 +68,11 @@ struct sl_client_conf {
 					 * 0 = a random one (getrandom), SL_CLIENT_NO_PRODUCER
 					 * = none (the HELLO of before: a publish sent again to
 					 * a new leader may be written twice) */
+	int no_bundle;			/* SL_XPORT_UDP: send every request in a datagram of
+					 * its own, and have its answer sent alone (0: requests
+					 * that are ready together share datagrams, and so do
+					 * their answers, when the broker takes bundles:
+					 * docs/protocol.md section 1) */
 	/* SL_XPORT_DPDK only */
 	uint16_t dpdk_port;		/* started port, 1 rx and 1 tx queue used */
 	uint16_t dpdk_queue;		/* rx/tx queue index */
@@ -146,6 +151,11 @@ sl_client_open(const struct sl_client_conf *conf);
 /** Close the session (CLS) and free everything. */
 void
 sl_client_close(struct sl_client *c);
+
+/** 1 when this session's requests and answers share datagrams (bundles: the transport
+ * and the broker take them, conf->no_bundle is 0), else 0. The client's thread. */
+int
+sl_client_bundled(const struct sl_client *c);
 
 /** Session parameters from WELCOME. */
 const struct sl_wire_welcome *

@@ -5,8 +5,8 @@
  * and sees a transport only through these operations, so the same client runs over the
  * kernel UDP stack, over a DPDK port, or (in the unit test) over a fake in-process broker.
  *
- * A transport carries whole UDP payloads (one wire frame each) between this client and
- * its broker. Like the client, it is single-threaded: every operation on one transport
+ * A transport carries whole UDP payloads (one wire frame each, or a bundle of frames)
+ * between this client and its broker. Like the client, it is single-threaded: every operation on one transport
  * comes from the thread that owns the client.
  */
 #ifndef SL_XPORT_H
@@ -52,6 +52,12 @@ struct sl_xport_ops {
 	/** Send the batch (e.g. one sendmmsg). Returns how many payloads were lost (not
 	 * sent: the client retransmits requests anyway), 0 when all left. */
 	int (*flush)(void *x);
+	/** Optional: 1 when the transport takes bundles (docs/protocol.md section 1): queue()
+	 * packs consecutive frames that carry SL_WIRE_F_BUNDLE into one datagram (at most
+	 * SL_WIRE_DGRAM_MAX_STD bytes, SL_WIRE_BUNDLE_MAX frames), and recv() hands out the
+	 * frames of a bundled datagram one per call. NULL or 0: every frame goes alone (the
+	 * client then never sets the flag, so the broker never bundles its answers). */
+	int (*bundles)(void *x);
 };
 
 /**

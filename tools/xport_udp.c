@@ -9,6 +9,10 @@
  *    before it waits for answers and at the end of each poll; a full batch leaves at
  *    once). A datagram the kernel refuses (ECONNREFUSED from an earlier ICMP, a full
  *    socket buffer) is lost as a failed send() was: the client retransmits.
+ *  - bundles (docs/protocol.md section 1): a frame that carries SL_WIRE_F_BUNDLE is
+ *    appended to the batch's last datagram when that one's frames carry it too and the
+ *    datagram stays within SL_WIRE_DGRAM_MAX_STD bytes and SL_WIRE_BUNDLE_MAX frames; recv()
+ *    hands out the frames of a bundled datagram one per call.
  *  - receiving: recv() waits with ppoll() (microsecond timeout); one recvmmsg() takes up
  *    to RX_BATCH datagrams that are waiting, and the next recv() calls hand them out
  *    without a system call. After a recvmmsg() that emptied the socket (fewer than
@@ -48,7 +52,22 @@ struct xudp {
 	struct mmsghdr tx_msgs[TX_BATCH];
 	struct iovec tx_iov[TX_BATCH];
 	uint8_t *tx_buf;	/* TX_BYTES */
+	uint32_t tx_bun;	/* frames in the batch's last datagram, 0 when it is closed
+				 * to bundling */
+	/* the received bundle being handed out: frame sub_i of sub_n, in datagram sub_d */
+	const uint8_t *sub_d;
+	uint32_t sub_i;
+	uint32_t sub_n;
+	uint16_t sub_off[SL_WIRE_BUNDLE_MAX];
+	uint16_t sub_len[SL_WIRE_BUNDLE_MAX];
 };
+
+static int
+is_bundle_frame(const uint8_t *f, uint32_t len)
+{
+	return len >= SL_WIRE_HDR_LEN && len <= SL_WIRE_DGRAM_MAX_STD &&
+	       (((uint32_t)f[4] << 8 | f[5]) & SL_WIRE_F_BUNDLE);
+}
 
 static int
 udp_send(void *x, const void *frame_payload, uint32_t len)
@@ -91,6 +110,7 @@ udp_flush(void *x)
 	}
 	u->tx_n = 0;
 	u->tx_used = 0;
+	u->tx_bun = 0;
 	return lost;
 }
 
@@ -101,8 +121,20 @@ udp_queue(void *x, const void *frame_payload, uint32_t len)
 	uint8_t *d;
 	int lost = 0;
 
+	int bun = is_bundle_frame(frame_payload, len);
+
 	if (len > SL_XPORT_DGRAM_MAX)
 		return -EMSGSIZE;
+	if (bun && u->tx_bun > 0 && u->tx_bun < SL_WIRE_BUNDLE_MAX &&
+	    u->tx_iov[u->tx_n - 1].iov_len + len <= SL_WIRE_DGRAM_MAX_STD &&
+	    u->tx_used + len <= TX_BYTES) {
+		/* the last datagram's bytes end at tx_used: the frame joins it */
+		memcpy(u->tx_buf + u->tx_used, frame_payload, len);
+		u->tx_iov[u->tx_n - 1].iov_len += len;
+		u->tx_used += len;
+		u->tx_bun++;
+		return 0;
+	}
 	if (u->tx_n == TX_BATCH || u->tx_used + len > TX_BYTES)
 		lost = udp_flush(u);
 	d = u->tx_buf + u->tx_used;
@@ -111,6 +143,7 @@ udp_queue(void *x, const void *frame_payload, uint32_t len)
 	u->tx_iov[u->tx_n].iov_len = len;
 	u->tx_n++;
 	u->tx_used += len;
+	u->tx_bun = bun ? 1 : 0;
 	return lost;
 }
 
@@ -123,15 +156,34 @@ udp_recv(void *x, void *buf, uint32_t cap, uint32_t timeout_us)
 	ssize_t n;
 
 	for (;;) {
+		if (u->sub_i < u->sub_n) {
+			uint32_t i = u->sub_i++;
+
+			if (u->sub_len[i] > cap)
+				return -EMSGSIZE;
+			memcpy(buf, u->sub_d + u->sub_off[i], u->sub_len[i]);
+			return (int)u->sub_len[i];
+		}
 		if (u->head < u->n) {
 			const struct mmsghdr *m = &u->msgs[u->head];
 			const uint8_t *d = u->bufs + (size_t)u->head * RX_SLOT;
+			int k;
 
 			u->head++;
 			/* truncated (MSG_TRUNC), empty or longer than cap: never a frame of ours */
 			if ((m->msg_hdr.msg_flags & MSG_TRUNC) || m->msg_len == 0 ||
 			    m->msg_len > cap)
 				return -EMSGSIZE;
+			/* a bundle: its frames one per call (a wrong one goes whole: the
+			 * client's decoder refuses it) */
+			k = sl_wire_bundle_split(d, m->msg_len, u->sub_off, u->sub_len,
+						 SL_WIRE_BUNDLE_MAX);
+			if (k > 1) {
+				u->sub_d = d;
+				u->sub_i = 0;
+				u->sub_n = (uint32_t)k;
+				continue;
+			}
 			memcpy(buf, d, m->msg_len);
 			return (int)m->msg_len;
 		}
@@ -194,6 +246,7 @@ udp_retarget(void *x, uint32_t ip, uint16_t port)
 	if (connect(u->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0)
 		return -errno;
 	u->head = u->n = 0;
+	u->sub_i = u->sub_n = 0;
 	u->dry = 0;
 	/* what the old peer sent and we did not read yet is not for the new one */
 	while (recv(u->fd, junk, sizeof(junk), MSG_TRUNC) >= 0 || errno == ECONNREFUSED)
@@ -207,6 +260,13 @@ udp_fd(void *x)
 	return ((const struct xudp *)x)->fd;
 }
 
+static int
+udp_bundles(void *x)
+{
+	(void)x;
+	return 1;
+}
+
 static const struct sl_xport_ops udp_ops = {
 	.send = udp_send,
 	.recv = udp_recv,
@@ -217,6 +277,7 @@ static const struct sl_xport_ops udp_ops = {
 	.fd = udp_fd,
 	.queue = udp_queue,
 	.flush = udp_flush,
+	.bundles = udp_bundles,
 };
 
 void *

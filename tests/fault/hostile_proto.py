@@ -14,6 +14,8 @@
 #     - SET_OFFSET at the extremes: count 2^64-1 is the end (saturated), never the start;
 #     - the idempotency window (docs/protocol.md 8.4): a seq more than 127 behind the
 #       highest is refused with SL_E_SEQ_OLD and not executed;
+#     - bundles (several frames in a datagram): run in order, answers shared, a resent
+#       bundle answered from the window, a bundle with wrong framing refused whole;
 #     - small messages: more than 131,072 PUBs of 24 bytes with no channel keep being
 #       accepted (retention trims memory by index slots too); then a channel that is
 #       behind does not stop publishing (memory is a cache of the disk log) and, consuming,
@@ -67,6 +69,7 @@ class Client:
         self.seq = 0
         d = self.xchg(hdr(OP["HELLO"], struct.pack(">II", 0, 0)), OP["WELCOME"])
         self.sess = struct.unpack(">Q", d[32:40])[0]
+        self.welcome_flags = struct.unpack(">H", d[4:6])[0]
 
     def recv(self, timeout):
         r, _, _ = select.select([self.s], [], [], timeout)
@@ -382,6 +385,91 @@ def idempotency():
           "SUB with seq 30: SL_E_SEQ_OLD, no channel created")
 
 
+def bundles():
+    """Several frames in one datagram (protocol.md section 1, bundles): WELCOME says the
+    broker takes them; a bundle of PUBs is run frame by frame, in order, and their answers
+    share datagrams; a bundle sent again is answered from the idempotency window; a bundle
+    whose framing is wrong is answered ERR SL_E_MALFORMED on its first frame and none of
+    its frames runs; an answer opcode inside a bundle is dropped, its neighbours run."""
+    c = Client()
+    check(c.welcome_flags & slproto.F_BUNDLE, "WELCOME carries F_BUNDLE")
+    topic = b"bundled"
+    B = slproto.F_BUNDLE
+
+    def pubs(seq0, n, tag):
+        return b"".join(hdr(OP["PUB"], pub_body(topic, b"%s-%d" % (tag, seq0 + i)), c.sess,
+                            seq0 + i, flags=B) for i in range(n))
+
+    def answers(seqs, timeout=5.0):
+        got, dgrams = {}, 0
+        end = time.time() + timeout
+        while time.time() < end and len(got) < len(seqs):
+            d = c.recv(end - time.time())
+            if d is None:
+                break
+            dgrams += 1
+            for f in slproto.frames(d):
+                q = slproto.answer_seq(f)
+                if q in seqs:
+                    got[q] = f
+        return got, dgrams
+
+    def bundles_out():
+        return sum(w["bundles_out"] for w in ctl("stats", "workers")["workers"])
+
+    out0 = bundles_out()
+    seq = c.seq + 1
+    ids = []
+    for k in range(10):
+        c.s.sendto(pubs(seq, 3, b"b"), c.dst)
+        got, _ = answers(set(range(seq, seq + 3)))
+        ok = [ok_fields(got.get(q)) for q in range(seq, seq + 3)]
+        check(all(o is not None for o in ok) and
+              all(struct.unpack(">H", got[q][4:6])[0] & B for q in got),
+              "bundle %d of 3 PUBs: 3 OKs, each flagged F_BUNDLE (%s)" % (k, [
+                  (q, got[q][3], len(got[q]), err_code(got[q]), slproto.err_text(got[q]))
+                  for q in sorted(got)]))
+        ids += [o[1] for o in ok if o is not None]
+        seq += 3
+    check(ids == list(range(ids[0], ids[0] + 30)) if ids else False,
+          "30 PUBs in 10 bundles: ids consecutive, in the bundles' order")
+    check(bundles_out() > out0, "answers shared datagrams (bundles_out %d -> %d)" %
+          (out0, bundles_out()))
+    n0 = part_info("bundled")["message_count"]
+    c.s.sendto(pubs(seq - 3, 3, b"b"), c.dst)
+    got, _ = answers(set(range(seq - 3, seq)))
+    check(len(got) == 3 and all(ok_fields(f) is not None for f in got.values()) and
+          [ok_fields(got[q])[1] for q in range(seq - 3, seq)] == ids[-3:],
+          "the last bundle again: the first answers, from the idempotency window")
+    check(part_info("bundled")["message_count"] == n0, "nothing written twice")
+
+    def bad(frames_bytes, what):
+        drops0 = worker_stats()["drops"].get("bad_bundle", 0)
+        c.s.sendto(frames_bytes, c.dst)
+        got, _ = answers({seq})
+        check(err_code(got.get(seq)) == E["MALFORMED"], "%s: ERR SL_E_MALFORMED on the first "
+              "frame (%s)" % (what, err_code(got.get(seq))))
+        check(worker_stats()["drops"].get("bad_bundle", 0) == drops0 + 1,
+              "%s: counted as bad_bundle" % what)
+        check(part_info("bundled")["message_count"] == n0, "%s: no frame of it ran" % what)
+
+    two = pubs(seq, 2, b"x")
+    bad(two[:-1], "a bundle whose last frame runs past the datagram")
+    bad(two + b"\x53\x4c\x01", "a bundle with 3 bytes after its last frame")
+    second = hdr(OP["PUB"], pub_body(topic, b"noflag"), c.sess, seq + 1)
+    bad(pubs(seq, 1, b"x") + second, "a bundle whose second frame lacks F_BUNDLE")
+    bad(pubs(seq, 1, b"x") + b"XY" + second[2:], "a bundle whose second frame has no magic")
+    # an answer opcode inside a bundle: dropped, its neighbours run
+    fake = hdr(OP["OK"], b"\0" * 32, c.sess, seq + 1, flags=B)
+    c.s.sendto(pubs(seq, 1, b"y") + fake + pubs(seq + 2, 1, b"y"), c.dst)
+    got, _ = answers({seq, seq + 2})
+    check(ok_fields(got.get(seq)) is not None and ok_fields(got.get(seq + 2)) is not None,
+          "an OK frame between two PUBs of a bundle: both PUBs acknowledged")
+    check(part_info("bundled")["message_count"] == n0 + 2, "... and written (%d messages)" %
+          part_info("bundled")["message_count"])
+    c.seq = seq + 2
+
+
 def small_messages(c):
     body = lambda i: b"%024d" % i   # 24 bytes
     info = part_info("small")
@@ -592,6 +680,8 @@ elif MODE == "data":
         set_offset_extremes(main)
     if want("idempotency"):
         idempotency()
+    if want("bundles"):
+        bundles()
     if want("small"):
         small_messages(main)
 else:

@@ -29,7 +29,7 @@ tap_up() {
 IF=slhpa$$
 IF=${IF:0:15}
 start_sluiced hpdata "$NS" "" -- --port "net_tap0,iface=$IF" --ip "$BROKER/24" \
-	--data-dir "$TMP/data" --log-mb 16 --topic small:1 --topic so:1 --topic idem:1
+	--data-dir "$TMP/data" --log-mb 16 --topic small:1 --topic so:1 --topic idem:1 --topic bundled:1
 tap_up "$IF"
 in_ns "$NS" python3 "$(dirname "$0")/hostile_proto.py" data "$BROKER" "$IF" "$CTL" \
 	"$TMP/hpdata.sock" "$NET.1" "$NET.3" "$NET.4" || fail "hostile input (data directory)"

@@ -6,7 +6,9 @@
  *  1. as an Ethernet frame: sl_net_parse(), then, for SL_NET_UDP, the header and body
  *     decoders on the UDP payload (copied to a buffer of exactly its size, so that
  *     AddressSanitizer sees any read past the payload);
- *  2. as a UDP payload directly (the codec without the net layer);
+ *  2. as a UDP payload directly (the codec without the net layer), and as a bundle of
+ *     frames (each then a payload); a parsed UDP frame is also rewrapped as a bundle's
+ *     frame is (net.c) and must parse again the same;
  *  3. as data[0] = decoder selector, data[1..] = a body (body decoders without a valid
  *     header in front, which the fuzzer would otherwise rarely build);
  *  4. as a replica link payload (rlink.c: envelope, tag, replay window).
@@ -406,6 +408,70 @@ fuzz_payload(const uint8_t *p, size_t len)
 		abort();
 }
 
+/* A UDP payload as a bundle (SL_WIRE_F_BUNDLE): the frames the split gives must tile the
+ * payload exactly, each carry the flag when there are several, and each is then a payload
+ * of its own (copied to a buffer of exactly its size). */
+static void
+fuzz_bundle(const uint8_t *p, size_t len)
+{
+	uint16_t off[SL_WIRE_BUNDLE_MAX], flen[SL_WIRE_BUNDLE_MAX];
+	size_t pos = 0;
+	uint8_t *f;
+	int n, i;
+
+	n = sl_wire_bundle_split(p, len, off, flen, SL_WIRE_BUNDLE_MAX);
+	if (n < 0) {
+		if (n != -SL_E_MALFORMED)
+			abort();
+		return;
+	}
+	if (n == 0 || n > SL_WIRE_BUNDLE_MAX)
+		abort();
+	for (i = 0; i < n; i++) {
+		if (off[i] != pos || (n > 1 && (flen[i] < SL_WIRE_HDR_LEN ||
+						!(((uint32_t)p[pos + 4] << 8 | p[pos + 5]) &
+						  SL_WIRE_F_BUNDLE))))
+			abort();
+		pos += flen[i];
+	}
+	if (pos != len || n == 1)
+		return;
+	for (i = 0; i < n; i++) {
+		f = malloc(flen[i]);
+		if (f == NULL)
+			return;
+		memcpy(f, p + off[i], flen[i]);
+		fuzz_payload(f, flen[i]);
+		free(f);
+	}
+}
+
+/* A parsed UDP frame made into a frame of its own with its payload (net.c's rewrap, as for
+ * a bundle's frames): it must parse again as UDP with the same addresses and payload. */
+static void
+fuzz_rewrap(const uint8_t *data, size_t size, const struct sl_net_if *nf,
+	    const struct sl_net_info *info)
+{
+	struct sl_net_info out, again;
+	uint8_t *f = malloc(SL_NET_HDRS_LEN + (size_t)info->payload_len);
+	uint32_t flen;
+
+	if (f == NULL)
+		return;
+	flen = sl_net_udp_rewrap(f, data, info, data + info->payload_off, info->payload_len,
+				 &out);
+	(void)size;
+	memset(&again, 0, sizeof(again));
+	if (flen != SL_NET_HDRS_LEN + (uint32_t)info->payload_len ||
+	    sl_net_parse(f, flen, nf, 0, &again) != SL_NET_UDP ||
+	    again.payload_off != out.payload_off || again.payload_len != info->payload_len ||
+	    again.src_ip != info->src_ip || again.dst_ip != info->dst_ip ||
+	    again.src_port != info->src_port || again.dst_port != info->dst_port ||
+	    memcmp(f + SL_NET_HDRS_LEN, data + info->payload_off, info->payload_len) != 0)
+		abort();
+	free(f);
+}
+
 /* data[0] picks a body decoder, the rest is the body. */
 static void
 fuzz_body(const uint8_t *data, size_t size)
@@ -449,7 +515,9 @@ fuzz_frame(const uint8_t *data, size_t size)
 		return;
 	memcpy(copy, data + info.payload_off, info.payload_len);
 	fuzz_payload(copy, info.payload_len);
+	fuzz_bundle(copy, info.payload_len);
 	free(copy);
+	fuzz_rewrap(data, size, &nf, &info);
 }
 
 /* 4. as a replica UDP payload (rlink.h, version 2): the header decoder, the tag check with
@@ -510,6 +578,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_frame(data, size);
 	fuzz_payload(data, size);
+	fuzz_bundle(data, size);
 	fuzz_body(data, size);
 	fuzz_rlink(data, size);
 	return 0;

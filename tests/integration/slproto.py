@@ -16,6 +16,19 @@ E = dict(MALFORMED=1001, SESSION=1004, TOPIC=1005, CHANNEL=1007, FULL=1008, SEQ_
          OUT_OF_ORDER=1027)
 # header flags
 F_NOACK, F_RETRY, F_PRODUCER, F_NORESEND = 0x0001, 0x0002, 0x0004, 0x0008
+F_BUNDLE = 0x0020
+
+
+def frames(d):
+    """The frames of a datagram: a bundle's (protocol.md section 1), or the datagram."""
+    out, pos = [], 0
+    if d is None or len(d) < 32 or not struct.unpack(">H", d[4:6])[0] & F_BUNDLE:
+        return [d]
+    while pos + 32 <= len(d):
+        n = 32 + struct.unpack(">H", d[pos + 6:pos + 8])[0]
+        out.append(d[pos:pos + n])
+        pos += n
+    return out
 # answers a client retries with the same seq (docs/protocol.md section 8)
 BUSY = (E["FULL"], E["WRITE_DISABLED"], E["QUORUM"], E["OUT_OF_ORDER"])
 

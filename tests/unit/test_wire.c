@@ -1265,6 +1265,58 @@ test_meta_v2(void)
 	      "META v1: no header flag, reserved bytes 0, decodes as before");
 }
 
+/* Bundles (several frames in a datagram): the split's framing rules. */
+static void
+test_bundle(void)
+{
+	struct sl_wire_hdr h = {.session = 7, .flags = SL_WIRE_F_BUNDLE};
+	const void *msg[1] = {"hello"};
+	const uint32_t mlen[1] = {5};
+	uint8_t buf[2 * SL_WIRE_DGRAM_MAX_JUMBO];
+	uint16_t off[SL_WIRE_BUNDLE_MAX], len[SL_WIRE_BUNDLE_MAX];
+	struct sl_wire_hdr d;
+	size_t used = 0;
+	int n, i, a, ok = 1;
+
+	for (i = 0; i < 3; i++) {
+		h.seq = (uint64_t)i + 1;
+		n = sl_wire_encode_pub(buf + used, sizeof(buf) - used, &h, 0, 0, "t", 0, 0,
+				       1, msg, mlen);
+		CHECK(n > 0, "PUB encoded");
+		used += (size_t)n;
+	}
+	a = (int)(used / 3);
+	n = sl_wire_bundle_split(buf, used, off, len, SL_WIRE_BUNDLE_MAX);
+	CHECK(n == 3 && off[0] == 0 && off[1] == a && off[2] == 2 * a && len[0] == a &&
+	      len[2] == a, "three PUBs: three frames, back to back");
+	for (i = 0; i < 3 && n == 3; i++)
+		ok &= sl_wire_decode_hdr(buf + off[i], len[i], &d) == 0 && d.seq == (uint64_t)i + 1;
+	CHECK(ok, "each frame decodes alone, in order");
+	CHECK(sl_wire_bundle_split(buf, (size_t)a, off, len, 4) == 1 && len[0] == a,
+	      "a flagged frame alone: one frame");
+	CHECK(sl_wire_bundle_split(buf, used, off, len, 2) == -SL_E_MALFORMED,
+	      "more frames than max: malformed");
+	CHECK(sl_wire_bundle_split(buf, used - 1, off, len, 4) == -SL_E_MALFORMED,
+	      "the last frame runs past the datagram: malformed");
+	memset(buf + used, 0, 3);
+	CHECK(sl_wire_bundle_split(buf, used + 3, off, len, 4) == -SL_E_MALFORMED,
+	      "bytes after the last frame, fewer than a header: malformed");
+	buf[a + 5] &= (uint8_t)~SL_WIRE_F_BUNDLE;
+	CHECK(sl_wire_bundle_split(buf, used, off, len, 4) == -SL_E_MALFORMED,
+	      "a later frame without the flag: malformed");
+	buf[a + 5] |= SL_WIRE_F_BUNDLE;
+	buf[2 * a] = 0;
+	CHECK(sl_wire_bundle_split(buf, used, off, len, 4) == -SL_E_MALFORMED,
+	      "a later frame without the magic: malformed");
+	buf[2 * a] = 0x53;
+	buf[5] &= (uint8_t)~SL_WIRE_F_BUNDLE;
+	CHECK(sl_wire_bundle_split(buf, used, off, len, 4) == 1 && len[0] == used,
+	      "first frame without the flag: the datagram is one frame (decode_hdr refuses it)");
+	CHECK(sl_wire_bundle_split(buf, 10, off, len, 4) == 1 && len[0] == 10,
+	      "a runt: one frame (decode_hdr refuses it)");
+	CHECK(sl_wire_bundle_split(NULL, 10, off, len, 4) == -SL_E_MALFORMED, "NULL: malformed");
+}
+
 int
 main(void)
 {
@@ -1288,5 +1340,6 @@ main(void)
 	test_metadata();
 	test_meta();
 	test_meta_v2();
+	test_bundle();
 	return check_report();
 }

@@ -111,6 +111,7 @@ struct opts {
 	const char *note;
 	int quiet;
 	int busy_retry;		/* resend publishes answered busy (libsluice's default) */
+	int no_bundle;		/* kernel UDP: no bundles (conf.no_bundle) */
 	uint32_t retry_ms;	/* libsluice's first retransmission timeout; 0 = its own */
 	uint32_t timeout_ms;	/* libsluice's request timeout; 0 = its own */
 	double fsync_rate;	/* the disk's fdatasync/s (sluice-disk-bench); 0 = unknown */
@@ -268,6 +269,7 @@ struct answers {
 	uint64_t busy;		/* other busy ERRs: WRITE_DISABLED, QUORUM, OUT_OF_ORDER */
 	uint64_t other;		/* any other ERR, or refused by libsluice before sending */
 	uint64_t timeouts;	/* no answer within libsluice's timeout */
+	uint64_t bundled;	/* sessions whose requests and answers shared datagrams */
 };
 
 static void
@@ -294,6 +296,7 @@ answers_sum(struct answers *a, const struct answers *b)
 	a->busy += b->busy;
 	a->other += b->other;
 	a->timeouts += b->timeouts;
+	a->bundled += b->bundled;
 }
 
 /* The answers line after a row, and the same counts in the JSON note (buf). */
@@ -302,13 +305,16 @@ answers_print(const struct opts *o, const struct answers *a, char *buf, size_t c
 {
 	printf("answers: %" PRIu64 " acked, %" PRIu64 " refused full (SL_E_FULL), %" PRIu64
 	       " refused busy (write disabled, quorum, out of order), %" PRIu64
-	       " other errors, %" PRIu64 " time-outs (requests; busy answers %s)\n",
+	       " other errors, %" PRIu64 " time-outs (requests; busy answers %s); %" PRIu64
+	       " of %u sessions bundled\n",
 	       a->acked, a->full, a->busy, a->other, a->timeouts,
-	       o->busy_retry ? "resent until the time-out" : "end the request at once");
+	       o->busy_retry ? "resent until the time-out" : "end the request at once",
+	       a->bundled, o->producers > 1 ? o->producers : 1);
 	snprintf(buf, cap, "%s%sacked_reqs=%" PRIu64 " refused_full=%" PRIu64
-		 " refused_busy=%" PRIu64 " other_errors=%" PRIu64 " timeouts=%" PRIu64,
+		 " refused_busy=%" PRIu64 " other_errors=%" PRIu64 " timeouts=%" PRIu64
+		 " bundled_sessions=%" PRIu64,
 		 o->note != NULL ? o->note : "", o->note != NULL ? "; " : "", a->acked, a->full,
-		 a->busy, a->other, a->timeouts);
+		 a->busy, a->other, a->timeouts, a->bundled);
 	return buf;
 }
 
@@ -571,6 +577,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	run->out_of_order = 0;
 	run->errors = 0;
 	memset(&run->ans, 0, sizeof(run->ans));
+	run->ans.bundled = (uint64_t)sl_client_bundled(c);
 	if (o->ctl != NULL) {
 		have_cpu = broker_busy(o->ctl, &busy0, &hz) == 0;
 		have_syncs = broker_syncs(o->ctl, &syncs0, &sus0, &smax) == 0;
@@ -664,6 +671,7 @@ producer_main(void *arg)
 		p->run->acked = 0;
 		p->run->errors = 0;
 		memset(&p->run->ans, 0, sizeof(p->run->ans));
+		p->run->ans.bundled = (uint64_t)sl_client_bundled(c);
 		sl_client_get_stats(c, &p->cs0);
 	}
 	pthread_barrier_wait(p->bar);	/* every producer warmed up: the broker CPU is read */
@@ -1020,6 +1028,9 @@ usage(FILE *f)
 		"  --retry-ms N              libsluice's first retransmission timeout (default:\n"
 		"                            libsluice's, adapted to the measured round trip)\n"
 		"  --timeout-ms N            libsluice's request timeout (default 5000)\n"
+		"  --no-bundle               kernel UDP: every request and its answer in a\n"
+		"                            datagram of its own (default: requests ready together\n"
+		"                            share datagrams, and so do their answers)\n"
 		"  --fsync-rate R            the disk's fdatasync/s (sluice-disk-bench, disk-raw\n"
 		"                            always, batch 1): prints the group-commit ceiling\n"
 		"  --no-header               do not print the table header\n",
@@ -1058,6 +1069,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"retry-ms", required_argument, NULL, 'T'},
 		{"timeout-ms", required_argument, NULL, 'U'},
 		{"fsync-rate", required_argument, NULL, 'F'},
+		{"no-bundle", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1103,6 +1115,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'D': o->producers = (uint32_t)NUM("producers", 1, 64); break;
 		case 'O': o->note = optarg; break;
 		case 'B': o->busy_retry = 1; break;
+		case 'N': o->no_bundle = 1; break;
 		case 'T': o->retry_ms = (uint32_t)NUM("retry-ms", 0, 60000); break;
 		case 'U': o->timeout_ms = (uint32_t)NUM("timeout-ms", 0, 3600000); break;
 		case 'F': o->fsync_rate = sl_opt_real(PROG, "fsync-rate", optarg, 0, 1e9); break;
@@ -1235,6 +1248,7 @@ main(int argc, char **argv)
 	cc.local_ip = o.local_ip;
 	cc.link_mtu = o.mtu;
 	cc.fail_busy = !o.busy_retry;
+	cc.no_bundle = o.no_bundle;
 	cc.retry_ms = o.retry_ms;
 	cc.timeout_ms = o.timeout_ms;
 	if (!o.quiet)
