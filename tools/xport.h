@@ -6,8 +6,8 @@
  * kernel UDP stack, over a DPDK port, or (in the unit test) over a fake in-process broker.
  *
  * A transport carries whole UDP payloads (one wire frame each, or a bundle of frames)
- * between this client and its broker. Like the client, it is single-threaded: every operation on one transport
- * comes from the thread that owns the client.
+ * between this client and its broker. Like the client, it is single-threaded: every
+ * operation on one transport comes from the thread that owns the client.
  */
 #ifndef SL_XPORT_H
 #define SL_XPORT_H

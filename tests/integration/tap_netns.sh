@@ -45,10 +45,10 @@ grep -q '"depth": 0' "$TMP/info.json" || fail "channel not fully consumed"
 ctl tap stats workers > "$TMP/stats.json" || fail "stats"
 grep -q '"arp_replies": [1-9]' "$TMP/stats.json" || fail "no ARP reply counted"
 grep -q '"icmp_replies": [1-9]' "$TMP/stats.json" || fail "no ICMP reply counted"
-# the kernel-UDP client bundles requests ready together, and the broker their answers
-grep -q '"bundles_in": [1-9]' "$TMP/stats.json" || fail "no bundled request datagram"
-grep -q '"bundles_out": [1-9]' "$TMP/stats.json" || fail "no bundled answer datagram"
+# the kernel-UDP client bundles the requests it has ready together (how many depends on
+# timing: hostile_proto and test_xport_udp check bundles exactly); none may be refused
 grep -q '"bad_bundle": 0' "$TMP/stats.json" || fail "bundles refused"
+log "bundles: $(grep -oE '"bundle(s|_frames)_(in|out)": [0-9]+' "$TMP/stats.json" | tr '\n' ' ')"
 
 log "auto-creation on first publish"
 echo "created on the fly" | in_ns "$NS" "$PUB" -a "$BROKER" -q fresh || fail "publish to a new topic"

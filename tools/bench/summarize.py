@@ -67,8 +67,10 @@ def fmt_cpu(x):
 
 
 # sluice-bench's answer counts at the end of its note (they differ from run to run)
+# the kernel-UDP PUB row without bundles (tools/bench/run sec_udp)
+NOBUNDLE_NOTE = "topic of 1 partition(s), 1 worker, one datagram per PUB (--no-bundle)"
 ANSWERS = re.compile(r"(?:; )?acked_reqs=(\d+) refused_full=(\d+) refused_busy=(\d+) "
-                     r"other_errors=(\d+) timeouts=(\d+)")
+                     r"other_errors=(\d+) timeouts=(\d+)(?: bundled_sessions=(\d+))?")
 
 
 def base_note(r):
@@ -334,6 +336,10 @@ def own_ratios(gs):
     pair("PUB acked/s: sluice / reflector (kernel UDP, same port)",
          find(gs, system="sluice-udp", workload="pub", producers=1,
               note="topic of 1 partition(s), 1 worker", **S),
+         find(gs, system="reflector-udp", workload="reflect", **S), "broker vs bare round trip")
+    pair("PUB acked/s: sluice one datagram per PUB / reflector (kernel UDP, same port)",
+         find(gs, system="sluice-udp", workload="pub", producers=1,
+              note=NOBUNDLE_NOTE, **S),
          find(gs, system="reflector-udp", workload="reflect", **S), "broker vs bare round trip")
     for wl, name in (("pub", "PUB"), ("mpub", "MPUB of 32")):
         mem = find(gs, system="sluice", workload=wl, **S)
