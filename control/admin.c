@@ -147,8 +147,7 @@ cmd_status(void *arg, int argc, char **argv, struct sl_json *out)
 	sl_json_str(out, "version", SL_ADMIN_VERSION);
 	sl_json_u64(out, "node_id", c->node_id);
 	sl_json_u64(out, "uptime_s", (rte_get_tsc_cycles() - adm.start_tsc) / rte_get_tsc_hz());
-	sl_json_str(out, "idle", c->idle == SL_IDLE_BUSY ? "busy" :
-				 c->idle == SL_IDLE_INTERRUPT ? "interrupt" : "adaptive");
+	sl_json_str(out, "idle", sl_broker_idle_name(c->idle));
 	sl_json_str(out, "durability", "memory");
 	sl_json_u64(out, "topics", sl_coord_topic_count(co));
 	sl_json_u64(out, "max_topics", maxt);

@@ -116,11 +116,13 @@ usage(const char *prog)
 	       "  --udp-port N           client UDP port (default %u)\n"
 	       "  --workers N            worker lcores (default: all lcores but the main\n"
 	       "                         and the persistence lcore)\n"
-	       "  --idle MODE            busy: poll forever (production); adaptive: sleep\n"
-	       "                         when idle (tests, shared machines); interrupt: block\n"
-	       "                         on RX interrupts when idle where the ports have them\n"
-	       "                         (net_tap, NICs), else adaptive with a deeper sleep\n"
-	       "                         after a silence. Default adaptive\n"
+	       "  --idle MODE            busy: poll forever (lowest latency, a core per\n"
+	       "                         worker); adaptive: sleep when idle (backing off);\n"
+	       "                         interrupt: block on RX interrupts when idle where the\n"
+	       "                         ports have them (net_tap, net_af_xdp, NICs), else\n"
+	       "                         adaptive with a deeper sleep after a silence; auto\n"
+	       "                         (default): interrupt where every RX queue of a worker\n"
+	       "                         has one, else adaptive\n"
 	       "  --idle-max-us N        longest adaptive sleep (default 1000)\n"
 	       "  --idle-min-us N        first adaptive sleep, doubled up to --idle-max-us\n"
 	       "                         (default 50)\n"
@@ -208,7 +210,7 @@ opts_default(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->udp_port = SL_WIRE_UDP_PORT;
-	o->idle = SL_IDLE_ADAPTIVE;
+	o->idle = SL_IDLE_AUTO;
 	o->idle_max_us = 1000;
 	o->idle_min_us = 50;
 	o->idle_polls = 32;
@@ -357,8 +359,11 @@ apply(struct opts *o, int id, const char *name, const char *arg, int depth)
 			o->idle = SL_IDLE_ADAPTIVE;
 		else if (strcmp(arg, "interrupt") == 0)
 			o->idle = SL_IDLE_INTERRUPT;
+		else if (strcmp(arg, "auto") == 0)
+			o->idle = SL_IDLE_AUTO;
 		else {
-			fprintf(stderr, "sluiced: --idle must be busy, adaptive or interrupt\n");
+			fprintf(stderr,
+				"sluiced: --idle must be busy, adaptive, interrupt or auto\n");
 			return -1;
 		}
 		return 0;
@@ -905,7 +910,7 @@ main(int argc, char **argv)
 			.mtu = o.mtu,
 			.pool = pool,
 			.no_offload = o.no_offload,
-			.rx_intr = o.idle == SL_IDLE_INTERRUPT,
+			.rx_intr = o.idle == SL_IDLE_INTERRUPT || o.idle == SL_IDLE_AUTO,
 		};
 
 		ret = sl_port_open(&p, &bc.ports[i]);
@@ -1055,8 +1060,7 @@ main(int argc, char **argv)
 	MLOG(INFO, "node %u serving UDP port %u on %u port(s) with %u worker(s), idle %s, "
 		   "max message %u bytes, control socket %s",
 	     o.node_id, o.udp_port, o.nports, o.workers,
-	     o.idle == SL_IDLE_BUSY ? "busy" : o.idle == SL_IDLE_INTERRUPT ? "interrupt" :
-	     "adaptive", bc.max_msg, o.control);
+	     sl_broker_idle_name((enum sl_idle_mode)o.idle), bc.max_msg, o.control);
 	if (o.ready_file != NULL) {
 		FILE *f = fopen(o.ready_file, "w");
 

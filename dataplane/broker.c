@@ -1263,3 +1263,19 @@ sl_broker_part_info(struct sl_broker *b, const char *topic, uint16_t part,
 	free(c);
 	return rc;
 }
+
+const char *
+sl_broker_idle_name(enum sl_idle_mode m)
+{
+	switch (m) {
+	case SL_IDLE_BUSY:
+		return "busy";
+	case SL_IDLE_ADAPTIVE:
+		return "adaptive";
+	case SL_IDLE_INTERRUPT:
+		return "interrupt";
+	case SL_IDLE_AUTO:
+		return "auto";
+	}
+	return "?";
+}

@@ -54,7 +54,14 @@ enum sl_idle_mode {
 	SL_IDLE_INTERRUPT = 2,	/* as adaptive, but block on the RX queues' interrupts
 				 * (rte_epoll_wait) where every port of the worker has them;
 				 * elsewhere a deeper adaptive backoff (docs/architecture.md) */
+	SL_IDLE_AUTO = 3,	/* the default: as interrupt where every RX queue of the
+				 * worker has an interrupt or an AF_XDP socket (net_tap,
+				 * net_af_xdp, NICs), else as adaptive (memif, rings) */
 };
+
+/** The name of an idle mode ("busy", "adaptive", "interrupt", "auto"). Any thread. */
+const char *
+sl_broker_idle_name(enum sl_idle_mode m);
 
 struct sl_broker_port {
 	uint16_t port_id;

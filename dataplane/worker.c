@@ -705,7 +705,8 @@ intr_setup(struct sl_worker *w)
 	uint16_t pi;
 	int ok = 1, rc;
 
-	if (w->conf->idle != SL_IDLE_INTERRUPT || w->bell < 0)
+	if ((w->conf->idle != SL_IDLE_INTERRUPT && w->conf->idle != SL_IDLE_AUTO) ||
+	    w->bell < 0)
 		return;
 	for (pi = 0; pi < w->conf->nports; pi++) {
 		const struct sl_broker_port *port = &w->conf->ports[pi];
@@ -748,6 +749,9 @@ intr_setup(struct sl_worker *w)
 		if (rc == 0)
 			WLOG(INFO, "worker %u: %s RX queue %u: idle blocks on its interrupt",
 			     w->idx, port->name, w->idx);
+		else if (w->conf->idle == SL_IDLE_AUTO)
+			WLOG(INFO, "worker %u: %s RX queue %u: no RX interrupt (%s): adaptive "
+				   "idle", w->idx, port->name, w->idx, rte_strerror(-rc));
 		else
 			WLOG(INFO, "worker %u: %s RX queue %u: no RX interrupt (%s): adaptive "
 				   "idle sleeps, up to %u us after %u ms without work", w->idx,
@@ -954,7 +958,7 @@ sl_worker_setup(struct sl_worker *w)
 	struct timespec now;
 	uint32_t i;
 
-	if (c->idle == SL_IDLE_INTERRUPT) {
+	if (c->idle == SL_IDLE_INTERRUPT || c->idle == SL_IDLE_AUTO) {
 		w->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (w->bell < 0)
 			return -errno;

@@ -25,7 +25,9 @@
  *      answer is held, a block in rte_epoll_wait on the queues' interrupts and the
  *      worker's bell (sl_worker_wake) until the next timer deadline (partitions'
  *      in-flight and requeue times), at most SL_WORKER_INTR_MAX_MS; otherwise the
- *      adaptive sleeps, with a deeper bound (SL_WORKER_INTR_DEEP_US) after a silence.
+ *      adaptive sleeps, with a deeper bound (SL_WORKER_INTR_DEEP_US) after a silence;
+ *      with --idle auto (the default) as interrupt where every RX queue has interrupts,
+ *      else as adaptive.
  * No heap allocation, syscall, lock or log line per packet.
  */
 #ifndef SL_WORKER_H
