@@ -910,7 +910,7 @@ main(int argc, char **argv)
 			.mtu = o.mtu,
 			.pool = pool,
 			.no_offload = o.no_offload,
-			.rx_intr = o.idle == SL_IDLE_INTERRUPT || o.idle == SL_IDLE_AUTO,
+			.rx_intr = sl_broker_idle_blocks(o.idle),
 		};
 
 		ret = sl_port_open(&p, &bc.ports[i]);

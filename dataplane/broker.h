@@ -59,6 +59,13 @@ enum sl_idle_mode {
 				 * net_af_xdp, NICs), else as adaptive (memif, rings) */
 };
 
+/** Whether idle mode m may block on RX interrupts (interrupt, auto). Any thread. */
+static inline int
+sl_broker_idle_blocks(enum sl_idle_mode m)
+{
+	return m == SL_IDLE_INTERRUPT || m == SL_IDLE_AUTO;
+}
+
 /** The name of an idle mode ("busy", "adaptive", "interrupt", "auto"). Any thread. */
 const char *
 sl_broker_idle_name(enum sl_idle_mode m);

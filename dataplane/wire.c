@@ -108,6 +108,14 @@ sl_wire_decode_hdr(const uint8_t *buf, size_t len, struct sl_wire_hdr *hdr)
 }
 
 int
+sl_wire_is_bundle(const uint8_t *buf, size_t len)
+{
+	return buf != NULL && len > SL_WIRE_HDR_LEN &&
+	       (sl_bytes_get_be16(buf + 4) & SL_WIRE_F_BUNDLE) &&
+	       SL_WIRE_HDR_LEN + (size_t)sl_bytes_get_be16(buf + 6) < len;
+}
+
+int
 sl_wire_bundle_split(const uint8_t *buf, size_t len, uint16_t *off, uint16_t *flen,
 		     unsigned int max)
 {
@@ -116,8 +124,7 @@ sl_wire_bundle_split(const uint8_t *buf, size_t len, uint16_t *off, uint16_t *fl
 
 	if (buf == NULL || max == 0 || len > UINT16_MAX)
 		return -SL_E_MALFORMED;
-	if (len < SL_WIRE_HDR_LEN || !(sl_bytes_get_be16(buf + 4) & SL_WIRE_F_BUNDLE) ||
-	    SL_WIRE_HDR_LEN + (size_t)sl_bytes_get_be16(buf + 6) >= len) {
+	if (!sl_wire_is_bundle(buf, len)) {
 		off[0] = 0;
 		flen[0] = (uint16_t)len;
 		return 1;

@@ -351,7 +351,14 @@ struct sl_wire_meta {
 int
 sl_wire_decode_hdr(const uint8_t *buf, size_t len, struct sl_wire_hdr *hdr);
 
-/** Encode a header into buf (at least SL_WIRE_HDR_LEN bytes). Any thread. */
+/**
+ * Whether the datagram buf/len is a bundle: its first frame carries SL_WIRE_F_BUNDLE and
+ * ends before the datagram does (docs/protocol.md section 1). Only the first header is
+ * read; sl_wire_bundle_split checks the framing. Any thread.
+ */
+int
+sl_wire_is_bundle(const uint8_t *buf, size_t len);
+
 /**
  * The frames of a datagram of len bytes: fills off[i] and flen[i] of each (at most max) and
  * returns how many, or -SL_E_MALFORMED. A datagram whose first frame lacks SL_WIRE_F_BUNDLE
@@ -363,6 +370,8 @@ sl_wire_decode_hdr(const uint8_t *buf, size_t len, struct sl_wire_hdr *hdr);
 int
 sl_wire_bundle_split(const uint8_t *buf, size_t len, uint16_t *off, uint16_t *flen,
 		     unsigned int max);
+
+/** Encode a header into buf (at least SL_WIRE_HDR_LEN bytes). Any thread. */
 
 void
 sl_wire_encode_hdr(uint8_t *buf, const struct sl_wire_hdr *hdr);

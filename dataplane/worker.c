@@ -254,7 +254,7 @@ handle_bundle(struct sl_worker *w, struct sl_request *r, int forwarded)
 	uint16_t off[SL_WIRE_BUNDLE_MAX], len[SL_WIRE_BUNDLE_MAX];
 	struct sl_request sub[SL_WIRE_BUNDLE_MAX];
 	struct sl_net_info first;
-	int n, i, k = 1;
+	int n, i;
 
 	n = sl_wire_bundle_split(payload, r->info.payload_len, off, len, SL_WIRE_BUNDLE_MAX);
 	if (n < 0) {
@@ -264,13 +264,14 @@ handle_bundle(struct sl_worker *w, struct sl_request *r, int forwarded)
 	}
 	w->st.bundles_in++;
 	w->st.bundle_frames_in += (uint64_t)n;
-	for (i = 1; i < n; i++, k++) {
+	for (i = 1; i < n; i++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(r->m->pool);
 		uint32_t flen;
 
 		if (m == NULL || rte_pktmbuf_tailroom(m) < SL_NET_HDRS_LEN + len[i]) {
 			w->st.drop_no_mbuf += (uint64_t)(n - i);
 			rte_pktmbuf_free(m);
+			n = i;
 			break;
 		}
 		sub[i] = *r;
@@ -286,7 +287,7 @@ handle_bundle(struct sl_worker *w, struct sl_request *r, int forwarded)
 	r->m->pkt_len = r->m->data_len;
 	r->info = first;
 	handle_wire(w, r, forwarded);
-	for (i = 1; i < k; i++)
+	for (i = 1; i < n; i++)
 		handle_wire(w, &sub[i], forwarded);
 }
 
@@ -299,9 +300,7 @@ handle_udp(struct sl_worker *w, struct sl_request *r, int forwarded)
 		handle_replica(w, r, forwarded);
 		return;
 	}
-	if (r->info.payload_len > SL_WIRE_HDR_LEN &&
-	    (sl_bytes_get_be16(payload + 4) & SL_WIRE_F_BUNDLE) &&
-	    SL_WIRE_HDR_LEN + (uint32_t)sl_bytes_get_be16(payload + 6) < r->info.payload_len) {
+	if (sl_wire_is_bundle(payload, r->info.payload_len)) {
 		handle_bundle(w, r, forwarded);
 		return;
 	}
@@ -705,8 +704,7 @@ intr_setup(struct sl_worker *w)
 	uint16_t pi;
 	int ok = 1, rc;
 
-	if ((w->conf->idle != SL_IDLE_INTERRUPT && w->conf->idle != SL_IDLE_AUTO) ||
-	    w->bell < 0)
+	if (!sl_broker_idle_blocks(w->conf->idle) || w->bell < 0)
 		return;
 	for (pi = 0; pi < w->conf->nports; pi++) {
 		const struct sl_broker_port *port = &w->conf->ports[pi];
@@ -958,7 +956,7 @@ sl_worker_setup(struct sl_worker *w)
 	struct timespec now;
 	uint32_t i;
 
-	if (c->idle == SL_IDLE_INTERRUPT || c->idle == SL_IDLE_AUTO) {
+	if (sl_broker_idle_blocks(c->idle)) {
 		w->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (w->bell < 0)
 			return -errno;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "wire.h"
 #include "xport.h"
 
@@ -66,7 +67,7 @@ static int
 is_bundle_frame(const uint8_t *f, uint32_t len)
 {
 	return len >= SL_WIRE_HDR_LEN && len <= SL_WIRE_DGRAM_MAX_STD &&
-	       (((uint32_t)f[4] << 8 | f[5]) & SL_WIRE_F_BUNDLE);
+	       (sl_bytes_get_be16(f + 4) & SL_WIRE_F_BUNDLE);
 }
 
 static int
@@ -119,9 +120,7 @@ udp_queue(void *x, const void *frame_payload, uint32_t len)
 {
 	struct xudp *u = x;
 	uint8_t *d;
-	int lost = 0;
-
-	int bun = is_bundle_frame(frame_payload, len);
+	int lost = 0, bun = is_bundle_frame(frame_payload, len);
 
 	if (len > SL_XPORT_DGRAM_MAX)
 		return -EMSGSIZE;

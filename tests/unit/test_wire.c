@@ -1292,6 +1292,9 @@ test_bundle(void)
 	for (i = 0; i < 3 && n == 3; i++)
 		ok &= sl_wire_decode_hdr(buf + off[i], len[i], &d) == 0 && d.seq == (uint64_t)i + 1;
 	CHECK(ok, "each frame decodes alone, in order");
+	CHECK(sl_wire_is_bundle(buf, used) && !sl_wire_is_bundle(buf, (size_t)a) &&
+	      !sl_wire_is_bundle(buf, 10) && !sl_wire_is_bundle(NULL, used),
+	      "is_bundle: three flagged frames are, a lone one, a runt and NULL are not");
 	CHECK(sl_wire_bundle_split(buf, (size_t)a, off, len, 4) == 1 && len[0] == a,
 	      "a flagged frame alone: one frame");
 	CHECK(sl_wire_bundle_split(buf, used, off, len, 2) == -SL_E_MALFORMED,
@@ -1310,6 +1313,7 @@ test_bundle(void)
 	      "a later frame without the magic: malformed");
 	buf[2 * a] = 0x53;
 	buf[5] &= (uint8_t)~SL_WIRE_F_BUNDLE;
+	CHECK(!sl_wire_is_bundle(buf, used), "first frame without the flag: not a bundle");
 	CHECK(sl_wire_bundle_split(buf, used, off, len, 4) == 1 && len[0] == used,
 	      "first frame without the flag: the datagram is one frame (decode_hdr refuses it)");
 	CHECK(sl_wire_bundle_split(buf, 10, off, len, 4) == 1 && len[0] == 10,
