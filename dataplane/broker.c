@@ -156,6 +156,17 @@ auto_log_budget(void)
 	return avail != 0 ? avail : 1;	/* 0 would mean no budget */
 }
 
+/* sl_persist_set_notify's callback: persistence lcore */
+static void
+wake_workers(void *arg)
+{
+	struct sl_broker *b = arg;
+	uint16_t i;
+
+	for (i = 0; i < b->conf.nworkers; i++)
+		sl_worker_wake(b->workers[i]);
+}
+
 struct sl_broker *
 sl_broker_open(const struct sl_broker_conf *conf)
 {
@@ -256,6 +267,12 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		b->conf.log_budget = auto_log_budget();
 		sl_coord_set_budget(b->coord, b->conf.log_budget);
 	}
+	/* publishes held for the disk are answered by the worker that holds them: the
+	 * persistence lcore rings the workers' bells after each write or sync, so a napping
+	 * worker answers then, not at the end of its sleep. The persistence lcore must stop
+	 * (sl_persist_close) before sl_broker_close, as sluiced does. */
+	if (conf->data_dir != NULL)
+		sl_persist_set_notify(conf->persist, wake_workers, b);
 	b->auth = conf->auth;
 	return b;
 nomem:

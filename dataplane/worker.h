@@ -162,7 +162,8 @@ struct sl_worker {
 	uint64_t tick_tsc;
 	/* --idle interrupt (worker.c, the idle part of the loop) */
 	int bell;					/* eventfd: sl_worker_wake -> this
-							 * worker while it blocks; -1 */
+							 * worker while it blocks or naps;
+							 * -1 with --idle busy */
 	int asleep;					/* 1 from arming to waking */
 	uint8_t intr_ok;				/* every RX queue of the worker has
 							 * interrupts: it may block */

@@ -120,8 +120,12 @@ struct sl_persist {
 	uint64_t next_ckpt;
 	uint64_t next_retain;
 
+	/* after a loop that wrote or synced: sl_persist_set_notify */
+	void (*notify)(void *arg);
+	void *notify_arg;
+
 	/* written by the lcore around a block, read by every submitter: a line of its own */
-	uint32_t asleep __rte_cache_aligned;	/* blocks (or is about to) on the bell */
+	uint32_t asleep __rte_cache_aligned;	/* blocks or naps (or is about to) on the bell */
 	int bell;				/* eventfd, nonblocking */
 
 	struct sl_persist_stats st __rte_cache_aligned;
@@ -712,17 +716,19 @@ sl_pstore_chan_clear(struct sl_pstore *ps, uint32_t slot)
 
 /* ---- the persistence lcore ---- */
 
-/* Wake the lcore if it blocks on its bell (or is about to), after the caller's enqueue.
- * The full fence orders that enqueue before the load of asleep, as block() orders its
- * store of asleep before its last look at the rings: one side sees the other. A write
- * only when it blocks: none per publish while it runs. */
+/* Wake the lcore if it blocks or naps on its bell (or is about to), after the caller's
+ * enqueue. The full fence orders that enqueue before the load of asleep, as block() and
+ * nap() order their store of asleep before their last look at the rings: one side sees
+ * the other. The first waker takes asleep back to 0: one write per sleep, none per
+ * publish while the lcore runs. */
 static inline void
 wake(struct sl_persist *p)
 {
 	uint64_t one = 1;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->asleep, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&p->asleep, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&p->asleep, 0, __ATOMIC_RELAXED))
 		(void)!write(p->bell, &one, sizeof(one));
 }
 
@@ -1230,6 +1236,27 @@ block(struct sl_persist *p, uint64_t now)
 	__atomic_store_n(&p->asleep, 0, __ATOMIC_RELAXED);
 }
 
+/* Adaptive idle: sleep us microseconds, or until a submit or a command rings the bell (a
+ * publish waiting for the next sync is written at once, not after the sleep). Offline for
+ * RCU while asleep. */
+static void
+nap(struct sl_persist *p, uint32_t us)
+{
+	struct pollfd pfd = {.fd = p->bell, .events = POLLIN};
+	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
+	uint64_t cnt;
+
+	__atomic_store_n(&p->asleep, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!pending(p) && !__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
+		rcu_thread_offline();
+		if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(p->bell, &cnt, sizeof(cnt)) > 0)
+			p->st.bell_wakes++;
+		rcu_thread_online();
+	}
+	__atomic_store_n(&p->asleep, 0, __ATOMIC_RELAXED);
+}
+
 static int
 persist_main(void *arg)
 {
@@ -1247,12 +1274,14 @@ persist_main(void *arg)
 	PLOG(INFO, "running on lcore %u, staging buffer %zu KiB on %s\n", rte_lcore_id(),
 	     p->buf_len >> 10, p->buf_huge ? "hugepages" : "normal pages");
 	while (!__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
-		uint64_t now;
+		uint64_t now, syncs = p->st.syncs;
 		uint32_t n = poll_cmds(p) + drain(p);
 
 		now = mono_ns();
 		if (p->ndirty > 0)
 			sync_pass(p, now, 0);
+		if ((n > 0 || p->st.syncs != syncs) && p->notify != NULL)
+			p->notify(p->notify_arg);
 		if (now >= p->next_periodic)
 			periodic(p, now);
 		p->st.loops++;
@@ -1276,9 +1305,7 @@ persist_main(void *arg)
 		sleep_us = sleep_us ? RTE_MIN(sleep_us * 2, p->nstores > 0 ?
 					      RTE_MIN(p->conf.idle_max_us, STORE_IDLE_US) :
 					      p->conf.idle_max_us) : 10;
-		rcu_thread_offline();
-		rte_delay_us_sleep(sleep_us);
-		rcu_thread_online();
+		nap(p, sleep_us);
 		p->st.idle_sleeps++;
 	}
 	/* shutdown: everything handed over is written and synced, positions saved */
@@ -1495,6 +1522,13 @@ nomem:
 fail:
 	sl_persist_close(p);
 	return NULL;
+}
+
+void
+sl_persist_set_notify(struct sl_persist *p, void (*fn)(void *arg), void *arg)
+{
+	p->notify = fn;
+	p->notify_arg = arg;
 }
 
 int

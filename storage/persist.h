@@ -344,7 +344,8 @@ struct sl_persist_stats {
 	uint64_t loops;
 	uint64_t idle_sleeps;
 	uint64_t idle_blocks;		/* deep-idle blocks on the bell (no work for 2 ms) */
-	uint64_t bell_wakes;		/* blocks ended by the bell (a submit or a command) */
+	uint64_t bell_wakes;		/* blocks and idle naps ended by the bell (a submit or
+					 * a command) */
 	uint64_t fetches;
 	uint64_t fetch_msgs;
 	uint64_t rreads;		/* replication reads (catch-up from disk) */
@@ -362,6 +363,14 @@ struct sl_persist;
 /** Create the rings and the staging buffer. Control thread. NULL + rte_errno. */
 struct sl_persist *
 sl_persist_open(const struct sl_persist_conf *conf);
+
+/**
+ * Have the persistence lcore call fn(arg) after each loop that wrote or synced (and so may
+ * have made held publishes answerable), e.g. to ring the workers' bells. fn runs on the
+ * persistence lcore and must not block. Control thread, before sl_persist_start.
+ */
+void
+sl_persist_set_notify(struct sl_persist *p, void (*fn)(void *arg), void *arg);
 
 /** Launch the persistence lcore and the reader thread. Control thread. 0 or -errno. */
 int
