@@ -1357,6 +1357,12 @@ sl_partition_positions(const struct sl_partition *p, uint64_t *committed, uint64
 	return 1;
 }
 
+int
+sl_partition_replicated(const struct sl_partition *p)
+{
+	return p->repl != NULL;
+}
+
 /* Channel positions saved by the last run. */
 static void
 chans_restore(struct sl_partition *p, const struct sl_disklog_stats *ds)

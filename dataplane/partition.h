@@ -193,6 +193,10 @@ sl_partition_resident(const struct sl_partition *p);
 int
 sl_partition_positions(const struct sl_partition *p, uint64_t *committed, uint64_t *end_id);
 
+/** 1 when the partition replicates (a node with a cluster), else 0. Owner lcore. */
+int
+sl_partition_replicated(const struct sl_partition *p);
+
 /** Free a detached partition (and its store). Control thread. NULL is a no-op. */
 void
 sl_partition_close(struct sl_partition *p);

@@ -157,7 +157,9 @@ held_take(struct sl_worker *w)
 static void
 held_put(struct sl_worker *w, uint64_t token)
 {
+	w->nheld_repl -= w->held[token].repl;
 	w->held[token].used = 0;
+	w->held[token].repl = 0;
 	w->held_free[w->nheld_free++] = (uint32_t)token;
 }
 
@@ -175,6 +177,8 @@ held_fill(struct sl_worker *w, uint64_t token, struct sl_request *r, const void 
 		h->m = r->m;
 	}
 	h->used = 1;
+	h->repl = (uint8_t)sl_partition_replicated((const struct sl_partition *)p);
+	w->nheld_repl += h->repl;
 	h->part = p;
 	h->slot = r->slot;
 	h->pi = r->pi;

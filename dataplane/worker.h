@@ -53,6 +53,8 @@
 #define SL_WORKER_TXQ_MAX 64
 #define SL_WORKER_HELD 32768	/* requests whose answer waits, per worker */
 #define SL_WORKER_HELD_IDLE_US 50u /* longest adaptive idle sleep while a request is held */
+#define SL_WORKER_REPL_SPIN_US 500u	/* replicated publishes held: yield, not sleep, until
+					 * this long after the last work */
 #define SL_WORKER_INTR_MAX_MS 100	/* longest interrupt idle block (a quit is seen by then) */
 #define SL_WORKER_INTR_DEEP_US 10000u	/* --idle interrupt on ports without RX interrupts:
 					 * longest sleep after SL_WORKER_DEEP_MS without work
@@ -87,6 +89,7 @@ struct sl_held {
 	uint16_t pi;
 	uint8_t anon;
 	uint8_t used;
+	uint8_t repl;			/* on a replicated partition: w->nheld_repl */
 	struct sl_net_info info;
 	struct sl_wire_hdr hdr;
 	struct sl_idem_entry e;
@@ -148,6 +151,7 @@ struct sl_worker {
 	struct sl_mpart *mpart;				/* MPUB_PART reassembly pool */
 	uint32_t *held_free;				/* stack of free held tokens */
 	uint32_t nheld_free;
+	uint32_t nheld_repl;				/* held on replicated partitions */
 	struct sl_peer *peer;				/* NULL without replication */
 	uint8_t *rbuf;					/* replication encode buffer */
 	uint64_t repl_drops;				/* replica datagrams for no partition */
