@@ -904,7 +904,6 @@ sl_worker_main(void *arg)
 	uint32_t empty = 0, sleep_us = 0, cap, deep_us, polls;
 	uint64_t last_work = rte_get_tsc_cycles();
 	const uint64_t deep_tsc = rte_get_tsc_hz() / 1000 * SL_WORKER_DEEP_MS;
-
 	const uint64_t spin_tsc = rte_get_tsc_hz() / 1000000 * SL_WORKER_REPL_SPIN_US;
 
 	clock_start(w);
@@ -1045,7 +1044,6 @@ sl_worker_teardown(struct sl_worker *w)
 	if (w->bell >= 0)
 		close(w->bell);
 	w->bell = -1;
-
 	w->held = NULL;
 	w->held_free = NULL;
 	w->peer = NULL;
