@@ -44,6 +44,13 @@ wait_u64(const uint64_t *v, uint64_t want, uint32_t ms)
 	return __atomic_load_n(v, __ATOMIC_ACQUIRE) == want;
 }
 
+/* sl_persist_set_notify's callback: counts the calls (the persistence lcore) */
+static void
+count_notify(void *arg)
+{
+	__atomic_fetch_add((uint64_t *)arg, 1, __ATOMIC_RELEASE);
+}
+
 static void
 test_sync_due(void)
 {
@@ -205,7 +212,7 @@ test_lcore(void)
 	const struct sl_persist_stats *st;
 	char dir[256], dir2[256], got[8][8];
 	void *mem, *mem2;
-	uint64_t id = 0, off = 0, epochs[4], starts[4], first_avail;
+	uint64_t id = 0, off = 0, epochs[4], starts[4], first_avail, notified = 0;
 	uint32_t i, n = 0;
 	int rc, ok;
 
@@ -229,6 +236,7 @@ test_lcore(void)
 	CHECK(sl_persist_attach(p, ps) == -EINVAL, "attach without an in-memory log: -EINVAL");
 	ps->log = log;
 	ps2->log = log2;
+	sl_persist_set_notify(p, count_notify, &notified);
 	rc = sl_persist_start(p);
 	CHECK(rc == 0 && sl_persist_attach(p, ps) == 0 && sl_persist_attach(p, ps2) == 0,
 	      "start the lcore and attach both stores (%d)", rc);
@@ -243,6 +251,12 @@ test_lcore(void)
 	      "5 PUBs and an MPUB of 3: written and durable up to 8 (sync always)");
 	CHECK(st->records == 6 && st->msgs == 8 && st->syncs >= 1 && st->writes >= 1,
 	      "stats: 6 commit records, 8 messages, written and synced");
+	/* the loop that synced calls the notification right after (the workers' bells) */
+	for (i = 0; i < 2000 && __atomic_load_n(&notified, __ATOMIC_ACQUIRE) == 0; i++)
+		usleep(1000);
+	CHECK(__atomic_load_n(&notified, __ATOMIC_ACQUIRE) > 0,
+	      "the notification ran after the write and the sync (%" PRIu64 " calls)",
+	      __atomic_load_n(&notified, __ATOMIC_ACQUIRE));
 
 	/* the reader thread: lookups and a fetch */
 	sl_memlog_offset_of(log, 7, &off);
