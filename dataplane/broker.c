@@ -214,7 +214,7 @@ sl_broker_open(const struct sl_broker_conf *conf)
 		if (w == NULL)
 			goto nomem;
 		b->workers[i] = w;
-		w->bell = -1;
+		w->bell.fd = -1;
 		w->b = b;
 		w->conf = &b->conf;
 		w->idx = i;

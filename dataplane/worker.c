@@ -16,7 +16,6 @@
 #include <sched.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 
 #include <rte_cycles.h>
@@ -705,7 +704,7 @@ intr_setup(struct sl_worker *w)
 	uint16_t pi;
 	int ok = 1, rc;
 
-	if (!sl_broker_idle_blocks(w->conf->idle) || w->bell < 0)
+	if (!sl_broker_idle_blocks(w->conf->idle) || w->bell.fd < 0)
 		return;
 	for (pi = 0; pi < w->conf->nports; pi++) {
 		const struct sl_broker_port *port = &w->conf->ports[pi];
@@ -762,7 +761,7 @@ intr_setup(struct sl_worker *w)
 	w->bell_ev.epdata.event = EPOLLIN;
 	w->bell_ev.epdata.data = NULL;
 	w->bell_ev.epdata.cb_fun = NULL;
-	rc = rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD, w->bell, &w->bell_ev);
+	rc = rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD, w->bell.fd, &w->bell_ev);
 	if (rc != 0) {
 		WLOG(WARNING, "worker %u: cannot add its bell to its epoll set: adaptive idle",
 		     w->idx);
@@ -774,14 +773,7 @@ intr_setup(struct sl_worker *w)
 void
 sl_worker_wake(struct sl_worker *w)
 {
-	uint64_t one = 1;
-
-	/* pairs with the worker's store of asleep before it looks at its rings once more:
-	 * either it sees what was enqueued, or this sees it asleep */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (w->bell >= 0 && __atomic_load_n(&w->asleep, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&w->asleep, 0, __ATOMIC_RELAXED))
-		(void)!write(w->bell, &one, sizeof(one));
+	sl_bell_ring(&w->bell);
 }
 
 static void
@@ -810,18 +802,13 @@ intr_arm(struct sl_worker *w, int on)
 static void
 nap(struct sl_worker *w, uint32_t us)
 {
-	struct pollfd pfd = {.fd = w->bell, .events = POLLIN};
-	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
-	uint64_t cnt;
-
-	if (w->bell < 0) {
+	if (w->bell.fd < 0) {
 		rte_delay_us_sleep(us);
 		return;
 	}
-	__atomic_store_n(&w->asleep, 1, __ATOMIC_SEQ_CST);
-	if (ppoll(&pfd, 1, &ts, NULL) > 0)
-		(void)!read(w->bell, &cnt, sizeof(cnt));
-	__atomic_store_n(&w->asleep, 0, __ATOMIC_RELAXED);
+	sl_bell_arm(&w->bell);
+	sl_bell_wait(&w->bell, (uint64_t)us * 1000u);
+	sl_bell_disarm(&w->bell);
 }
 
 /* How long the worker may block (ms), 0 when it must not: its timers. Partitions that
@@ -856,7 +843,6 @@ static int
 intr_block(struct sl_worker *w)
 {
 	struct rte_epoll_event ev[SL_BROKER_MAX_PORTS + 1];
-	uint64_t cnt;
 	uint32_t work;
 	int ms = intr_timeout_ms(w), n, i;
 
@@ -868,7 +854,7 @@ intr_block(struct sl_worker *w)
 	if (w->nwoke > 0 && w->st.rx_pkts == w->woke_rx && poll(w->woke, w->nwoke, 0) > 0)
 		return 0;
 	w->nwoke = 0;
-	__atomic_store_n(&w->asleep, 1, __ATOMIC_SEQ_CST);
+	sl_bell_arm(&w->bell);
 	/* look once more: frames of queues that must be armed may have come in before,
 	 * (the others stay in the epoll set, edge-triggered), a command before asleep was
 	 * seen, and a PMD that reads only when told (net_tap's SIGIO) may have been told */
@@ -879,8 +865,8 @@ intr_block(struct sl_worker *w)
 		n = rte_epoll_wait_interruptible(RTE_EPOLL_PER_THREAD, ev, RTE_DIM(ev), ms);
 		rcu_thread_online();
 		for (i = 0; i < n; i++) {
-			if (ev[i].fd == w->bell) {
-				(void)!read(w->bell, &cnt, sizeof(cnt));
+			if (ev[i].fd == w->bell.fd) {
+				sl_bell_drain(&w->bell);
 			} else if (w->nwoke < RTE_DIM(w->woke)) {
 				w->woke[w->nwoke].fd = ev[i].fd;
 				w->woke[w->nwoke++].events = POLLIN;
@@ -892,7 +878,7 @@ intr_block(struct sl_worker *w)
 	 * the readable check above is only for a wake-up that found none */
 	w->woke_rx = w->st.rx_pkts;
 	rcu_quiescent_state();
-	__atomic_store_n(&w->asleep, 0, __ATOMIC_RELAXED);
+	sl_bell_disarm(&w->bell);
 	intr_arm(w, 0);
 	return 1;
 }
@@ -995,9 +981,10 @@ sl_worker_setup(struct sl_worker *w)
 	/* the bell ends adaptive naps and interrupt blocks early (commands, the persistence
 	 * lcore's notifications): every mode but busy sleeps */
 	if (c->idle != SL_IDLE_BUSY) {
-		w->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (w->bell < 0)
-			return -errno;
+		int rc = sl_bell_open(&w->bell);
+
+		if (rc < 0)
+			return rc;
 	}
 	/* replica sequences start at the wall clock: a restarted node numbers past
 	 * everything it sent before (rlink.h) */
@@ -1041,9 +1028,7 @@ sl_worker_teardown(struct sl_worker *w)
 	w->mpart = NULL;
 	sl_peer_close(w->peer);
 	rte_free(w->rbuf);
-	if (w->bell >= 0)
-		close(w->bell);
-	w->bell = -1;
+	sl_bell_close(&w->bell);
 	w->held = NULL;
 	w->held_free = NULL;
 	w->peer = NULL;

@@ -41,6 +41,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "bell.h"
 #include "broker.h"
 #include "idem.h"
 #include "net.h"
@@ -165,10 +166,9 @@ struct sl_worker {
 	uint64_t next_tick_tsc;
 	uint64_t tick_tsc;
 	/* --idle interrupt (worker.c, the idle part of the loop) */
-	int bell;					/* eventfd: sl_worker_wake -> this
-							 * worker while it blocks or naps;
-							 * -1 with --idle busy */
-	int asleep;					/* 1 from arming to waking */
+	struct sl_bell bell;				/* sl_worker_wake -> this worker
+							 * while it blocks or naps; fd -1
+							 * with --idle busy */
 	uint8_t intr_ok;				/* every RX queue of the worker has
 							 * interrupts: it may block */
 	uint8_t intr_arm[SL_BROKER_MAX_PORTS];		/* rx_intr_enable/disable needed */

@@ -5,12 +5,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -29,6 +27,7 @@
 #include <rte_ring_elem.h>
 #include <urcu-qsbr.h>
 
+#include "bell.h"
 #include "bytes.h"
 #include "err.h"
 #include "persist.h"
@@ -125,8 +124,7 @@ struct sl_persist {
 	void *notify_arg;
 
 	/* written by the lcore around a block, read by every submitter: a line of its own */
-	uint32_t asleep __rte_cache_aligned;	/* blocks or naps (or is about to) on the bell */
-	int bell;				/* eventfd, nonblocking */
+	struct sl_bell bell __rte_cache_aligned;	/* blocks or naps (or is about to) */
 
 	struct sl_persist_stats st __rte_cache_aligned;
 };
@@ -717,19 +715,12 @@ sl_pstore_chan_clear(struct sl_pstore *ps, uint32_t slot)
 /* ---- the persistence lcore ---- */
 
 /* Wake the lcore if it blocks or naps on its bell (or is about to), after the caller's
- * enqueue. The full fence orders that enqueue before the load of asleep, as block() and
- * nap() order their store of asleep before their last look at the rings: one side sees
- * the other. The first waker takes asleep back to 0: one write per sleep, none per
- * publish while the lcore runs. */
+ * enqueue: block() and nap() arm the bell before their last look at the rings (bell.h).
+ * One eventfd write per sleep, none per publish while the lcore runs. */
 static inline void
 wake(struct sl_persist *p)
 {
-	uint64_t one = 1;
-
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->asleep, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&p->asleep, 0, __ATOMIC_RELAXED))
-		(void)!write(p->bell, &one, sizeof(one));
+	sl_bell_ring(&p->bell);
 }
 
 static void
@@ -1217,23 +1208,18 @@ next_due(const struct sl_persist *p)
 static void
 block(struct sl_persist *p, uint64_t now)
 {
-	struct pollfd pfd = {.fd = p->bell, .events = POLLIN};
-	struct timespec ts;
-	uint64_t due, cnt;
+	uint64_t due;
 
-	__atomic_store_n(&p->asleep, 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sl_bell_arm(&p->bell);
 	due = next_due(p);
 	if (!pending(p) && due > now && !__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
-		ts.tv_sec = (time_t)((due - now) / 1000000000ull);
-		ts.tv_nsec = (long)((due - now) % 1000000000ull);
 		rcu_thread_offline();
-		if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(p->bell, &cnt, sizeof(cnt)) > 0)
+		if (sl_bell_wait(&p->bell, due - now))
 			p->st.bell_wakes++;
 		rcu_thread_online();
 		p->st.idle_blocks++;
 	}
-	__atomic_store_n(&p->asleep, 0, __ATOMIC_RELAXED);
+	sl_bell_disarm(&p->bell);
 }
 
 /* Adaptive idle: sleep us microseconds, or until a submit or a command rings the bell (a
@@ -1242,19 +1228,14 @@ block(struct sl_persist *p, uint64_t now)
 static void
 nap(struct sl_persist *p, uint32_t us)
 {
-	struct pollfd pfd = {.fd = p->bell, .events = POLLIN};
-	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
-	uint64_t cnt;
-
-	__atomic_store_n(&p->asleep, 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sl_bell_arm(&p->bell);
 	if (!pending(p) && !__atomic_load_n(&sl_broker_quit, __ATOMIC_RELAXED)) {
 		rcu_thread_offline();
-		if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(p->bell, &cnt, sizeof(cnt)) > 0)
+		if (sl_bell_wait(&p->bell, (uint64_t)us * 1000u))
 			p->st.bell_wakes++;
 		rcu_thread_online();
 	}
-	__atomic_store_n(&p->asleep, 0, __ATOMIC_RELAXED);
+	sl_bell_disarm(&p->bell);
 }
 
 static int
@@ -1483,6 +1464,7 @@ sl_persist_open(const struct sl_persist_conf *conf)
 	static unsigned int instance;
 	unsigned int id = instance++;
 	uint16_t i;
+	int rc;
 
 	if (conf == NULL || conf->nsources == 0 || conf->nsources > SL_PERSIST_MAX_SOURCES) {
 		rte_errno = EINVAL;
@@ -1492,9 +1474,9 @@ sl_persist_open(const struct sl_persist_conf *conf)
 	if (p == NULL)
 		goto nomem;
 	p->conf = *conf;
-	p->bell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (p->bell < 0) {
-		rte_errno = errno;
+	rc = sl_bell_open(&p->bell);
+	if (rc < 0) {
+		rte_errno = -rc;
 		goto fail;
 	}
 	for (i = 0; i < conf->nsources; i++) {
@@ -1549,15 +1531,13 @@ sl_persist_start(struct sl_persist *p)
 void
 sl_persist_close(struct sl_persist *p)
 {
-	uint64_t one = 1;
 	uint16_t i;
 
 	if (p == NULL)
 		return;
 	if (p->started) {
 		/* the broker's quit flag is set: a blocked lcore sees it once woken */
-		if (p->bell >= 0)
-			(void)!write(p->bell, &one, sizeof(one));
+		sl_bell_kick(&p->bell);
 		rte_eal_wait_lcore(p->conf.lcore);
 	}
 	if (p->reader_started) {
@@ -1568,8 +1548,7 @@ sl_persist_close(struct sl_persist *p)
 		rte_ring_free(p->rings[i]);
 	rte_ring_free(p->cmds);
 	rte_ring_free(p->jobs);
-	if (p->bell >= 0)
-		close(p->bell);
+	sl_bell_close(&p->bell);
 	if (p->buf != NULL) {
 		if (p->buf_huge)
 			free_hugepage_region(p->buf);
