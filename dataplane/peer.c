@@ -22,6 +22,8 @@ struct sl_peer {
 				 * node added at run time (sl_broker_node_add) counts from the
 				 * next sl_peer_tick on */
 	uint64_t tx_seq[SL_BROKER_MAX_NODES];		/* next sequence, per receiver */
+	uint64_t boot;		/* random, drawn at open: with the lane and the sequence, the
+				 * tags' nonce (rlink.h) */
 	/* link keys by node index: this node -> node (first cluster key), node -> this
 	 * node (every cluster key) */
 	struct sl_rlink_key tx_key[SL_BROKER_MAX_NODES];
@@ -69,6 +71,7 @@ sl_peer_open(const struct sl_peer_conf *conf)
 	if (pr == NULL)
 		goto nomem;
 	pr->conf = *conf;
+	randombytes_buf(&pr->boot, sizeof(pr->boot));
 	for (j = 0; j < bc->nports; j++) {
 		pr->arp[j] = rte_zmalloc_socket("sl_arp", sizeof(*pr->arp[j]),
 						RTE_CACHE_LINE_SIZE, bc->socket_id);
@@ -177,6 +180,7 @@ sl_peer_send(struct sl_peer *pr, uint32_t to, const char *topic, uint8_t topic_l
 	ni = (uint32_t)(n - bc->nodes);
 	env.key_id = pr->nkeys ? pr->tx_key[ni].id : 0;
 	env.seq = pr->tx_seq[ni];
+	env.boot = pr->boot;
 	port = &bc->ports[n->pi];
 	if (sl_net_arp_lookup(pr->arp[n->pi], n->ip, mac) != 0) {
 		pr->st.no_arp++;

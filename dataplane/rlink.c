@@ -7,7 +7,7 @@
 #include "bytes.h"
 #include "rlink.h"
 
-#define KDF_LABEL "sluice rlink v2"
+#define KDF_LABEL "sluice rlink v3"
 
 uint8_t
 sl_rlink_key_id(const uint8_t key[SL_RLINK_KEY_LEN])
@@ -29,7 +29,8 @@ sl_rlink_key_derive(struct sl_rlink_key *k, const uint8_t key[SL_RLINK_KEY_LEN],
 	sl_bytes_put_be32(msg + sizeof(KDF_LABEL) - 1, from);
 	sl_bytes_put_be32(msg + sizeof(KDF_LABEL) + 3, to);
 	crypto_generichash(link, sizeof(link), msg, sizeof(msg), key, SL_RLINK_KEY_LEN);
-	crypto_generichash_init(&k->st, link, sizeof(link), SL_RLINK_TAG_LEN);
+	_Static_assert(sizeof(link) == sizeof(k->k), "a link key is 32 bytes");
+	memcpy(k->k, link, sizeof(k->k));
 	k->id = sl_rlink_key_id(key);
 	sodium_memzero(link, sizeof(link));
 }
@@ -54,23 +55,39 @@ sl_rlink_encode(uint8_t *buf, uint32_t cap, const struct sl_rlink_env *env)
 	buf[18] = 0;
 	buf[19] = 0;
 	sl_bytes_put_be64(buf + 20, env->seq);
+	sl_bytes_put_be64(buf + 28, env->boot);
 	memcpy(buf + SL_RLINK_HDR_LEN, env->name, env->name_len);
 	return (int)len;
 }
 
+/* The nonce of the datagram whose header is at buf: boot || lane || 0 x 7 || seq. */
+static void
+nonce_of(uint8_t n[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES], const uint8_t *buf)
+{
+	memcpy(n, buf + 28, 8);
+	n[8] = buf[16];
+	memset(n + 9, 0, 7);
+	memcpy(n + 16, buf + 20, 8);
+}
+
+/* The AEAD's tag over an empty message with buf as associated data: a MAC of buf. */
 static void
 tag_of(uint8_t tag[SL_RLINK_TAG_LEN], const uint8_t *buf, uint32_t len,
        const struct sl_rlink_key *k)
 {
-	crypto_generichash_state st = k->st;
+	uint8_t n[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES], none = 0;
+	unsigned long long tlen;
 
-	crypto_generichash_update(&st, buf, len);
-	crypto_generichash_final(&st, tag, SL_RLINK_TAG_LEN);
+	nonce_of(n, buf);
+	crypto_aead_xchacha20poly1305_ietf_encrypt_detached(&none, tag, &tlen, &none, 0, buf, len,
+							    NULL, n, k->k);
 }
 
 int
 sl_rlink_seal(uint8_t *buf, uint32_t len, uint32_t cap, const struct sl_rlink_key *k)
 {
+	if (len < SL_RLINK_HDR_LEN)
+		return -EINVAL;
 	if (cap < len || cap - len < SL_RLINK_TAG_LEN)
 		return -ENOSPC;
 	if (k == NULL)
@@ -98,6 +115,7 @@ sl_rlink_decode(const uint8_t *buf, uint32_t len, struct sl_rlink_env *env)
 	env->lane = buf[16];
 	env->key_id = buf[17];
 	env->seq = sl_bytes_get_be64(buf + 20);
+	env->boot = sl_bytes_get_be64(buf + 28);
 	env->name = (const char *)buf + SL_RLINK_HDR_LEN;
 	env->payload = buf + SL_RLINK_HDR_LEN + env->name_len;
 	env->payload_len = len - SL_RLINK_HDR_LEN - env->name_len - SL_RLINK_TAG_LEN;

@@ -17,9 +17,12 @@
 #   v1-epoch     the old, untagged envelope (version 1) carrying a WRITE from the leader's
 #                address with a huge write epoch: before replica authentication, this made
 #                the follower drop every real WRITE after it
-#   v2-badtag    the same WRITE in a version-2 envelope with the capture's key id, a fresh
-#                sequence and a made-up tag
-#   v2-notag     the same with key id 0 and a zero tag (what an insecure node sends)
+#   v2-old       the same WRITE in the version-2 envelope (BLAKE2b tag, no boot field), with
+#                the capture's key id, a fresh sequence and a made-up tag: refused as
+#                malformed since version 3
+#   v3-badtag    the same WRITE in a version-3 envelope with the capture's key id, a fresh
+#                sequence, a random boot and a made-up tag
+#   v3-notag     the same with key id 0 and a zero tag (what an insecure node sends)
 #   nonmember    the captured datagram sent from an address that is not a member
 import os
 import socket
@@ -113,6 +116,11 @@ def env_v2(frm, to, topic, dgram, key_id, seq, tag):
                         seq) + topic + dgram + tag)
 
 
+def env_v3(frm, to, topic, dgram, key_id, seq, boot, tag):
+    return (struct.pack("!IBBHIIBBHQQ", 0x534C5250, 3, len(topic), 0, frm, to, 0, key_id, 0,
+                        seq, boot) + topic + dgram + tag)
+
+
 def attack(iface, frame_hex, bridge_ip):
     fr = bytes.fromhex(open(frame_hex).read().strip())
     src_ip, dst_ip, sport, dport, payload = parse(fr)
@@ -133,8 +141,11 @@ def attack(iface, frame_hex, bridge_ip):
     send("flip", src_ip, bytes(flipped))
     dgram = forged_write()
     send("v1-epoch", src_ip, env_v1(frm, to, b"r", dgram))
-    send("v2-badtag", src_ip, env_v2(frm, to, b"r", dgram, key_id, seq, os.urandom(16)))
-    send("v2-notag", src_ip, env_v2(frm, to, b"r", dgram, 0, seq + 1, bytes(16)))
+    boot = int.from_bytes(os.urandom(8), "big")
+    send("v2-old", src_ip, env_v2(frm, to, b"r", dgram, key_id, seq, os.urandom(16)))
+    send("v3-badtag", src_ip, env_v3(frm, to, b"r", dgram, key_id, seq + 1, boot,
+                                     os.urandom(16)))
+    send("v3-notag", src_ip, env_v3(frm, to, b"r", dgram, 0, seq + 2, boot, bytes(16)))
     send("nonmember", bridge_ip, payload)
     return 0
 

@@ -6,8 +6,8 @@
 # and an attacker on the replica network, on the kernel side of follower 2's tap
 # (tests/fault/replica_forge.py). It captures one genuine WRITE from the leader, then sends
 # a replay of it, a copy with one byte changed, a WRITE with a huge write epoch in the old
-# untagged envelope and in the new one with a made-up tag and with none, and the genuine
-# datagram from an address that is not a member.
+# untagged envelope, in the version-2 one (BLAKE2b tag), and in the current one with a
+# made-up tag and with none, and the genuine datagram from an address that is not a member.
 # Asserted: every forgery is refused and counted under its cause on node 2 (stats workers:
 # repl_rejected_*), and nothing changes for the cluster: 300 more publishes are all
 # acknowledged, node 2 holds every message the leader holds, and the ISR stays {1,2,3}.
@@ -51,10 +51,10 @@ for c in malformed not_member bad_mac replay; do
 	[ "$(rejected 2 $c)" = 0 ] || fail "node 2 refused genuine traffic ($c)"
 done
 
-log "attack node 2: replay, bit flip, huge write epoch (v1, v2 with a bad tag, no tag), non-member"
+log "attack node 2: replay, bit flip, huge write epoch (v1, v2, v3 with a bad tag, no tag), non-member"
 in_ns "$NS" python3 "$FORGE" attack "$IF2" "$TMP/frame.hex" "$SUBNET.1" > "$TMP/attack.log" 2>&1 ||
 	fail "attack: $(cat "$TMP/attack.log")"
-[ "$(wc -l < "$TMP/attack.log")" = 6 ] || fail "attack sent: $(cat "$TMP/attack.log")"
+[ "$(wc -l < "$TMP/attack.log")" = 7 ] || fail "attack sent: $(cat "$TMP/attack.log")"
 
 # every forgery counted under its cause (counters refresh on each worker's tick)
 want() {	# want CAUSE N
@@ -68,7 +68,7 @@ want() {	# want CAUSE N
 }
 want replay 1
 want bad_mac 3
-want malformed 1
+want malformed 2
 want not_member 1
 
 log "the cluster goes on: 300 more publishes acknowledged, node 2 holds them all, ISR {1,2,3}"

@@ -520,7 +520,7 @@ fuzz_frame(const uint8_t *data, size_t size)
 	fuzz_rewrap(data, size, &nf, &info);
 }
 
-/* 4. as a replica UDP payload (rlink.h, version 2): the header decoder, the tag check with
+/* 4. as a replica UDP payload (rlink.h, version 3): the header decoder, the tag check with
  * a fixed link key and the replay window. Whatever decodes is encoded again and must be
  * byte-identical; a tag the fuzzer made up must never verify, and a payload sealed here
  * with the key must. */

@@ -70,10 +70,11 @@ def eth(payload, dport=5150):
     return dst_mac + src_mac + b"\x08\x00" + ip + udp
 
 
-def rlink(topic, dgram, key_id=0x5A, seq=1767225600000000000, lane=0):
-    """A replica link payload, version 2 (dataplane/rlink.h), with a zero tag."""
-    return (struct.pack(">IBBHIIBBHQ", 0x534C5250, 2, len(topic), 0, 1, 2, lane, key_id, 0,
-                        seq) + topic + dgram + bytes(16))
+def rlink(topic, dgram, key_id=0x5A, seq=1767225600000000000, lane=0,
+          boot=0x5EED5EED5EED5EED):
+    """A replica link payload, version 3 (dataplane/rlink.h), with a zero tag."""
+    return (struct.pack(">IBBHIIBBHQQ", 0x534C5250, 3, len(topic), 0, 1, 2, lane, key_id, 0,
+                        seq, boot) + topic + dgram + bytes(16))
 
 
 def main():

@@ -96,7 +96,7 @@ if command -v promtool > /dev/null; then
 else
 	log "SKIP promtool check: promtool not installed (Debian package prometheus)"
 fi
-# META v2's max_record (1236 on this MTU): the replicated topic's MPUB of 32 x 32 bytes
+# META v2's max_record (1228 on this MTU): the replicated topic's MPUB of 32 x 32 bytes
 # (2048 bytes of record) leaves as two sluice MPUBs, 19 + 13, both accepted
 n=$(mpub32_requests r)
 [ "$n" = 2 ] || fail "an MPUB of 32 x 32 bytes to the replicated topic: $n sluice requests, \

@@ -22,7 +22,7 @@ else
 	log "SKIP promtool check: promtool not installed (Debian package prometheus)"
 fi
 # META v2 says the topic is not replicated: an NSQ MPUB of 32 x 32 bytes (2048 bytes of
-# replica record, above a replicated topic's 1236) leaves as one sluice MPUB (two before)
+# replica record, above a replicated topic's 1228) leaves as one sluice MPUB (two before)
 ip netns exec "$NS" curl -s --max-time 10 -d first "http://$NSQD_HTTP/pub?topic=mp32" |
 	grep -q OK || fail "/pub to mp32"
 n=$(mpub32_requests mp32)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The sluice authors
  *
- * Unit test of the replica link envelope (dataplane/rlink.c), format version 2: round
+ * Unit test of the replica link envelope (dataplane/rlink.c), format version 3: round
  * trip, golden header bytes, every truncation, bad magic, name lengths and versions; the
- * tag (any flipped bit, another key, another direction, no tag at all are refused); the
- * replay window.
+ * tag (the documented XChaCha20-Poly1305 construction and nonce; any flipped bit, another
+ * key, another direction, another boot, no tag at all are refused); the replay window.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,17 +33,18 @@ test_format(void)
 	uint8_t buf[256];
 	struct sl_rlink_env e = {.from = 3, .to = 0x01020304, .partition = 513, .name = "orders",
 				 .name_len = 6, .lane = 2, .key_id = 0x5a,
-				 .seq = 0x1122334455667788ull}, d;
+				 .seq = 0x1122334455667788ull, .boot = 0xa1b2c3d4e5f60718ull}, d;
 	static const uint8_t golden[SL_RLINK_HDR_LEN] = {
-		'S', 'L', 'R', 'P', 2, 6, 0x02, 0x01, 0, 0, 0, 3, 1, 2, 3, 4,
-		2, 0x5a, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+		'S', 'L', 'R', 'P', 3, 6, 0x02, 0x01, 0, 0, 0, 3, 1, 2, 3, 4,
+		2, 0x5a, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+		0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x18};
 	uint32_t n, i, bad = 0;
 	int len;
 
 	len = sl_rlink_encode(buf, sizeof(buf), &e);
 	CHECK(len == SL_RLINK_HDR_LEN + 6, "envelope of a 6-byte name is %d bytes", len);
 	CHECK(memcmp(buf, golden, sizeof(golden)) == 0,
-	      "header bytes as rlink.h documents them (magic, version 2, lane, key id, seq)");
+	      "header bytes as rlink.h documents them (magic, version 3, lane, key id, seq, boot)");
 	memcpy(buf + len, "DATAGRAM", 8);
 	n = (uint32_t)sl_rlink_seal(buf, (uint32_t)len + 8, sizeof(buf), NULL);
 	CHECK(n == (uint32_t)len + 8 + SL_RLINK_TAG_LEN, "the tag adds 16 bytes");
@@ -51,8 +52,8 @@ test_format(void)
 		      d.partition == 513 && d.name_len == 6 &&
 		      memcmp(d.name, "orders", 6) == 0 && d.payload_len == 8 &&
 		      memcmp(d.payload, "DATAGRAM", 8) == 0 && d.lane == 2 && d.key_id == 0x5a &&
-		      d.seq == 0x1122334455667788ull,
-	      "round trip: addresses, partition, lane, key id, seq, name, datagram");
+		      d.seq == 0x1122334455667788ull && d.boot == 0xa1b2c3d4e5f60718ull,
+	      "round trip: addresses, partition, lane, key id, seq, boot, name, datagram");
 	for (i = 0; i < (uint32_t)len + SL_RLINK_TAG_LEN; i++)
 		bad += sl_rlink_decode(buf, i, &d) != -EBADMSG;
 	CHECK(bad == 0, "every truncation inside the envelope and tag is -EBADMSG");
@@ -62,6 +63,9 @@ test_format(void)
 	buf[4] = 1;
 	CHECK(sl_rlink_decode(buf, n, &d) == -EPROTONOSUPPORT,
 	      "version 1 (no tag) is refused");
+	buf[4] = 2;
+	CHECK(sl_rlink_decode(buf, n, &d) == -EPROTONOSUPPORT,
+	      "version 2 (BLAKE2b tag, no boot) is refused");
 	buf[4] = SL_RLINK_VERSION;
 	buf[18] = 1;
 	CHECK(sl_rlink_decode(buf, n, &d) == -EBADMSG, "a reserved byte set is refused");
@@ -75,6 +79,8 @@ test_format(void)
 	CHECK(sl_rlink_encode(buf, 10, &e) == -ENOSPC, "encode into a short buffer: -ENOSPC");
 	CHECK(sl_rlink_seal(buf, 250, sizeof(buf), NULL) == -ENOSPC,
 	      "seal without room for the tag: -ENOSPC");
+	CHECK(sl_rlink_seal(buf, SL_RLINK_HDR_LEN - 1, sizeof(buf), NULL) == -EINVAL,
+	      "seal of less than a header (no nonce): -EINVAL");
 	e.name_len = 0;
 	CHECK(sl_rlink_encode(buf, sizeof(buf), &e) == -EINVAL, "encode without a name: -EINVAL");
 }
@@ -111,6 +117,31 @@ test_tag(void)
 	}
 	CHECK(flips == 0, "every one of the %d bits flipped is refused (header, name, body, tag)",
 	      n * 8);
+	/* the construction rlink.h documents, computed here from its parts */
+	{
+		uint8_t link[32], msg[23], nonce[24] = {0}, tag[16], none = 0;
+		unsigned long long tl;
+
+		memcpy(msg, "sluice rlink v3", 15);
+		memcpy(msg + 15, "\0\0\0\1\0\0\0\2", 8);
+		crypto_generichash(link, sizeof(link), msg, sizeof(msg), key_a, sizeof(key_a));
+		memcpy(nonce, buf + 28, 8);		/* boot */
+		nonce[8] = buf[16];			/* lane */
+		memcpy(nonce + 16, buf + 20, 8);	/* seq */
+		crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+			&none, tag, &tl, &none, 0, buf, (unsigned long long)n - 16, NULL, nonce,
+			link);
+		CHECK(memcmp(tag, buf + n - 16, 16) == 0,
+		      "the tag is XChaCha20-Poly1305's over the envelope, nonce boot|lane|seq");
+	}
+	e.boot = 1;
+	n = sealed(copy, sizeof(copy), &e, "WRITE commit=5 body", &ab);
+	CHECK(memcmp(copy + n - 16, buf + n - 16, 16) != 0,
+	      "another boot (a restarted sender), same seq: another nonce, another tag");
+	memcpy(copy + 28, buf + 28, 8);
+	CHECK(sl_rlink_verify(copy, (uint32_t)n, &ab) == -EBADMSG,
+	      "a tag moved to the first boot's header is refused");
+	e.boot = 0;
 	n = sealed(buf, sizeof(buf), &e, "WRITE commit=5 body", NULL);
 	CHECK(sl_rlink_verify(buf, (uint32_t)n, &ab) == -EBADMSG,
 	      "a datagram without a tag (insecure sender) is refused by a keyed receiver");

@@ -932,8 +932,8 @@ test_metadata(void)
 		rc.ports[0].mtu = 1500;
 		CHECK(sl_worker_repl_dgram(&rc) == 0, "no replication: no record bound");
 		rc.repl_port = 5151;
-		CHECK(sl_worker_repl_dgram(&rc) == 1364,
-		      "replication on a 1500 MTU: 1364-byte replica datagrams, max_record 1236 "
+		CHECK(sl_worker_repl_dgram(&rc) == 1356,
+		      "replication on a 1500 MTU: 1356-byte replica datagrams, max_record 1228 "
 		      "(%u)", sl_worker_repl_dgram(&rc));
 	}
 	a = metadata(0, "nope", 0);
