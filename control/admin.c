@@ -979,6 +979,7 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 	const char *what = argc > 1 ? argv[1] : "all";
 	int all = strcmp(what, "all") == 0;
 	struct part_walk pw = {.b = b, .out = out};
+	unsigned int k;
 	uint16_t w;
 
 	if (!all && strcmp(what, "ports") && strcmp(what, "workers") &&
@@ -1004,6 +1005,21 @@ cmd_stats(void *arg, int argc, char **argv, struct sl_json *out)
 		sl_json_u64(out, "syncs", ps->syncs);
 		sl_json_u64(out, "sync_us", ps->sync_ns / 1000);
 		sl_json_u64(out, "sync_max_us", ps->sync_max_ns / 1000);
+		sl_json_u64(out, "checkpoints", ps->ckpts);
+		sl_json_u64(out, "checkpoint_us", ps->ckpt_ns / 1000);
+		sl_json_u64(out, "checkpoint_max_us", ps->ckpt_max_ns / 1000);
+		sl_json_u64(out, "clog_syncs", ps->clog_syncs);
+		sl_json_u64(out, "clog_sync_max_us", ps->clog_sync_max_ns / 1000);
+		/* syncs by duration: count i is those within sync_hist_le_us[i] (and above the
+		 * bound before it); the one count more is those above every bound */
+		sl_json_arr_open(out, "sync_hist_le_us");
+		for (k = 0; k < SL_PERSIST_SYNC_BUCKETS; k++)
+			sl_json_u64(out, NULL, sl_persist_sync_bucket_ns(k) / 1000);
+		sl_json_arr_close(out);
+		sl_json_arr_open(out, "sync_hist");
+		for (k = 0; k <= SL_PERSIST_SYNC_BUCKETS; k++)
+			sl_json_u64(out, NULL, ps->sync_hist[k]);
+		sl_json_arr_close(out);
 		sl_json_u64(out, "loops", ps->loops);
 		sl_json_u64(out, "idle_sleeps", ps->idle_sleeps);
 		sl_json_u64(out, "idle_blocks", ps->idle_blocks);

@@ -141,6 +141,8 @@ struct sl_disklog {
 	uint64_t pz_bytes;	/* bytes written and syncs since the last decision */
 	uint64_t pz_syncs;
 	uint64_t ckpt_id;	/* next id of the newest checkpoint on disk, 0 = none */
+	uint32_t ckpt_gen;	/* its number (the header's count field: write_checkpoint) */
+	uint8_t ckpt_slots;	/* the checkpoint file has both slots: written in place */
 	uint8_t *cbuf;		/* CBUF_RECS encoded commit records */
 
 	uint64_t reset_id;	/* a reset that failed part-way (resume completes it), 0 = none */
@@ -738,18 +740,49 @@ write_file_atomic(struct sl_disklog *dl, const char *name, const void *buf, size
 	return io ? set_error(dl, rc) : rc;
 }
 
+/*
+ * The checkpoint file holds two header slots, at 0 and at HDR; the header's count field
+ * numbers the checkpoints. Each one overwrites the older slot in place and fdatasyncs the
+ * file: blocks already allocated, no metadata, one small sync. Open takes the newer slot
+ * of the two that check (a torn one leaves the other). Only a file that is missing, or
+ * that has one slot (an earlier build), is written whole (tmp, fsync, rename, directory
+ * fsync): that way took 18-26 ms on the bench machine's ext4, two journal commits during
+ * which the persistence lcore synced nothing, and every durable publisher's requests
+ * outlived their 20 ms retransmission timeout once a second (2026-11-29).
+ */
 static int
 write_checkpoint(struct sl_disklog *dl)
 {
-	uint8_t h[HDR];
+	uint8_t h[2 * HDR];
+	char path[PATH_MAX];
 	uint64_t id = LDR(dl->synced_id) + 1;
-	int rc;
+	uint32_t gen = dl->ckpt_gen + 1;
+	int fd = -1, rc;
 
-	hdr_encode(h, MAGIC_CKPT, LDR(dl->synced_offset), id, dl->partition, 0);
-	rc = write_file_atomic(dl, "checkpoint", h, HDR);
-	if (rc == 0)
-		dl->ckpt_id = id;
-	return rc;
+	hdr_encode(h, MAGIC_CKPT, LDR(dl->synced_offset), id, dl->partition, gen);
+	if (dl->ckpt_slots) {
+		file_path(dl, path, "checkpoint");
+		fd = dl->ops->open(path, O_WRONLY, 0);
+		if (fd < 0 && errno != ENOENT)
+			return set_error(dl, neg_errno());
+	}
+	if (fd < 0) {
+		memcpy(h + HDR, h, HDR);
+		rc = write_file_atomic(dl, "checkpoint", h, 2 * HDR);
+		if (rc != 0)
+			return rc;
+		dl->ckpt_slots = 1;
+	} else {
+		rc = write_all(dl, fd, h, HDR, (uint64_t)(gen & 1) * HDR);
+		if (rc == 0 && dl->ops->fdatasync(fd) != 0)
+			rc = neg_errno();
+		dl->ops->close(fd);
+		if (rc != 0)
+			return set_error(dl, rc);
+	}
+	dl->ckpt_id = id;
+	dl->ckpt_gen = gen;
+	return 0;
 }
 
 enum crec_key { KEY_ID, KEY_OFFSET, KEY_TIME };
@@ -1336,18 +1369,47 @@ read_hdr_file(const struct sl_disklog *dl, const char *name, const char magic[8]
 	return rc != 0 ? rc : 1;
 }
 
-/* The checkpoint: 1 with *off and *id its end (offset, next id), 0 when there is none. */
+/*
+ * The checkpoint: 1 with *off and *id its end (offset, next id), 0 when there is none;
+ * *gen its number and *slots whether the file has both slots (write_checkpoint). The
+ * newer of the slots that check wins; an earlier build's file has one. Or -errno.
+ */
 static int
-read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id)
+read_checkpoint(const struct sl_disklog *dl, uint64_t *off, uint64_t *id, uint32_t *gen,
+		uint8_t *slots)
 {
-	uint8_t h[HDR];
-	int rc = read_hdr_file(dl, "checkpoint", MAGIC_CKPT, h);
+	uint8_t h[2 * HDR];
+	char path[PATH_MAX];
+	const uint8_t *b = NULL;
+	ssize_t n;
+	int fd, k;
 
-	if (rc <= 0)
-		return rc;
-	*off = sl_bytes_get_le64(h + 16);
-	*id = sl_bytes_get_le64(h + 24);
-	return *id > 0;
+	*gen = 0;
+	*slots = 0;
+	file_path(dl, path, "checkpoint");
+	fd = dl->ops->open(path, O_RDONLY, 0);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : neg_errno();
+	n = read_full(dl, fd, h, sizeof(h), 0);
+	dl->ops->close(fd);
+	if (n < 0)
+		return (int)n;
+	*slots = n == (ssize_t)sizeof(h);
+	for (k = 0; k < 2 && n >= (ssize_t)(k + 1) * HDR; k++) {
+		const uint8_t *s = h + k * HDR;
+
+		if (hdr_check(s, MAGIC_CKPT) != HDR_OK || sl_bytes_get_le64(s + 24) == 0)
+			continue;
+		if (b == NULL ||
+		    (int32_t)(sl_bytes_get_le32(s + 44) - sl_bytes_get_le32(b + 44)) > 0)
+			b = s;
+	}
+	if (b == NULL)
+		return 0;
+	*off = sl_bytes_get_le64(b + 16);
+	*id = sl_bytes_get_le64(b + 24);
+	*gen = sl_bytes_get_le32(b + 44);
+	return 1;
 }
 
 /* The id mark file: *id its id (0 when there is none, or it is torn). 0 or -errno. */
@@ -1416,7 +1478,7 @@ recover(struct sl_disklog *dl, struct sl_disklog_recovery *rep)
 	size_t wl = 0;
 
 	memset(&sc, 0, sizeof(sc));
-	rc = read_checkpoint(dl, &ckpt_off, &ckpt_id);
+	rc = read_checkpoint(dl, &ckpt_off, &ckpt_id, &dl->ckpt_gen, &dl->ckpt_slots);
 	if (rc < 0)
 		return rc;
 	rep->checkpoint_valid = rc;
@@ -1887,6 +1949,17 @@ sl_disklog_sync(struct sl_disklog *dl)
 
 /* Calling context: the appender. */
 int
+sl_disklog_sync_clogs(struct sl_disklog *dl)
+{
+	int rc;
+
+	if (dl->error != 0)
+		return dl->error;
+	rc = sync_clogs(dl, 1);
+	return rc != 0 ? set_error(dl, rc) : 0;
+}
+
+int
 sl_disklog_checkpoint(struct sl_disklog *dl)
 {
 	int rc;
@@ -1897,6 +1970,9 @@ sl_disklog_checkpoint(struct sl_disklog *dl)
 	rc = sync_clogs(dl, 1);
 	if (rc != 0)
 		return set_error(dl, rc);
+	/* nothing synced since the last one: the file says it already */
+	if (dl->ckpt_slots && dl->ckpt_id == LDR(dl->synced_id) + 1)
+		return 0;
 	return write_checkpoint(dl);
 }
 
@@ -2025,6 +2101,7 @@ reset_log(struct sl_disklog *dl, uint64_t first_id, uint64_t first_offset)
 	else if (errno != ENOENT)
 		return neg_errno();
 	dl->ckpt_id = 0;
+	dl->ckpt_slots = 0;
 	if (dl->dir_dirty) {
 		if (dl->ops->fsync(dl->dirfd) != 0)
 			return neg_errno();

@@ -13,7 +13,9 @@
  * positions:
  *   00000000000000000000.msg   message log segment
  *   00000000000000000000.clog  commit log of that segment (its index)
- *   checkpoint                 last durable position (tmp + rename)
+ *   checkpoint                 last durable position: two header slots, the older one
+ *                              overwritten in place by each checkpoint (count: its
+ *                              number); written whole (tmp + rename) only when missing
  *   channels                   channel consume positions (tmp + rename)
  * (A file "producers" of an earlier build, its producer table snapshot, is removed at open
  * unread: the commit records keep the producer tags now.)
@@ -29,7 +31,7 @@
  *    24    8 base_id      (msg/clog: id of the segment's first message)
  *    32    8 created_ns   wall clock
  *    40    4 partition
- *    44    4 count        (channels: entries; else 0)
+ *    44    4 count        (channels: entries; checkpoint: its number; else 0)
  *    48    8 lost_from  (version 2 and 3 .msg/.clog: ids lost_from..base_id-1 are a lost
  *                       range, see below, 0 for none in version 3; every other file and
  *                       version: 0)
@@ -307,9 +309,15 @@ int
 sl_disklog_sync(struct sl_disklog *dl);
 
 /** fdatasync the commit logs not yet synced, then write the checkpoint (the synced end)
- * with tmp + fsync + rename. Appender; the persistence lcore calls it every second. */
+ * in the older of its file's two slots (nothing when it says that already). Appender; the
+ * persistence lcore calls it every second. */
 int
 sl_disklog_checkpoint(struct sl_disklog *dl);
+
+/** fdatasync the commit logs not yet synced (what sl_disklog_checkpoint does first), so
+ * that the checkpoint's own sync is short. 0 or the sticky error. Appender. */
+int
+sl_disklog_sync_clogs(struct sl_disklog *dl);
 
 /** Remove every message with id > end_id from both logs (files truncated, later
  * segments removed), then sync (and rewrite the checkpoint if it was past end_id).

@@ -352,6 +352,13 @@ struct sl_persist_stats {
 	uint64_t rread_recs;
 	int huge_buf;			/* staging buffer is on hugepages */
 	uint64_t sync_hist[SL_PERSIST_SYNC_BUCKETS + 1]; /* syncs by duration, see above */
+	uint64_t ckpts;			/* checkpoints written (once a second per store with
+					 * new durable data: sl_disklog_checkpoint) */
+	uint64_t ckpt_ns;		/* time in them: no sync of any store runs meanwhile */
+	uint64_t ckpt_max_ns;		/* the longest one */
+	uint64_t clog_syncs;		/* commit-log syncs between checkpoints (every 100 ms
+					 * with new durable data: sl_disklog_sync_clogs) */
+	uint64_t clog_sync_max_ns;	/* the longest one: no sync runs meanwhile either */
 };
 
 /** Upper bound of sync latency bucket i (< SL_PERSIST_SYNC_BUCKETS), in ns. Any thread. */

@@ -52,6 +52,7 @@ static struct {
 	unsigned int pwrites;
 	unsigned int fdatasyncs;
 	unsigned int unlinks;
+	unsigned int renames;
 } F;
 
 static ssize_t
@@ -103,6 +104,13 @@ f_unlink(const char *path)
 		return -1;
 	}
 	return sl_sio_posix.unlink(path);
+}
+
+static int
+f_rename(const char *from, const char *to)
+{
+	F.renames++;
+	return sl_sio_posix.rename(from, to);
 }
 
 static struct sl_sio_ops fops;
@@ -1418,7 +1426,7 @@ test_checkpoint(void)
 	sl_disklog_sync(dl);
 	sl_disklog_close(dl);
 	snprintf(p, sizeof(p), "%s/checkpoint", dir);
-	CHECK(fsize(p) == 64, "checkpoint file: one header");
+	CHECK(fsize(p) == 128, "checkpoint file: two header slots");
 	dl = opn(dir, 4096, NULL, &rep);
 	CHECK(dl != NULL && rep.checkpoint_valid && rep.checkpoint_id == ck &&
 	      rep.scanned_records == recs_after && strcmp(rep.what, "clean") == 0 &&
@@ -1462,6 +1470,68 @@ test_checkpoint(void)
 	      ", reported (%s)", rep.end_id, rep.what);
 	model_cut(rep.end_id);
 	CHECK(app1(dl, 2, 2) == 0 && verify(dl, 1, m_end_id) == 0, "and appends continue");
+	sl_disklog_close(dl);
+}
+
+/* The checkpoint's two slots: later checkpoints overwrite the older slot in place (one
+ * fdatasync, no rename); open takes the newer slot that checks, so a torn newest slot
+ * leaves the one before; a one-slot file of an earlier build is read, then rewritten. */
+static void
+test_checkpoint_slots(void)
+{
+	char dir[DLEN], p[PATH_MAX];
+	struct sl_disklog_recovery rep;
+	struct sl_disklog *dl;
+	uint64_t ck2, ck3;
+
+	sub(dir, "ckslots");
+	model_reset();
+	fault_reset();
+	dl = opn(dir, 1 << 20, &fops, &rep);
+	if (dl == NULL) {
+		CHECK(0, "ckslots: open");
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/checkpoint", dir);
+	app1(dl, 10, 1);
+	sl_disklog_sync(dl);
+	F.renames = 0;
+	CHECK(sl_disklog_checkpoint(dl) == 0 && fsize(p) == 128 && F.renames == 1,
+	      "the first checkpoint creates the file (tmp + rename)");
+	app1(dl, 5, 1);
+	sl_disklog_sync(dl);
+	F.fdatasyncs = 0;
+	CHECK(sl_disklog_checkpoint(dl) == 0 && F.renames == 1 && F.fdatasyncs == 2,
+	      "the next one in place: no rename, the .clog's and the slot's fdatasync (%u)",
+	      F.fdatasyncs);
+	ck2 = m_end_id + 1;
+	CHECK(sl_disklog_checkpoint(dl) == 0 && F.fdatasyncs == 2,
+	      "nothing new: nothing written (%u)", F.fdatasyncs);
+	app1(dl, 5, 1);
+	sl_disklog_sync(dl);
+	CHECK(sl_disklog_checkpoint(dl) == 0 && F.renames == 1, "a third, in the other slot");
+	ck3 = m_end_id + 1;
+	sl_disklog_close(dl);
+	dl = opn(dir, 1 << 20, &fops, &rep);
+	CHECK(dl != NULL && rep.checkpoint_valid && rep.checkpoint_id == ck3 &&
+	      rep.end_id == m_end_id, "reopen: the newest slot (next id %" PRIu64 ")",
+	      rep.checkpoint_id);
+	sl_disklog_close(dl);
+	/* gen 1 in both slots, then 2 in slot 0 (ck2), 3 in slot 1 (ck3): tear slot 1 */
+	poke(p, 64 + 20, 0x01);
+	dl = opn(dir, 1 << 20, &fops, &rep);
+	CHECK(dl != NULL && rep.checkpoint_valid && rep.checkpoint_id == ck2 &&
+	      rep.end_id == m_end_id && rep.scanned_records == 5,
+	      "a torn newest slot: the one before it (next id %" PRIu64 ", %" PRIu64
+	      " records verified after it)", rep.checkpoint_id, rep.scanned_records);
+	sl_disklog_close(dl);
+	if (truncate(p, 64) != 0)
+		printf("  truncate failed\n");
+	dl = opn(dir, 1 << 20, &fops, &rep);
+	CHECK(dl != NULL && rep.checkpoint_valid && rep.checkpoint_id == ck2 &&
+	      rep.end_id == m_end_id, "a one-slot file (an earlier build): read");
+	CHECK(dl != NULL && sl_disklog_checkpoint(dl) == 0 && fsize(p) == 128,
+	      "and written whole again, with two slots");
 	sl_disklog_close(dl);
 }
 
@@ -2354,6 +2424,7 @@ main(void)
 	fops.fdatasync = f_fdatasync;
 	fops.fsync = f_fsync;
 	fops.unlink = f_unlink;
+	fops.rename = f_rename;
 	test_roundtrip();
 	test_torn_tail();
 	test_lazy_clog();
@@ -2364,6 +2435,7 @@ main(void)
 	test_retention();
 	test_channels();
 	test_checkpoint();
+	test_checkpoint_slots();
 	test_truncate();
 	test_epochs();
 	test_reset();

@@ -196,24 +196,43 @@ out:
 	return rc;
 }
 
-/* The persistence lcore's syncs so far and the time spent in them, from "stats all"
- * ("persist": {... "syncs": N, "sync_us": T, "sync_max_us": M}): 0, or -1 when the broker
- * has no persistence lcore. */
+/* The persistence lcore's syncs so far: how many, the time spent in them, the longest,
+ * and how many took more than 10 and more than 25 ms (a client's retransmission timeout,
+ * 20 ms at least in libsluice, lies between), from "stats all" ("persist": {... "syncs",
+ * "sync_us", "sync_max_us", "sync_hist_le_us", "sync_hist"}). */
+struct syncs {
+	uint64_t n, us, max_us, over10, over25;
+	uint64_t ckpts, ckpt_us, ckpt_max_us;	/* checkpoints: count, time, longest */
+};
+
+/* 0, or -1 when the broker has no persistence lcore. */
 static int
-broker_syncs(const char *sock, uint64_t *syncs, uint64_t *sync_us, uint64_t *max_us)
+broker_syncs(const char *sock, struct syncs *s)
 {
-	json_t *o = ctl_json(sock, "stats all\n"), *p;
+	json_t *o = ctl_json(sock, "stats all\n"), *p, *le, *cnt;
+	uint64_t lower, c;
+	size_t i;
 	int rc = -1;
 
-	*syncs = 0;
-	*sync_us = 0;
-	*max_us = 0;
+	memset(s, 0, sizeof(*s));
 	p = o != NULL ? json_object_get(o, "persist") : NULL;
 	if (!json_is_integer(json_object_get(p, "syncs")))
 		goto out;
-	*syncs = (uint64_t)json_integer_value(json_object_get(p, "syncs"));
-	*sync_us = (uint64_t)json_integer_value(json_object_get(p, "sync_us"));
-	*max_us = (uint64_t)json_integer_value(json_object_get(p, "sync_max_us"));
+	s->n = (uint64_t)json_integer_value(json_object_get(p, "syncs"));
+	s->us = (uint64_t)json_integer_value(json_object_get(p, "sync_us"));
+	s->max_us = (uint64_t)json_integer_value(json_object_get(p, "sync_max_us"));
+	s->ckpts = (uint64_t)json_integer_value(json_object_get(p, "checkpoints"));
+	s->ckpt_us = (uint64_t)json_integer_value(json_object_get(p, "checkpoint_us"));
+	s->ckpt_max_us = (uint64_t)json_integer_value(json_object_get(p, "checkpoint_max_us"));
+	/* count i lies above bound i - 1: count it by that lower edge */
+	le = json_object_get(p, "sync_hist_le_us");
+	cnt = json_object_get(p, "sync_hist");
+	for (i = 1; i < json_array_size(cnt) && i <= json_array_size(le); i++) {
+		lower = (uint64_t)json_integer_value(json_array_get(le, i - 1));
+		c = (uint64_t)json_integer_value(json_array_get(cnt, i));
+		s->over10 += lower >= 10000 ? c : 0;
+		s->over25 += lower >= 25000 ? c : 0;
+	}
 	rc = 0;
 out:
 	json_decref(o);
@@ -321,9 +340,10 @@ answers_print(const struct opts *o, const struct answers *a, char *buf, size_t c
 /* Durable publishing: messages per sync of the persistence lcore over the phase, and,
  * with the disk's fdatasync rate, the group-commit ceiling and the ratio to it. */
 static void
-group_commit_print(const struct opts *o, const struct sl_report *r, uint64_t syncs,
-		   uint64_t sync_us, uint64_t max_us)
+group_commit_print(const struct opts *o, const struct sl_report *r, const struct syncs *s0,
+		   const struct syncs *s1)
 {
+	uint64_t syncs = s1->n - s0->n, sync_us = s1->us - s0->us;
 	double per_sync, rate, ceil_meas, ceil_window;
 
 	if (syncs == 0 || r->acked == 0 || r->elapsed_s <= 0)
@@ -343,9 +363,16 @@ group_commit_print(const struct opts *o, const struct sl_report *r, uint64_t syn
 	}
 	/* the disk as the broker saw it in this run: the rate its own syncs allow */
 	if (sync_us > 0)
-		printf(", fdatasync in the broker %.2f ms mean (%.0f/s, max %.1f ms since start),"
-		       " in-run ceiling %.0f msg/s, ratio %.2f", (double)sync_us / 1e3 / syncs,
-		       1e6 * syncs / (double)sync_us, max_us / 1e3,
+		printf(", fdatasync in the broker %.2f ms mean (%.0f/s, max %.1f ms since start;"
+		       " %" PRIu64 " syncs over 10 ms and %" PRIu64 " over 25 ms in the run;"
+		       " %" PRIu64 " checkpoints in the run, %.1f ms mean, max %.1f ms since"
+		       " start), in-run ceiling %.0f msg/s, ratio %.2f",
+		       (double)sync_us / 1e3 / syncs, 1e6 * syncs / (double)sync_us,
+		       s1->max_us / 1e3, s1->over10 - s0->over10, s1->over25 - s0->over25,
+		       s1->ckpts - s0->ckpts,
+		       s1->ckpts > s0->ckpts ? (double)(s1->ckpt_us - s0->ckpt_us) / 1e3 /
+						       (double)(s1->ckpts - s0->ckpts) : 0.0,
+		       s1->ckpt_max_us / 1e3,
 		       per_sync * 1e6 * syncs / (double)sync_us,
 		       rate / (per_sync * 1e6 * syncs / (double)sync_us));
 	if (o->fsync_rate <= 0) {
@@ -539,7 +566,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	uint32_t per_req = strcmp(o->workload, "mpub") == 0 ? o->batch : 1;
 	int pubsub = strcmp(o->workload, "pubsub") == 0;
 	uint64_t busy0 = 0, busy1 = 0, hz = 0, elapsed, reqs, deadline, acked0;
-	uint64_t syncs0 = 0, syncs1 = 0, sus0 = 0, sus1 = 0, smax = 0;
+	struct syncs sy0 = {0}, sy1 = {0};
 	uint64_t failed;
 	struct sl_client_stats cs0, cs1;
 	struct sl_report r;
@@ -580,7 +607,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	run->ans.bundled = (uint64_t)sl_client_bundled(c);
 	if (o->ctl != NULL) {
 		have_cpu = broker_busy(o->ctl, &busy0, &hz) == 0;
-		have_syncs = broker_syncs(o->ctl, &syncs0, &sus0, &smax) == 0;
+		have_syncs = broker_syncs(o->ctl, &sy0) == 0;
 	}
 	sl_client_get_stats(c, &cs0);
 	run->measuring = 1;
@@ -589,7 +616,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	if (o->ctl != NULL && have_cpu)
 		have_cpu = broker_busy(o->ctl, &busy1, &hz) == 0 && hz > 0;
 	if (have_syncs)
-		have_syncs = broker_syncs(o->ctl, &syncs1, &sus1, &smax) == 0;
+		have_syncs = broker_syncs(o->ctl, &sy1) == 0;
 	sl_client_get_stats(c, &cs1);
 
 	memset(&r, 0, sizeof(r));
@@ -617,7 +644,7 @@ run_pub(const struct opts *o, struct sl_client *c)
 	       cs1.busy_retries - cs0.busy_retries, cs1.srtt_us / 1e3, cs1.rto_us / 1e3);
 	emit(o, &r, &run->lat);
 	if (have_syncs)
-		group_commit_print(o, &r, syncs1 - syncs0, sus1 - sus0, smax);
+		group_commit_print(o, &r, &sy0, &sy1);
 	if (pubsub) {
 		uint64_t t0 = sl_hist_now_ns();
 
