@@ -746,9 +746,8 @@ write_file_atomic(struct sl_disklog *dl, const char *name, const void *buf, size
  * file: blocks already allocated, no metadata, one small sync. Open takes the newer slot
  * of the two that check (a torn one leaves the other). Only a file that is missing, or
  * that has one slot (an earlier build), is written whole (tmp, fsync, rename, directory
- * fsync): that way took 18-26 ms on the bench machine's ext4, two journal commits during
- * which the persistence lcore synced nothing, and every durable publisher's requests
- * outlived their 20 ms retransmission timeout once a second (2026-11-29).
+ * fsync: two journal commits on ext4). The persistence lcore syncs nothing while a
+ * checkpoint runs (docs/storage.md, "Checkpoint file").
  */
 static int
 write_checkpoint(struct sl_disklog *dl)
@@ -1959,6 +1958,7 @@ sl_disklog_sync_clogs(struct sl_disklog *dl)
 	return rc != 0 ? set_error(dl, rc) : 0;
 }
 
+/* Calling context: the appender. */
 int
 sl_disklog_checkpoint(struct sl_disklog *dl)
 {
