@@ -1962,14 +1962,11 @@ sl_disklog_sync_clogs(struct sl_disklog *dl)
 int
 sl_disklog_checkpoint(struct sl_disklog *dl)
 {
-	int rc;
-
-	if (dl->error != 0)
-		return dl->error;
 	/* the commit records up to the checkpoint are durable before it is */
-	rc = sync_clogs(dl, 1);
+	int rc = sl_disklog_sync_clogs(dl);
+
 	if (rc != 0)
-		return set_error(dl, rc);
+		return rc;
 	/* nothing synced since the last one: the file says it already */
 	if (dl->ckpt_slots && dl->ckpt_id == LDR(dl->synced_id) + 1)
 		return 0;
