@@ -81,9 +81,11 @@ main(void)
 	for (i = 1; i <= ROUNDS; i++) {
 		__atomic_store_n(&work, i, __ATOMIC_RELAXED);
 		sl_bell_ring(&bell);
-		while (__atomic_load_n(&work, __ATOMIC_RELAXED) == i && i < ROUNDS &&
-		       __atomic_load_n(&bell.asleep, __ATOMIC_RELAXED) == 0 && !__atomic_load_n(&missed, __ATOMIC_RELAXED))
-			;	/* let the sleeper reach its next arm now and then */
+		/* let the sleeper reach its next arm before the next round (only this thread
+		 * writes work, so it is i all along) */
+		while (i < ROUNDS && __atomic_load_n(&bell.asleep, __ATOMIC_RELAXED) == 0 &&
+		       !__atomic_load_n(&missed, __ATOMIC_RELAXED))
+			;
 	}
 	pthread_join(t, NULL);
 	CHECK(missed == 0, "%u rounds of enqueue-and-ring: no ring lost", ROUNDS);
