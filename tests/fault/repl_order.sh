@@ -6,7 +6,7 @@
 # sluiced nodes on a bridge (cluster.sh), topic r (one partition, replicas 1,2,3, leader 1,
 # each with a data directory). One sluice-pub session publishes increasing numbers with 32
 # requests in flight while the followers are SIGKILLed and restarted, one after the other,
-# KILLS times. Each restarted follower catches up and rejoins, and the leader pauses writes
+# KILLS times, and more (up to 4 x KILLS) until a publish met a rejoin pause. Each restarted follower catches up and rejoins, and the leader pauses writes
 # for the rejoin (SL_E_WRITE_DISABLED): the publishes that meet the pause are refused and
 # retried, and the later ones of the session must not pass them. At the end the leader's
 # log holds every acknowledged number once, in increasing order: the test counts the
@@ -65,7 +65,10 @@ PUBPID=$!
 PIDS+=("$PUBPID")
 wait_acked $STEP || fail "sluice-pub ended early: $(cat "$TMP/pub.log")"
 
-for k in $(seq "$KILLS"); do
+# kill k: SIGKILL a follower (3 on odd k, 2 on even), restart it, wait for its rejoin and
+# STEP more acknowledgements; 1 when sluice-pub ended first
+kill_one() {
+	local k=$1 f other
 	f=$(( k % 2 == 1 ? 3 : 2 ))
 	other=$(( f == 3 ? 2 : 3 ))
 	kill -KILL "${NODE_PID[$f]}"
@@ -73,9 +76,18 @@ for k in $(seq "$KILLS"); do
 	wait_isr "1,$other"
 	boot $f --data-dir "$TMP/data$f" --log-mb 8
 	wait_isr 1,2,3
-	wait_acked $(( $(acked) + STEP )) || break
+	wait_acked $(( $(acked) + STEP )) || return 1
 	log "$(date +%T) kill $k: node $f killed, restarted and back in the ISR" \
 		"($(acked) acknowledged)"
+}
+
+# KILLS rejoins, then more (up to 4 x KILLS) until a publish met a rejoin pause: a pause
+# lasts the final catch-up only, so a few rejoins may see no publish at all
+k=0
+while [ $k -lt "$KILLS" ] || { [ "$(leader_errs "writes disabled")" -eq 0 ] &&
+				[ $k -lt $(( 4 * KILLS )) ]; }; do
+	k=$(( k + 1 ))
+	kill_one $k || break
 done
 
 touch "$TMP/stop"
