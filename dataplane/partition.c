@@ -19,6 +19,7 @@
 #include <urcu-qsbr.h>
 
 #include "err.h"
+#include "populate.h"
 #include "partition_int.h"
 
 RTE_LOG_REGISTER_SUFFIX(sl_partition_logtype, partition, INFO);
@@ -1220,36 +1221,6 @@ lazy_free(void *m, size_t len)
 		munmap(m, len);
 }
 
-/*
- * Take the write fault of every page of [m, m + len) now (control thread), in steps of
- * POPULATE_STEP bytes. MADV_POPULATE_WRITE holds the process's memory map lock for reading
- * for the whole range, and any mmap(), munmap() or mprotect() of another thread waits for
- * it: the persistence lcore's (a malloc arena) waited 64 ms behind one call for 112 MiB of
- * a growing log (2026-11-29). One step of 2 MiB takes about 2 ms here.
- */
-#define POPULATE_STEP (2u << 20)
-
-static void
-populate(void *m, size_t len)
-{
-	size_t o, n;
-
-	if (m == NULL || len == 0)
-		return;
-	for (o = 0; o < len; o += n) {
-		n = RTE_MIN(len - o, (size_t)POPULATE_STEP);
-#ifdef MADV_POPULATE_WRITE
-		if (madvise((uint8_t *)m + o, n, MADV_POPULATE_WRITE) == 0)
-			continue;
-#endif
-		for (size_t q = 0; q < n; q += 4096) {
-			volatile uint8_t *b = (uint8_t *)m + o + q;
-
-			*b = *b;
-		}
-	}
-}
-
 #define PEND_BYTES (sizeof(struct pend) * SL_PARTITION_PEND)
 #define DONE_BYTES (sizeof(struct sl_partition_done) * DONE_RING)
 
@@ -1291,8 +1262,8 @@ grow_log(struct sl_partition *p)
 		uintptr_t i0 = (a + g.idx_from) & ~(uintptr_t)4095;
 		uintptr_t r0 = (a + g.ring_from) & ~(uintptr_t)4095;
 
-		populate((void *)i0, a + g.idx_to - i0);
-		populate((void *)r0, a + g.ring_to - r0);
+		sl_populate_write((void *)i0, a + g.idx_to - i0);
+		sl_populate_write((void *)r0, a + g.ring_to - r0);
 	}
 	if (rc != 0)
 		return rc;
@@ -1306,9 +1277,9 @@ grow_tables(struct sl_partition *p)
 {
 	if (p->tables_ready || sl_memlog_end_id(p->log) == p->open_end_id)
 		return;
-	populate(p->ptab, sizeof(*p->ptab));
-	populate(p->pend, p->pend != NULL ? PEND_BYTES : 0);
-	populate(p->done, p->done != NULL ? DONE_BYTES : 0);
+	sl_populate_write(p->ptab, sizeof(*p->ptab));
+	sl_populate_write(p->pend, p->pend != NULL ? PEND_BYTES : 0);
+	sl_populate_write(p->done, p->done != NULL ? DONE_BYTES : 0);
 	p->tables_ready = 1;
 }
 

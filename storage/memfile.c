@@ -15,6 +15,7 @@
 
 #include "bytes.h"
 #include "memfile.h"
+#include "populate.h"
 
 #define MAGIC "SLMEMRNG"
 #define HDR_LEN 64
@@ -262,7 +263,7 @@ sl_memfile_base(struct sl_memfile *mf)
 int
 sl_memfile_prepare(struct sl_memfile *mf, uint64_t off, uint64_t len)
 {
-	uint64_t from = SL_MEMFILE_REGION_OFF + off / PAGE * PAGE, to, o;
+	uint64_t from = SL_MEMFILE_REGION_OFF + off / PAGE * PAGE, to;
 	int err;
 
 	if (mf->map == NULL || mf->prev || off + len > mf->map_len - SL_MEMFILE_REGION_OFF)
@@ -276,11 +277,7 @@ sl_memfile_prepare(struct sl_memfile *mf, uint64_t off, uint64_t len)
 	if (err != 0)
 		return -err;
 	/* then the write fault of each page, here rather than on the data path */
-	for (o = from; o < to; o += PAGE) {
-		volatile uint8_t *b = mf->map + o;
-
-		*b = *b;
-	}
+	sl_populate_write(mf->map + from, to - from);
 	return 0;
 }
 
