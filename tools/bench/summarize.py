@@ -419,8 +419,9 @@ def gnuplot(d, dat_name, png, size, series, style, settings):
     with open(dat, "w") as f:
         for name, pts in series.items():
             f.write(f"# {name}\n")
-            for x, y in pts:
-                f.write(f"{x} {y}\n")
+            for pt in pts:
+                # None: a break in the line (one blank line: the next run's curve)
+                f.write("\n" if pt is None else f"{pt[0]} {pt[1]}\n")
             f.write("\n\n")
     plot = ", ".join(f"'{dat}' index {i} with {style} title '{n}'"
                      for i, n in enumerate(series))
@@ -453,12 +454,18 @@ def plots(d, rows):
         with open(cdf) as f:
             for line in f:
                 p = line.split()
-                # the size sweep's other sizes and the kernel-UDP producer runs would
-                # crowd the plot: 100-byte DPDK and peer runs only
+                # the size sweep's other sizes, the kernel-UDP runs and the peers' runs
+                # with several producers (label part "-Np") would crowd the plot: 100-byte
+                # DPDK and single-producer peer runs only
                 if len(p) == 3 and not p[0].startswith("sluice-udp") and not any(
-                        x.endswith("B") and x[:-1].isdigit() and
-                                           x != "100B" for x in p[0].split("-")):
-                    series.setdefault(p[0], []).append((float(p[1]), float(p[2])))
+                        (x.endswith("B") and x[:-1].isdigit() and x != "100B") or
+                        (x.endswith("p") and x[:-1].isdigit()) for x in p[0].split("-")):
+                    pts = series.setdefault(p[0], [])
+                    x, y = float(p[1]), float(p[2])
+                    # a fraction below the last one: the next run of the same row
+                    if pts and pts[-1] is not None and y < pts[-1][1]:
+                        pts.append(None)
+                    pts.append((x, y))
         if series:
             gnuplot(d, "cdf-plot.dat", "latency-cdf.png", "900,560",
                     {n: series[n] for n in sorted(series)}, "lines",

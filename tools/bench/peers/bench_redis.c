@@ -626,8 +626,15 @@ main(int argc, char **argv)
 	if (o.cdf != NULL) {
 		FILE *cf = fopen(o.cdf, "a");
 
-		/* "SYSTEM-WORKLOAD", as sluice-bench labels its series */
+		/* "SYSTEM-WORKLOAD", "xBATCH" for batches and "-Np" for N producers
+		 * (peers.sh adds the durability) */
 		snprintf(label, sizeof(label), "%s-%s", rep.system, rep.workload);
+		if (rep.batch > 1)
+			snprintf(label + strlen(label), sizeof(label) - strlen(label), "x%u",
+				 (unsigned)rep.batch);
+		if (rep.producers > 1)
+			snprintf(label + strlen(label), sizeof(label) - strlen(label), "-%up",
+				 (unsigned)rep.producers);
 		if (cf == NULL || sl_hist_write_cdf(rep.lat, cf, label) < 0) {
 			fprintf(stderr, "%s: cannot write %s\n", prog, o.cdf);
 			rc = 1;

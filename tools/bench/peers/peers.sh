@@ -104,7 +104,6 @@ done
 [[ $run_no =~ ^[1-9][0-9]*$ ]] || die "--run wants a number"
 [[ $producers =~ ^([1-9][0-9]?( [1-9][0-9]?)*)?$ ]] || die "--producers wants numbers: \"2 4\""
 placement=$(cd "$(dirname "$0")/.." && pwd)/placement.py
-[ -z "$cdf" ] || gen_args+=(--cdf "$cdf")
 
 bench_nats=$build/tools/bench/peers/bench_nats
 bench_redis=$build/tools/bench/peers/bench_redis
@@ -269,7 +268,11 @@ run() {
 		sleep 0.05
 	done
 	# In the background so that a signal reaches our trap at once (wait is interruptible).
-	timeout -k 5 $((gen_timeout + 15)) "$@" "${gen_args[@]}" "${header[@]}" \
+	# each run's CDF goes to a file of its own first: its label (SYSTEM-WORKLOAD, xBATCH,
+	# -Np) gets the run's durability before it joins --cdf (below)
+	cdf_arg=()
+	[ -z "$cdf" ] || cdf_arg=(--cdf "$tmp/cdf.one")
+	timeout -k 5 $((gen_timeout + 15)) "$@" "${gen_args[@]}" "${header[@]}" "${cdf_arg[@]}" \
 		--timeout "$gen_timeout" --json "$tmp/out.json" >/dev/null &
 	gen_pid=$!
 	echo "client=$gen_pid" >>"$tmp/placement.labels"
@@ -288,6 +291,10 @@ run() {
 		cat "$tmp/out.json"
 		[ -z "$json" ] || cat "$tmp/out.json" >>"$json"
 	fi
+	if [ -n "$cdf" ] && [ -s "$tmp/cdf.one" ]; then
+		awk -v d="$dur" 'NF == 3 { $1 = $1 "-" d } { print }' "$tmp/cdf.one" >>"$cdf"
+	fi
+	rm -f "$tmp/cdf.one"
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "$prog: $name killed after $((gen_timeout + 15)) s" >&2
 		failed=1
