@@ -440,9 +440,12 @@ def plots(d, rows):
         if r["mode"] != "closed" or r["batch"] != 1:
             continue
         if (r["system"], r["workload"]) in (("sluice", "pub"), ("reflector", "reflect")):
-            pts.setdefault(r["system"], {})[r["msg_size"]] = r["acked_per_s"] / 1e6
+            pts.setdefault(r["system"], {}).setdefault(r["msg_size"], []).append(
+                r["acked_per_s"] / 1e6)
     if any(len(v) > 1 for v in pts.values()):
-        series = {n: [(size, v[size]) for size in sorted(v)] for n, v in pts.items()}
+        # the median of each size's runs, as in the tables
+        series = {n: [(size, statistics.median(v[size])) for size in sorted(v)]
+                  for n, v in pts.items()}
         gnuplot(d, "size.dat", "throughput-size.png", "800,500", series, "linespoints",
                 "set title 'Closed loop, window 32: messages/s against message size';"
                 "set xlabel 'message bytes'; set ylabel 'million messages/s';"
