@@ -123,7 +123,8 @@ usage(FILE *f)
 		"  --workload W    pub | pubsub (default pub)\n"
 		"  --fetch N       jetstream pubsub: pull batch (default 100)\n"
 		"  --json FILE     append the JSON line to FILE (default stdout)\n"
-		"  --cdf FILE      append the latency CDF to FILE (label SYSTEM-WORKLOAD)\n"
+		"  --cdf FILE      append the latency CDF to FILE, labelled\n"
+		"                  SYSTEM-WORKLOAD[xBATCH][-Np]\n"
 		"  --server-pid P  report the server's CPU per message from /proc/P/stat\n"
 		"  --timeout S     give up after S seconds (default 120)\n"
 		"  --storage S     jetstream stream storage: file (default) | memory\n"
@@ -488,7 +489,6 @@ main(int argc, char **argv)
 	bool timed_out = false, use_flight, sync_js;
 	double cpu0, cpu1;
 	const char *sysname;
-	char label[64];
 	struct opts o;
 	FILE *jf = stdout;
 	natsStatus s;
@@ -677,24 +677,9 @@ main(int argc, char **argv)
 	sl_report_json(jf, &rep);
 	if (jf != stdout)
 		fclose(jf);
-	if (o.c.cdf != NULL && rep.lat != NULL) {
-		FILE *cf = fopen(o.c.cdf, "a");
-
-		/* "SYSTEM-WORKLOAD", "xBATCH" for batches and "-Np" for N producers
-		 * (peers.sh adds the durability) */
-		snprintf(label, sizeof(label), "%s-%s", rep.system, rep.workload);
-		if (rep.batch > 1)
-			snprintf(label + strlen(label), sizeof(label) - strlen(label), "x%u",
-				 (unsigned)rep.batch);
-		if (rep.producers > 1)
-			snprintf(label + strlen(label), sizeof(label) - strlen(label), "-%up",
-				 (unsigned)rep.producers);
-		if (cf == NULL || sl_hist_write_cdf(rep.lat, cf, label) < 0) {
-			fprintf(stderr, "%s: cannot write %s\n", prog, o.c.cdf);
-			rc = 1;
-		}
-		if (cf != NULL)
-			fclose(cf);
+	if (o.c.cdf != NULL && sl_peer_write_cdf(o.c.cdf, &rep) != 0) {
+		fprintf(stderr, "%s: cannot write %s\n", prog, o.c.cdf);
+		rc = 1;
 	}
 
 	if (sub != NULL) {

@@ -113,7 +113,8 @@ usage(FILE *f)
 		"  --workload W    pub | pubsub (default pub)\n"
 		"  --fetch N       pubsub: XREADGROUP COUNT (default 100)\n"
 		"  --json FILE     append the JSON line to FILE (default stdout)\n"
-		"  --cdf FILE      append the latency CDF to FILE (label SYSTEM-WORKLOAD)\n"
+		"  --cdf FILE      append the latency CDF to FILE, labelled\n"
+		"                  SYSTEM-WORKLOAD[xBATCH][-Np]\n"
 		"  --server-pid P  report the server's CPU per message from /proc/P/stat\n"
 		"  --timeout S     give up after S seconds (default 120)\n"
 		"  --producers N   pub, closed loop: N threads, each with its own connection\n"
@@ -516,7 +517,6 @@ main(int argc, char **argv)
 	char key[64], note[256];
 	uint64_t t0, deadline, end;
 	double cpu0, cpu1;
-	char label[64];
 	struct sl_peer_opts o;
 	FILE *jf = stdout;
 	int rc = 0;
@@ -623,24 +623,9 @@ main(int argc, char **argv)
 	sl_report_json(jf, &rep);
 	if (jf != stdout)
 		fclose(jf);
-	if (o.cdf != NULL) {
-		FILE *cf = fopen(o.cdf, "a");
-
-		/* "SYSTEM-WORKLOAD", "xBATCH" for batches and "-Np" for N producers
-		 * (peers.sh adds the durability) */
-		snprintf(label, sizeof(label), "%s-%s", rep.system, rep.workload);
-		if (rep.batch > 1)
-			snprintf(label + strlen(label), sizeof(label) - strlen(label), "x%u",
-				 (unsigned)rep.batch);
-		if (rep.producers > 1)
-			snprintf(label + strlen(label), sizeof(label) - strlen(label), "-%up",
-				 (unsigned)rep.producers);
-		if (cf == NULL || sl_hist_write_cdf(rep.lat, cf, label) < 0) {
-			fprintf(stderr, "%s: cannot write %s\n", prog, o.cdf);
-			rc = 1;
-		}
-		if (cf != NULL)
-			fclose(cf);
+	if (o.cdf != NULL && sl_peer_write_cdf(o.cdf, &rep) != 0) {
+		fprintf(stderr, "%s: cannot write %s\n", prog, o.cdf);
+		rc = 1;
 	}
 	if (o.pubsub)
 		redisFree(cs.c);

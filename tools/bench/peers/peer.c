@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hist.h"
 #include "peer.h"
+#include "report.h"
 
 void
 sl_peer_opts_init(struct sl_peer_opts *o, int port)
@@ -117,4 +119,29 @@ sl_peer_proc_cpu_ns(int pid)
 	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
+int
+sl_peer_write_cdf(const char *path, const struct sl_report *rep)
+{
+	char label[64];
+	size_t n;
+	FILE *f;
+	int rc;
+
+	if (rep->lat == NULL)
+		return 0;
+	snprintf(label, sizeof(label), "%s-%s", rep->system, rep->workload);
+	n = strlen(label);
+	if (rep->batch > 1)
+		n += (size_t)snprintf(label + n, sizeof(label) - n, "x%u", (unsigned)rep->batch);
+	if (rep->producers > 1 && n < sizeof(label))
+		snprintf(label + n, sizeof(label) - n, "-%up", (unsigned)rep->producers);
+	f = fopen(path, "a");
+	if (f == NULL)
+		return -1;
+	rc = sl_hist_write_cdf(rep->lat, f, label) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
 }

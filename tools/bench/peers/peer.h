@@ -68,4 +68,11 @@ void sl_peer_opts_finish(struct sl_peer_opts *o);
 /** utime + stime of process pid in ns, or -1 when unknown (pid <= 0, no such process). */
 double sl_peer_proc_cpu_ns(int pid);
 
+struct sl_report;
+
+/** Append the run's latency CDF (rep->lat; nothing when NULL) to the file at path, labelled
+ * SYSTEM-WORKLOAD, then "xBATCH" for a batch and "-Np" for N producers (peers.sh adds the
+ * durability). Returns 0, or -1 when the file cannot be written. */
+int sl_peer_write_cdf(const char *path, const struct sl_report *rep);
+
 #endif /* SL_PEER_H */

@@ -254,7 +254,7 @@ start_redis() {
 failed=0
 header=()
 run() {
-	local name=$1 rc=0 wpid
+	local name=$1 rc=0 wpid cdf_arg=()
 	shift
 	rm -f "$tmp/out.json" "$tmp/placement.json" "$tmp/placement.ready"
 	touch "$tmp/out.json"
@@ -270,7 +270,6 @@ run() {
 	# In the background so that a signal reaches our trap at once (wait is interruptible).
 	# each run's CDF goes to a file of its own first: its label (SYSTEM-WORKLOAD, xBATCH,
 	# -Np) gets the run's durability before it joins --cdf (below)
-	cdf_arg=()
 	[ -z "$cdf" ] || cdf_arg=(--cdf "$tmp/cdf.one")
 	timeout -k 5 $((gen_timeout + 15)) "$@" "${gen_args[@]}" "${header[@]}" "${cdf_arg[@]}" \
 		--timeout "$gen_timeout" --json "$tmp/out.json" >/dev/null &
