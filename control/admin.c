@@ -946,6 +946,8 @@ json_worker(struct sl_json *out, const struct sl_broker *b, uint16_t w)
 	sl_json_u64(out, "busy_cycles", s->busy_cycles);
 	sl_json_u64(out, "total_cycles", s->total_cycles);
 	sl_json_u64(out, "idle_sleeps", s->idle_sleeps);
+	sl_json_u64(out, "follow_yields", s->follow_yields);
+	sl_json_u64(out, "yield_starved", s->yield_starved);
 	sl_json_obj_open(out, "requests");
 	for (k = 1; k < SL_WIRE_OP_MAX; k++)
 		sl_json_u64(out, op_names[k], s->ops[k]);

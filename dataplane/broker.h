@@ -187,6 +187,9 @@ struct sl_worker_stats {
 	uint64_t busy_cycles;		/* cycles of iterations that did work */
 	uint64_t total_cycles;
 	uint64_t idle_sleeps;
+	uint64_t follow_yields;		/* yields as a follower under a stream of records */
+	uint64_t yield_starved;		/* replication yields that lost the CPU for longer
+					 * than SL_WORKER_STARVED_US (naps for a while) */
 	uint64_t sessions_created;
 	uint64_t auto_create_req;
 	uint64_t repl_in;		/* replica datagrams handed to a partition */

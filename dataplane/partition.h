@@ -234,7 +234,9 @@ sl_partition_chan_op(struct sl_partition *p, uint8_t opcode, const struct sl_wir
 		     struct sl_partition_res *res);
 
 /** A replica datagram from node `from` (already authenticated as a member by peer.h).
- * Owner lcore. 0, or -ENOENT when the partition is not replicated. */
+ * Owner lcore. The number of messages it appended to the log (a follower taking a
+ * leader's WRITE or FETCH answer; 0 for anything else), or -ENOENT when the partition is
+ * not replicated. */
 int
 sl_partition_replica_input(struct sl_partition *p, uint32_t from, const void *buf,
 			   uint32_t len, uint64_t now_ns);

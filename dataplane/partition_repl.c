@@ -662,11 +662,15 @@ int
 sl_partition_replica_input(struct sl_partition *p, uint32_t from, const void *buf,
 			   uint32_t len, uint64_t now_ns)
 {
+	uint64_t end;
+
 	if (p->repl == NULL)
 		return -ENOENT;
 	p->now_ns = now_ns;
+	end = sl_memlog_end_id(p->log);
 	sl_repl_input(p->repl, from, buf, len, now_ns);
-	return 0;
+	end = sl_memlog_end_id(p->log) - end;	/* records a leader's WRITE appended */
+	return end > INT32_MAX ? INT32_MAX : (int)end;
 }
 
 /* What the disk log ends with, and its epoch history (KIP-101: which epoch wrote which

@@ -198,6 +198,7 @@ handle_replica(struct sl_worker *w, struct sl_request *r, int forwarded)
 	struct sl_rlink_env env;
 	struct sl_topic *t;
 	struct sl_partition *p;
+	int rc;
 
 	/* the receiving worker checked it (address, tag, replay) before it forwarded it */
 	if (w->peer == NULL ||
@@ -215,9 +216,14 @@ handle_replica(struct sl_worker *w, struct sl_request *r, int forwarded)
 		sl_request_forward(w, r, t->parts[env.partition].owner);
 		return;
 	}
-	if (sl_partition_replica_input(p, env.from, env.payload, env.payload_len,
-				       w->now_ns) != 0)
+	rc = sl_partition_replica_input(p, env.from, env.payload, env.payload_len, w->now_ns);
+	if (rc < 0)
 		goto drop;
+	if (rc > 0) {
+		/* records from a leader: counted for the follower's yields (idle part) */
+		w->repl_recs += (uint32_t)rc;
+		w->repl_rec_tsc = w->now_tsc;
+	}
 	w->st.repl_in++;
 	rte_pktmbuf_free(r->m);
 	return;
@@ -485,6 +491,11 @@ tick(struct sl_worker *w)
 		sl_partition_tick(w->parts[i], w->now_ns);
 	if (w->peer == NULL)
 		return;
+	/* a follower under a stream of records yields between them for the next tick or two
+	 * (the idle part of sl_worker_main) */
+	if (w->repl_recs >= SL_WORKER_REPL_HOT)
+		w->repl_hot_until = w->now_tsc + 2 * w->tick_tsc;
+	w->repl_recs = 0;
 	if (w->nparts != 0)
 		sl_peer_tick(w->peer, w->now_tsc);
 	ps = sl_peer_stats(w->peer);
@@ -883,6 +894,27 @@ intr_block(struct sl_worker *w)
 	return 1;
 }
 
+/* The idle part's sched_yield() while replication waits (below): 1, or 0 when the yield
+ * gave the CPU away for longer than SL_WORKER_STARVED_US. A busy neighbour took it then:
+ * EEVDF pushes the deadline of a task that yields back, so a yielder loses to a CPU hog
+ * for milliseconds at a time, where a task waking from a nap gets the CPU at once. The
+ * worker stops yielding for SL_WORKER_STARVED_MS and naps. */
+static int
+repl_yield(struct sl_worker *w)
+{
+	uint64_t t0;
+
+	if (w->now_tsc < w->yield_off_until)
+		return 0;
+	t0 = rte_get_tsc_cycles();
+	sched_yield();
+	if (rte_get_tsc_cycles() - t0 > w->starved_tsc) {
+		w->yield_off_until = t0 + rte_get_tsc_hz() / 1000 * SL_WORKER_STARVED_MS;
+		w->st.yield_starved++;
+	}
+	return 1;
+}
+
 int
 sl_worker_main(void *arg)
 {
@@ -891,8 +923,10 @@ sl_worker_main(void *arg)
 	uint64_t last_work = rte_get_tsc_cycles();
 	const uint64_t deep_tsc = rte_get_tsc_hz() / 1000 * SL_WORKER_DEEP_MS;
 	const uint64_t spin_tsc = rte_get_tsc_hz() / 1000000 * SL_WORKER_REPL_SPIN_US;
+	const uint64_t follow_tsc = rte_get_tsc_hz() / 1000000 * SL_WORKER_REPL_FOLLOW_US;
 
 	clock_start(w);
+	w->starved_tsc = rte_get_tsc_hz() / 1000000 * SL_WORKER_STARVED_US;
 	/* adaptive idle sleeps for tens of microseconds: without this, the kernel's default
 	 * 50 us timer slack stretches each one (and a peer's answer waits for it) */
 	if (w->conf->idle != SL_IDLE_BUSY)
@@ -947,8 +981,17 @@ sl_worker_main(void *arg)
 		 * on this CPU runs first) instead of a nap: RF=3 over memif and taps +20-24 %
 		 * (tools/bench/run --only replication, 2026-11-28; naps of 5 us instead cost
 		 * RF=3 four fifths, each wake-up taking the CPU of a follower) */
-		if (w->nheld_repl > 0 && w->now_tsc - last_work < spin_tsc) {
-			sched_yield();
+		if (w->nheld_repl > 0 && w->now_tsc - last_work < spin_tsc && repl_yield(w))
+			continue;
+		/* a follower under a stream of records (SL_WORKER_REPL_HOT in a tick): the
+		 * leader's next WRITE comes about a round trip of its client after the last,
+		 * and a nap makes the whole round trip wait for it. Until
+		 * SL_WORKER_REPL_FOLLOW_US after the last records, look again after a
+		 * sched_yield(). Under light load it naps: a yield per record would cost more
+		 * CPU than the latency it saves */
+		if (w->now_tsc < w->repl_hot_until && w->now_tsc - w->repl_rec_tsc < follow_tsc &&
+		    repl_yield(w)) {
+			w->st.follow_yields++;
 			continue;
 		}
 		rcu_thread_offline();

@@ -56,6 +56,11 @@
 #define SL_WORKER_HELD_IDLE_US 50u /* longest adaptive idle sleep while a request is held */
 #define SL_WORKER_REPL_SPIN_US 500u	/* replicated publishes held: yield, not sleep, until
 					 * this long after the last work */
+#define SL_WORKER_REPL_HOT 100u	/* replicated records a follower takes in a tick (1 ms)
+					 * for it to yield, not nap, between them */
+#define SL_WORKER_REPL_FOLLOW_US 200u	/* ... until this long after the last records */
+#define SL_WORKER_STARVED_US 250u	/* a yield that gave the CPU away this long: */
+#define SL_WORKER_STARVED_MS 10u	/* no yields, only naps, for this long */
 #define SL_WORKER_INTR_MAX_MS 100	/* longest interrupt idle block (a quit is seen by then) */
 #define SL_WORKER_INTR_DEEP_US 10000u	/* --idle interrupt on ports without RX interrupts:
 					 * longest sleep after SL_WORKER_DEEP_MS without work
@@ -153,6 +158,12 @@ struct sl_worker {
 	uint32_t *held_free;				/* stack of free held tokens */
 	uint32_t nheld_free;
 	uint32_t nheld_repl;				/* held on replicated partitions */
+	uint32_t repl_recs;				/* records taken as a follower in
+							 * this tick */
+	uint64_t repl_rec_tsc;				/* ... the last of them */
+	uint64_t repl_hot_until;			/* follower yields until (tsc) */
+	uint64_t yield_off_until;			/* no yields until (tsc): starved */
+	uint64_t starved_tsc;				/* SL_WORKER_STARVED_US */
 	struct sl_peer *peer;				/* NULL without replication */
 	uint8_t *rbuf;					/* replication encode buffer */
 	uint64_t repl_drops;				/* replica datagrams for no partition */

@@ -490,9 +490,11 @@ pub_phase(struct run *run, uint64_t n)
 
 		if (interval_ns != 0) {
 			/* open loop: wait for this request's slot in the schedule, answering
-			 * whatever arrives meanwhile */
+			 * whatever arrives meanwhile. The wait is a poll with the time left as
+			 * its time-out, so a DPDK client with --client-idle-us sleeps through
+			 * it (else a light-load run spins a CPU the nodes may share) */
 			while ((t = sl_hist_now_ns()) < next)
-				sl_client_poll(run->c, 0);
+				sl_client_poll(run->c, (uint32_t)((next - t) / 1000));
 			s = slot_get(run);
 			if (s == NULL)
 				break;
@@ -1042,7 +1044,8 @@ usage(FILE *f)
 		"  --json FILE               append JSON lines to FILE ('-': stdout)\n"
 		"  --cdf FILE                append the latency CDF (gnuplot data) to FILE\n"
 		"  --idle-polls N            reflector: sleep after N empty polls (0 = busy)\n"
-		"  --client-idle-us N        DPDK client: while waiting for answers, sleep after\n"
+		"  --client-idle-us N        DPDK client: while waiting for answers (and in an\n"
+		"                            open loop, for the next send), sleep after\n"
 		"                            64 empty polls, 1 us doubling up to N (0..10000,\n"
 		"                            default 0: busy poll); leaves a shared CPU to the broker's\n"
 		"                            lcores (replication rows on small machines)\n"
