@@ -662,15 +662,18 @@ int
 sl_partition_replica_input(struct sl_partition *p, uint32_t from, const void *buf,
 			   uint32_t len, uint64_t now_ns)
 {
-	uint64_t end;
+	uint64_t before, after;
 
 	if (p->repl == NULL)
 		return -ENOENT;
 	p->now_ns = now_ns;
-	end = sl_memlog_end_id(p->log);
+	before = sl_memlog_end_id(p->log);
 	sl_repl_input(p->repl, from, buf, len, now_ns);
-	end = sl_memlog_end_id(p->log) - end;	/* records a leader's WRITE appended */
-	return end > INT32_MAX ? INT32_MAX : (int)end;
+	/* what a leader's WRITE appended; a truncation (a divergent tail) appended nothing */
+	after = sl_memlog_end_id(p->log);
+	if (after <= before)
+		return 0;
+	return after - before > INT32_MAX ? INT32_MAX : (int)(after - before);
 }
 
 /* What the disk log ends with, and its epoch history (KIP-101: which epoch wrote which

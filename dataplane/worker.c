@@ -221,7 +221,7 @@ handle_replica(struct sl_worker *w, struct sl_request *r, int forwarded)
 		goto drop;
 	if (rc > 0) {
 		/* records from a leader: counted for the follower's yields (idle part) */
-		w->repl_recs += (uint32_t)rc;
+		w->repl_recs += (uint64_t)rc;
 		w->repl_rec_tsc = w->now_tsc;
 	}
 	w->st.repl_in++;

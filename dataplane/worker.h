@@ -158,7 +158,7 @@ struct sl_worker {
 	uint32_t *held_free;				/* stack of free held tokens */
 	uint32_t nheld_free;
 	uint32_t nheld_repl;				/* held on replicated partitions */
-	uint32_t repl_recs;				/* records taken as a follower in
+	uint64_t repl_recs;				/* records taken as a follower in
 							 * this tick */
 	uint64_t repl_rec_tsc;				/* ... the last of them */
 	uint64_t repl_hot_until;			/* follower yields until (tsc) */
