@@ -90,6 +90,22 @@ def errors_cell(g):
     return cell + (" !!! TIME-OUTS" if tmo else "")
 
 
+def refusal_mark(*groups):
+    """For a ratio cell: the requests of these rows refused (SL_E_FULL or busy, answered at
+    once) over their runs, when any were; their rates count the acked messages only, so
+    such a ratio does not measure the same work on both sides."""
+    out = []
+    for g in groups:
+        if g is None:
+            continue
+        m = [ANSWERS.search(r.get("note", "")) for r in g.rows]
+        ref = sum(int(x.group(2)) + int(x.group(3)) for x in m if x)
+        tot = sum(sum(int(x.group(i)) for i in (1, 2, 3, 4, 5)) for x in m if x)
+        if ref:
+            out.append(f"{g['system']} {g['workload']}: {ref:,} of {tot:,} requests refused")
+    return (" !! " + "; ".join(out) + " (rates of acked messages only)") if out else ""
+
+
 def key(r):
     note = base_note(r) if r["system"] == "sluice-udp" else ""
     return (r["system"], r["workload"], r["mode"], r["transport"], r["batch"],
@@ -264,7 +280,8 @@ def peer_ratios(gs):
                 part = f" ({g['note']})" if g["system"] == "sluice-udp" else ""
                 lines.append(f"| {g['system']} {g['workload']}{part} | {p['system']} pub "
                              f"| {cond_text(g)} | {fmt_rate(g.rate())} | {fmt_rate(p.rate())} "
-                             f"| **{q:.2f}** | {fmt_cpu(c1)} / {fmt_cpu(c2)} | {cq} "
+                             f"| **{q:.2f}**{refusal_mark(g)} | {fmt_cpu(c1)} / {fmt_cpu(c2)} "
+                             f"| {cq} "
                              f"| {'YES' if g.shared() or p.shared() else 'no'} |")
         if not lines:
             continue
@@ -299,9 +316,9 @@ def own_ratios(gs):
     """sluice against its ceiling and against itself: one condition varies, named."""
     lines = []
 
-    def line(name, a, b, matched, varies, q, target="-", ok=None):
+    def line(name, a, b, matched, varies, q, target="-", ok=None, mark=""):
         met = "-" if ok is None else ("yes" if ok else "no")
-        lines.append(f"| {name} | {a} | {b} | {matched} | {varies} | **{q}** | {target} "
+        lines.append(f"| {name} | {a} | {b} | {matched} | {varies} | **{q}**{mark} | {target} "
                      f"| {met} |")
 
     def pair(name, ga, gb, varies, target=None, field="rate"):
@@ -323,7 +340,7 @@ def own_ratios(gs):
         if target:
             t = target
             ok = eval(f"{q} {target}")
-        line(name, a, b, ", ".join(fields), varies, f"{q:.2f}", t, ok)
+        line(name, a, b, ", ".join(fields), varies, f"{q:.2f}", t, ok, refusal_mark(ga, gb))
 
     S = dict(msg_size=100, mode="closed")
     pair("PUB acked/s: sluice / reflector (memif)", find(gs, system="sluice", workload="pub",
