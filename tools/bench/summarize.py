@@ -77,13 +77,22 @@ def base_note(r):
     return ANSWERS.sub("", r.get("note", ""))
 
 
+def answer_counts(g):
+    """sluice-bench's answer counts over the runs of a row: (acked, refused full, refused
+    busy, other errors, time-outs) in requests, or None when its notes have none."""
+    m = [ANSWERS.search(r.get("note", "")) for r in g.rows]
+    if not any(m):
+        return None
+    return tuple(sum(int(x.group(i)) for x in m if x) for i in (1, 2, 3, 4, 5))
+
+
 def errors_cell(g):
     """Errors over the runs; for sluice, how the refused requests were answered."""
     e = sum(r["errors"] for r in g.rows)
-    m = [ANSWERS.search(r.get("note", "")) for r in g.rows]
-    if not any(m):
+    c = answer_counts(g)
+    if c is None:
         return str(e)
-    full, busy, other, tmo = (sum(int(x.group(i)) for x in m if x) for i in (2, 3, 4, 5))
+    _, full, busy, other, tmo = c
     if full + busy + other + tmo == 0:
         return str(e)
     cell = f"{e} (requests: full {full}, busy {busy}, other {other}, time-outs {tmo})"
@@ -96,13 +105,10 @@ def refusal_mark(*groups):
     such a ratio does not measure the same work on both sides."""
     out = []
     for g in groups:
-        if g is None:
-            continue
-        m = [ANSWERS.search(r.get("note", "")) for r in g.rows]
-        ref = sum(int(x.group(2)) + int(x.group(3)) for x in m if x)
-        tot = sum(sum(int(x.group(i)) for i in (1, 2, 3, 4, 5)) for x in m if x)
-        if ref:
-            out.append(f"{g['system']} {g['workload']}: {ref:,} of {tot:,} requests refused")
+        c = answer_counts(g) if g is not None else None
+        if c is not None and c[1] + c[2] > 0:
+            out.append(f"{g['system']} {g['workload']}: {c[1] + c[2]:,} of {sum(c):,} "
+                       "requests refused")
     return (" !! " + "; ".join(out) + " (rates of acked messages only)") if out else ""
 
 
